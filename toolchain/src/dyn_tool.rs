@@ -1,0 +1,239 @@
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use messages::ToolSpec;
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::{ExecutionContext, Tool, ToolError, ToolResult};
+
+/// A tool that takes and returns JSON values, for tools whose input schema is only known at
+/// run time (MCP servers, tools loaded from configuration).
+///
+/// Typed [`Tool`]s are adapted to this trait by [`DynTool::new`]; implement it directly only
+/// when there is no Rust input type. The chains guarantee `input` is a JSON object.
+#[async_trait]
+pub trait JsonTool: Send + Sync {
+    /// Name, description and input schema, as offered to the model.
+    fn spec(&self) -> &ToolSpec;
+
+    /// Runs the tool on a JSON object.
+    async fn call_json(
+        &self,
+        ctx: &ExecutionContext,
+        input: Value,
+    ) -> Result<ToolResult<Value>, ToolError>;
+}
+
+/// A tool with its types erased: JSON in, [`serde_json::Value`] out. What a
+/// [`ToolSet`](crate::ToolSet) stores.
+///
+/// Cloning is cheap (an `Arc`), so the same tool can sit in several sets.
+#[derive(Clone)]
+pub struct DynTool {
+    inner: Arc<dyn JsonTool>,
+}
+
+impl DynTool {
+    /// Erases a typed tool. Its input schema is generated once, here.
+    ///
+    /// Fails when the name is not 1 to 64 ASCII letters, digits, `_` or `-` (what every
+    /// provider accepts), or when the input is not a JSON object (providers require an object
+    /// schema; wrap the value in a struct).
+    pub fn new<T, I, O>(tool: T) -> Result<Self, ToolError>
+    where
+        T: Tool<I, O> + 'static,
+        I: DeserializeOwned + JsonSchema + Send + 'static,
+        O: Serialize + Send + 'static,
+    {
+        let spec = ToolSpec {
+            name: tool.name().to_owned(),
+            description: tool.description().to_owned(),
+            parameters: input_schema::<I>(),
+        };
+        Self::from_json_tool(Typed {
+            tool,
+            spec,
+            types: PhantomData,
+        })
+    }
+
+    /// Wraps a [`JsonTool`], checking its spec as [`DynTool::new`] does.
+    pub fn from_json_tool(tool: impl JsonTool + 'static) -> Result<Self, ToolError> {
+        validate(tool.spec())?;
+        Ok(DynTool {
+            inner: Arc::new(tool),
+        })
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.inner.spec().name
+    }
+
+    /// The tool's description.
+    pub fn description(&self) -> &str {
+        &self.inner.spec().description
+    }
+
+    /// Name, description and input JSON Schema, in the shape providers' function calling takes.
+    pub fn spec(&self) -> &ToolSpec {
+        self.inner.spec()
+    }
+
+    /// Runs the tool on a JSON value (`null` counts as `{}`). A value that does not fit the
+    /// input type is [`ToolError::InvalidInput`] naming the tool and the field.
+    pub async fn call_json(
+        &self,
+        ctx: &ExecutionContext,
+        input: Value,
+    ) -> Result<ToolResult<Value>, ToolError> {
+        let input = match input {
+            Value::Null => Value::Object(Default::default()),
+            Value::Object(_) => input,
+            other => {
+                return Err(ToolError::InvalidInput {
+                    tool: self.name().to_owned(),
+                    path: None,
+                    message: format!("expected an object of arguments, found {}", kind(&other)),
+                });
+            }
+        };
+        self.inner.call_json(ctx, input).await
+    }
+
+    /// Runs the tool on arguments as JSON text (blank text counts as `{}`), as a provider's
+    /// native tool call carries them.
+    pub async fn call_json_text(
+        &self,
+        ctx: &ExecutionContext,
+        arguments: &str,
+    ) -> Result<ToolResult<Value>, ToolError> {
+        let input = parse_arguments(self.name(), arguments)?;
+        self.call_json(ctx, input).await
+    }
+}
+
+impl fmt::Debug for DynTool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DynTool")
+            .field("name", &self.name())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Parses a native call's JSON arguments; blank means no arguments.
+pub(crate) fn parse_arguments(tool: &str, arguments: &str) -> Result<Value, ToolError> {
+    if arguments.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    serde_json::from_str(arguments).map_err(|error| ToolError::InvalidInput {
+        tool: tool.to_owned(),
+        path: None,
+        message: format!("the arguments are not valid JSON: {error}"),
+    })
+}
+
+/// The JSON type of `value`, for messages.
+pub(crate) fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The JSON Schema of `I` as providers take it: inlined (Gemini rejects `$ref`), without the
+/// `$schema` and `title` keys.
+fn input_schema<I: JsonSchema>() -> Value {
+    let generator = SchemaSettings::draft2020_12()
+        .with(|settings| settings.inline_subschemas = true)
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<I>().to_value();
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+    }
+    schema
+}
+
+fn validate(spec: &ToolSpec) -> Result<(), ToolError> {
+    let invalid = |reason: String| ToolError::InvalidTool {
+        name: spec.name.clone(),
+        reason,
+    };
+    let name = &spec.name;
+    if name.is_empty() || name.len() > 64 {
+        return Err(invalid(format!(
+            "its name is {} bytes long; use 1 to 64",
+            name.len()
+        )));
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '-')))
+    {
+        return Err(invalid(format!(
+            "its name contains {c:?}; use only ASCII letters, digits, `_` and `-`"
+        )));
+    }
+    match spec.parameters.get("type") {
+        None => Ok(()),
+        Some(Value::String(kind)) if kind == "object" => Ok(()),
+        Some(other) => Err(invalid(format!(
+            "its input schema has type {other}, but tools take a JSON object; use a struct with \
+             named fields (an empty struct for no input)"
+        ))),
+    }
+}
+
+/// A typed tool seen as a [`JsonTool`].
+struct Typed<T, I, O> {
+    tool: T,
+    spec: ToolSpec,
+    types: PhantomData<fn(I) -> O>,
+}
+
+#[async_trait]
+impl<T, I, O> JsonTool for Typed<T, I, O>
+where
+    T: Tool<I, O>,
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + Send + 'static,
+{
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call_json(
+        &self,
+        ctx: &ExecutionContext,
+        input: Value,
+    ) -> Result<ToolResult<Value>, ToolError> {
+        let input: I = serde_path_to_error::deserialize(input).map_err(|error| {
+            let path = error.path().to_string();
+            ToolError::InvalidInput {
+                tool: self.spec.name.clone(),
+                path: (path != ".").then_some(path),
+                message: error.into_inner().to_string(),
+            }
+        })?;
+        let result = self.tool.call(ctx, input).await?;
+        let text = serde_json::to_value(&result.text).map_err(|error| ToolError::Output {
+            tool: self.spec.name.clone(),
+            message: error.to_string(),
+        })?;
+        Ok(ToolResult {
+            text,
+            media: result.media,
+        })
+    }
+}
