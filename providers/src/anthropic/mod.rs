@@ -1,0 +1,218 @@
+//! Anthropic Messages adapter (`POST {base}/v1/messages`), built by
+//! [`model_from_config`](crate::model_from_config) for a `claude-*` model id or
+//! `model = "anthropic" | "claude"`.
+//!
+//! The pieces, as in the `openai` adapter:
+//!
+//! - `content` and `request`: [`ChatRequest`] → request body. System messages go to the
+//!   top-level `system`; human and tool messages are `user` turns and consecutive turns of
+//!   one role merge (all `tool_result`s of a round in one message); thinking and redacted
+//!   thinking blocks go back exactly as received; [`PromptCache`](crate::PromptCache)
+//!   breakpoints become `cache_control`; `max_tokens`, which the API requires, falls back to
+//!   [`ModelConfig::max_tokens`] and then to the model's output limit from the registry.
+//! - `stream`: the SSE events → `Chunk`s of the shared assembler (text, thinking with its
+//!   `signature_delta`, redacted thinking, `tool_use` input assembled from
+//!   `input_json_delta`s, usage from `message_start` and `message_delta`, in-band errors).
+//! - `response`: the non-streamed message → the same chunks.
+//! - `wire`: what both answers share, and the error envelope.
+//!
+//! Headers: `x-api-key` (with a custom `base_url` and no key, `dummy`), `anthropic-version:
+//! 2023-06-01` (a configured header of the same name wins), and one `anthropic-beta` joining
+//! the configured betas, the request's and those the body needs (the one-hour cache TTL).
+//!
+//! Usage: `input_tokens` is the whole prompt (Anthropic's `input_tokens` plus the cache reads
+//! and writes it reports apart), `cached_input_tokens` the cache reads,
+//! `cache_creation_tokens` the writes, `reasoning_tokens` the `thinking_tokens` newer models
+//! report.
+//!
+//! Reliability: 429, 5xx and 529 `overloaded_error` go through the shared retry policy
+//! (honouring `retry-after`), and so does a stream whose first event after `message_start`
+//! is a retryable in-band `error`; nothing of a failed attempt reaches the caller.
+//!
+//! What does not map one to one:
+//!
+//! - Server-tool blocks (`server_tool_use`, `web_search_tool_result`, …) ran on Anthropic's
+//!   side; they are neither tool calls nor kept in the message, so text blocks around them
+//!   join into one text part.
+//! - With extended thinking (`thinking_budget`) the API takes only temperature 1: a requested
+//!   temperature is sent as 1.0. `reasoning_effort` is `output_config.effort`.
+//! - Tool-call arguments that are not a JSON object are sent back as input `{}`;
+//!   `tool_result.is_error` is never sent (a [`ToolResponse`](crate::ToolResponse) has no
+//!   error flag).
+//!
+//! [`decode_stream`] decodes a recorded stream body without HTTP (replays, benchmarks,
+//! fuzzing).
+
+mod content;
+mod request;
+mod response;
+mod stream;
+#[cfg(test)]
+mod tests;
+mod wire;
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use futures::Stream;
+
+use crate::assemble::events_from_chunks;
+use crate::collect::response_from_events;
+use crate::http::sse;
+use crate::http::{HttpClient, WireRequest};
+use crate::{
+    ChatModel, ChatRequest, ChatResponse, EventStream, ModelConfig, ModelInfo, Provider,
+    ProviderError,
+};
+
+/// The official endpoint; a `base_url` replaces it (the host, without `/v1`).
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The API version sent as `anthropic-version`.
+pub const API_VERSION: &str = "2023-06-01";
+const BETA_HEADER: &str = "anthropic-beta";
+
+/// A model reached over the Messages API.
+#[derive(Debug)]
+struct AnthropicModel {
+    info: ModelInfo,
+    http: HttpClient,
+    url: String,
+    /// `max_tokens` when a request sets none.
+    max_tokens: u32,
+    /// Betas from the configured headers (joined with each request's own).
+    betas: Vec<String>,
+}
+
+/// Builds the Anthropic model for `config`.
+pub(crate) fn from_config(
+    config: &ModelConfig,
+    info: ModelInfo,
+) -> Result<Box<dyn ChatModel>, ProviderError> {
+    Ok(Box::new(AnthropicModel::new(config, info)?))
+}
+
+impl AnthropicModel {
+    fn new(config: &ModelConfig, info: ModelInfo) -> Result<Self, ProviderError> {
+        let key = crate::factory::api_key(config, "ANTHROPIC_API_KEY")?;
+        let base = crate::factory::base_url(config, DEFAULT_BASE_URL);
+        // The convention is the host without `/v1`; a base that already ends in it is taken as
+        // meant rather than doubled.
+        let url = match base.strip_suffix("/v1") {
+            Some(host) => format!("{host}/v1/messages"),
+            None => format!("{base}/v1/messages"),
+        };
+        let (betas, headers) = split_betas(&config.default_headers);
+        let http = HttpClient::new(
+            Provider::Anthropic,
+            &ModelConfig {
+                default_headers: headers,
+                ..config.clone()
+            },
+            &[
+                ("x-api-key", key),
+                ("anthropic-version", API_VERSION.to_owned()),
+            ],
+        )?;
+        Ok(AnthropicModel {
+            max_tokens: config.max_tokens.unwrap_or(info.max_output_tokens),
+            info,
+            http,
+            url,
+            betas,
+        })
+    }
+}
+
+/// The `anthropic-beta` values of `headers` and the other headers.
+fn split_betas(headers: &BTreeMap<String, String>) -> (Vec<String>, BTreeMap<String, String>) {
+    let mut betas = Vec::new();
+    let mut rest = BTreeMap::new();
+    for (name, value) in headers {
+        if name.eq_ignore_ascii_case(BETA_HEADER) {
+            betas.extend(
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|beta| !beta.is_empty())
+                    .map(str::to_owned),
+            );
+        } else {
+            rest.insert(name.clone(), value.clone());
+        }
+    }
+    (betas, rest)
+}
+
+impl AnthropicModel {
+    fn wire_request(
+        &self,
+        request: &ChatRequest,
+        stream: bool,
+    ) -> Result<WireRequest, ProviderError> {
+        let built = request::build(self.info.id.trim(), self.max_tokens, request, stream)?;
+        let body = serde_json::to_vec(&built.body)
+            .map_err(|err| ProviderError::config(format!("cannot encode the request: {err}")))?;
+        let (request_betas, mut headers) = split_betas(&request.extra_headers);
+        let mut betas: Vec<&str> = Vec::new();
+        let all = self.betas.iter().chain(&request_betas).map(String::as_str);
+        for beta in all.chain(built.betas) {
+            if !betas.contains(&beta) {
+                betas.push(beta);
+            }
+        }
+        if !betas.is_empty() {
+            headers.insert(BETA_HEADER.to_owned(), betas.join(","));
+        }
+        Ok(WireRequest {
+            url: self.url.clone(),
+            body,
+            headers,
+        })
+    }
+}
+
+#[async_trait]
+impl ChatModel for AnthropicModel {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        let wire = self.wire_request(&request, false)?;
+        let body = self.http.post_json(&wire, wire::http_error).await?;
+        let chunks = response::chunks(&String::from_utf8_lossy(&body))?;
+        response_from_events(events_from_chunks(chunks))
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
+        let wire = self.wire_request(&request, true)?;
+        self.http
+            .post_sse_retrying_start(&wire, wire::http_error, stream::StreamParser::default)
+            .await
+    }
+}
+
+/// Decodes a recorded Messages SSE body (any chunking) into stream events.
+///
+/// ```
+/// use futures::StreamExt;
+/// use providers::StreamEvent;
+///
+/// let body = "event: message_start\n\
+///     data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":3}}}\n\n\
+///     event: content_block_delta\n\
+///     data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hi\"}}\n\n\
+///     event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+/// let stream = providers::anthropic::decode_stream(futures::stream::iter([body]));
+/// let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+/// let events: Vec<_> = runtime.block_on(stream.collect());
+/// assert!(events.contains(&Ok(StreamEvent::TextDelta("Hi".into()))));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn decode_stream<S, B>(body: S) -> EventStream
+where
+    S: Stream<Item = B> + Send + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+{
+    sse::decode_recorded(Provider::Anthropic, body, stream::StreamParser::default())
+}

@@ -1,0 +1,249 @@
+//! [`ChatRequest`] → the Messages API request body (`POST {base}/v1/messages`).
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use messages::ToolSpec;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::content::{Anchor, Block, CacheControl, Conversation, Turn};
+use crate::{CacheBreakpoint, ChatRequest, ProviderError, ReasoningEffort, ToolChoice};
+
+/// The beta that lets `cache_control` take a one-hour `ttl`.
+const EXTENDED_CACHE_TTL_BETA: &str = "extended-cache-ttl-2025-04-11";
+/// Most breakpoints one request may carry.
+const MAX_BREAKPOINTS: usize = 4;
+/// Longest lifetime of the default cache (a longer [`PromptCache::ttl`](crate::PromptCache)
+/// asks for the one-hour cache).
+const DEFAULT_CACHE_TTL: Duration = Duration::from_secs(5 * 60);
+
+/// The request body.
+#[derive(Debug, Serialize)]
+pub(super) struct Body<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    system: Vec<Block<'a>>,
+    messages: Vec<Turn<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_choice: Option<WireToolChoice<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f32>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop_sequences: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<Thinking>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    output_config: Option<OutputConfig>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Tool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: Cow<'a, Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cache_control: Option<CacheControl>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireToolChoice<'a> {
+    Auto,
+    Any,
+    None,
+    Tool { name: &'a str },
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Thinking {
+    Enabled { budget_tokens: u32 },
+}
+
+#[derive(Debug, Serialize)]
+struct OutputConfig {
+    effort: &'static str,
+}
+
+/// A body plus the `anthropic-beta` features it needs.
+#[derive(Debug)]
+pub(super) struct Built<'a> {
+    pub(super) body: Body<'a>,
+    pub(super) betas: Vec<&'static str>,
+}
+
+/// Builds the body for `request` to `model`; `max_tokens` is the limit to send when the
+/// request sets none (the API requires one).
+///
+/// - `thinking_budget` turns on extended thinking (`thinking.budget_tokens`); the API then
+///   accepts only temperature 1, so a requested temperature is sent as 1.0 (as Wegent does)
+///   instead of failing with a 400. A forced tool choice with thinking is left for the API to
+///   refuse.
+/// - `reasoning_effort` is `output_config.effort` (`minimal` is sent as `low`, the lowest the
+///   API knows); it does not turn thinking on by itself.
+/// - Cache breakpoints become `cache_control` on the last tool, the last system block, or the
+///   last block of the prefix ending at a message (thinking blocks cannot carry one). The API
+///   takes at most four: past that, the earliest are dropped, since later breakpoints cover
+///   longer prefixes.
+pub(super) fn build<'a>(
+    model: &'a str,
+    max_tokens: u32,
+    request: &'a ChatRequest,
+    stream: bool,
+) -> Result<Built<'a>, ProviderError> {
+    let mut conversation = Conversation::new(&request.messages)?;
+    let mut tools: Vec<Tool<'a>> = request.tools.iter().map(tool).collect();
+    let mut tool_choice = request.tool_choice.as_ref().map(self::tool_choice);
+    if tools.is_empty() {
+        tools = tools_used(request);
+        if !tools.is_empty() {
+            tool_choice = Some(WireToolChoice::None);
+        }
+    }
+    let mut betas = Vec::new();
+
+    let anchors = anchors(request, &conversation, !tools.is_empty())?;
+    if !anchors.is_empty() {
+        let ttl = request.cache.ttl.map(|ttl| {
+            if ttl > DEFAULT_CACHE_TTL {
+                betas.push(EXTENDED_CACHE_TTL_BETA);
+                "1h"
+            } else {
+                "5m"
+            }
+        });
+        let control = CacheControl {
+            kind: "ephemeral",
+            ttl,
+        };
+        for anchor in anchors {
+            match anchor {
+                Anchor::Tools => {
+                    if let Some(last) = tools.last_mut() {
+                        last.cache_control = Some(control);
+                    }
+                }
+                other => {
+                    if let Some(block) = conversation.block_mut(other) {
+                        block.set_cache_control(control);
+                    }
+                }
+            }
+        }
+    }
+
+    let thinking = request
+        .thinking_budget
+        .map(|budget_tokens| Thinking::Enabled { budget_tokens });
+    let temperature = match (request.temperature, &thinking) {
+        (Some(_), Some(_)) => Some(1.0),
+        (temperature, _) => temperature,
+    };
+    let body = Body {
+        model,
+        max_tokens: request.max_tokens.unwrap_or(max_tokens),
+        system: conversation.system,
+        messages: conversation.turns,
+        tools,
+        tool_choice,
+        temperature,
+        stop_sequences: &request.stop,
+        thinking,
+        output_config: request.reasoning_effort.map(|effort| OutputConfig {
+            effort: match effort {
+                ReasoningEffort::Minimal | ReasoningEffort::Low => "low",
+                ReasoningEffort::Medium => "medium",
+                ReasoningEffort::High => "high",
+            },
+        }),
+        stream,
+    };
+    Ok(Built { body, betas })
+}
+
+fn tool(spec: &ToolSpec) -> Tool<'_> {
+    // `input_schema` is required; a tool without parameters takes an empty object.
+    let input_schema = match &spec.parameters {
+        Value::Null => Cow::Owned(serde_json::json!({"type": "object", "properties": {}})),
+        schema => Cow::Borrowed(schema),
+    };
+    Tool {
+        name: &spec.name,
+        description: &spec.description,
+        input_schema,
+        cache_control: None,
+    }
+}
+
+/// The tools called in `request`'s history, declared with an open schema.
+///
+/// The API refuses a request whose history holds `tool_use` / `tool_result` blocks but that
+/// defines no tools, which is exactly the request an agent sends when it wants a final answer
+/// without tools (the tool-limit notice). Declaring the tools already used, with
+/// `tool_choice: none`, keeps the history valid and still forbids new calls.
+fn tools_used(request: &ChatRequest) -> Vec<Tool<'_>> {
+    let mut names: Vec<&str> = Vec::new();
+    for call in request
+        .messages
+        .iter()
+        .flat_map(|message| message.tool_calls())
+    {
+        if !names.contains(&call.name.as_str()) {
+            names.push(&call.name);
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| Tool {
+            name,
+            description: "",
+            input_schema: Cow::Owned(serde_json::json!({"type": "object"})),
+            cache_control: None,
+        })
+        .collect()
+}
+
+fn tool_choice(choice: &ToolChoice) -> WireToolChoice<'_> {
+    match choice {
+        ToolChoice::Auto => WireToolChoice::Auto,
+        ToolChoice::None => WireToolChoice::None,
+        ToolChoice::Required => WireToolChoice::Any,
+        ToolChoice::Tool(name) => WireToolChoice::Tool { name },
+    }
+}
+
+/// The request's cache breakpoints as distinct anchors in prompt order, at most
+/// [`MAX_BREAKPOINTS`] (the latest ones).
+fn anchors(
+    request: &ChatRequest,
+    conversation: &Conversation<'_>,
+    has_tools: bool,
+) -> Result<Vec<Anchor>, ProviderError> {
+    let mut anchors = Vec::new();
+    for breakpoint in &request.cache.breakpoints {
+        let anchor = match *breakpoint {
+            CacheBreakpoint::Tools => has_tools.then_some(Anchor::Tools),
+            CacheBreakpoint::System => conversation.system.len().checked_sub(1).map(Anchor::System),
+            CacheBreakpoint::Message(index) => *conversation.ends.get(index).ok_or_else(|| {
+                ProviderError::config(format!(
+                    "cache breakpoint after message {index}, but the request has {} messages; \
+                     breakpoints index `ChatRequest::messages`",
+                    request.messages.len()
+                ))
+            })?,
+            CacheBreakpoint::LastMessage => conversation.ends.last().copied().flatten(),
+        };
+        anchors.extend(anchor);
+    }
+    anchors.sort_unstable();
+    anchors.dedup();
+    let excess = anchors.len().saturating_sub(MAX_BREAKPOINTS);
+    anchors.drain(..excess);
+    Ok(anchors)
+}

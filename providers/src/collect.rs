@@ -1,0 +1,88 @@
+//! [`collect`]: fold a stream of [`StreamEvent`]s into a [`ChatResponse`].
+
+#![cfg_attr(not(feature = "__http"), allow(dead_code))]
+
+use futures::StreamExt;
+use messages::{ContentPart, Role};
+
+use crate::{ChatResponse, EventStream, FinishReason, ProviderError, StreamEvent};
+
+/// Reads a stream to its end and returns the complete answer — the same [`ChatResponse`]
+/// [`ChatModel::complete`](crate::ChatModel::complete) gives.
+///
+/// The first error in the stream is returned; a stream that ends without
+/// [`StreamEvent::Done`] gives [`ProviderError::StreamTruncated`].
+pub async fn collect(mut stream: EventStream) -> Result<ChatResponse, ProviderError> {
+    let mut builder = ResponseBuilder::default();
+    while let Some(event) = stream.next().await {
+        builder.push(event?);
+        if builder.finish.is_some() {
+            break;
+        }
+    }
+    builder.finish()
+}
+
+/// Builds a [`ChatResponse`] from events in order. The one place where events become a message.
+#[derive(Debug, Default)]
+pub(crate) struct ResponseBuilder {
+    response: ChatResponse,
+    finish: Option<FinishReason>,
+}
+
+impl ResponseBuilder {
+    pub(crate) fn push(&mut self, event: StreamEvent) {
+        let response = &mut self.response;
+        let parts = &mut response.message.parts;
+        match event {
+            StreamEvent::Started { id, model } => {
+                response.id = response.id.take().or(id);
+                response.model = response.model.take().or(model);
+            }
+            StreamEvent::TextDelta(delta) => match parts.last_mut() {
+                Some(ContentPart::Text { text, .. }) => text.push_str(&delta),
+                _ => parts.push(ContentPart::text(delta)),
+            },
+            StreamEvent::TextReasoning(reasoning) => match parts.last_mut() {
+                Some(ContentPart::Text {
+                    reasoning: slot @ None,
+                    ..
+                }) => *slot = Some(reasoning),
+                _ => parts.push(ContentPart::Text {
+                    text: String::new(),
+                    reasoning: Some(reasoning),
+                }),
+            },
+            StreamEvent::Reasoning(reasoning) => parts.push(ContentPart::Reasoning(reasoning)),
+            StreamEvent::ToolCall(call) => parts.push(ContentPart::ToolCall(call)),
+            StreamEvent::Usage(usage) => response.usage = usage,
+            StreamEvent::Done { finish } => self.finish = Some(finish),
+            // Progress only: the whole block or call follows.
+            StreamEvent::ReasoningDelta { .. } | StreamEvent::ToolCallDelta { .. } => {}
+        }
+    }
+
+    pub(crate) fn finish(self) -> Result<ChatResponse, ProviderError> {
+        let Some(finish_reason) = self.finish else {
+            return Err(ProviderError::StreamTruncated {
+                provider: None,
+                detail: "the event stream ended without a Done event".into(),
+            });
+        };
+        let mut response = self.response;
+        response.message.role = Role::Ai;
+        response.finish_reason = finish_reason;
+        Ok(response)
+    }
+}
+
+/// The answer of a list of events that is known to be complete (used by `complete`).
+pub(crate) fn response_from_events(
+    events: impl IntoIterator<Item = StreamEvent>,
+) -> Result<ChatResponse, ProviderError> {
+    let mut builder = ResponseBuilder::default();
+    for event in events {
+        builder.push(event);
+    }
+    builder.finish()
+}

@@ -1,0 +1,245 @@
+//! [`ModelConfig`] (the seed's model configuration), [`Provider`] and [`detect_provider`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// The wire protocol a model speaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// OpenAI Chat Completions / Responses, and every OpenAI-compatible server (DeepSeek, vLLM,
+    /// OpenRouter, …).
+    OpenAi,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini (`google` in the seed).
+    Google,
+}
+
+impl Provider {
+    /// The seed's name of the protocol: `openai`, `anthropic` or `google`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Google => "google",
+        }
+    }
+
+    /// The cargo feature of this crate that compiles the provider's adapter.
+    pub const fn feature(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "openai",
+            Provider::Anthropic => "anthropic",
+            Provider::Google => "gemini",
+        }
+    }
+}
+
+impl fmt::Display for Provider {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Model-type aliases, checked first (seed 002, `_PROVIDER_ALIASES`).
+const PROVIDER_ALIASES: &[(&str, Provider)] = &[
+    ("openai", Provider::OpenAi),
+    ("gpt", Provider::OpenAi),
+    ("anthropic", Provider::Anthropic),
+    ("claude", Provider::Anthropic),
+    ("google", Provider::Google),
+    ("gemini", Provider::Google),
+];
+
+/// Model-id prefixes, checked when the type gives no answer (seed 002, `_PROVIDER_PATTERNS`).
+const PROVIDER_PREFIXES: &[(&str, Provider)] = &[
+    ("gpt-", Provider::OpenAi),
+    ("o1-", Provider::OpenAi),
+    ("o3-", Provider::OpenAi),
+    ("chatgpt-", Provider::OpenAi),
+    ("claude-", Provider::Anthropic),
+    ("gemini-", Provider::Google),
+];
+
+/// Which protocol a model speaks: the explicit `model_type` alias wins, then the model-id
+/// prefix, then OpenAI (the protocol of every OpenAI-compatible server).
+///
+/// Both checks ignore ASCII case and surrounding spaces. As in the seed, the prefixes are
+/// `gpt-`, `o1-`, `o3-`, `chatgpt-`, `claude-` and `gemini-`, so a bare `o1` falls through to
+/// the OpenAI default (same answer). An unknown `model_type` is not an error: Wegent later
+/// dropped prefix detection because one id can be served over several protocols, so the
+/// explicit type is the reliable signal and the id only a fallback.
+///
+/// ```
+/// use providers::{detect_provider, Provider};
+///
+/// assert_eq!(detect_provider(Some("claude"), "my-proxy-model"), Provider::Anthropic);
+/// assert_eq!(detect_provider(None, "gemini-2.0-flash"), Provider::Google);
+/// assert_eq!(detect_provider(Some("openai"), "claude-sonnet-4"), Provider::OpenAi);
+/// assert_eq!(detect_provider(None, "deepseek-reasoner"), Provider::OpenAi);
+/// ```
+pub fn detect_provider(model_type: Option<&str>, model_id: &str) -> Provider {
+    if let Some(model_type) = model_type {
+        let model_type = model_type.trim();
+        if let Some((_, provider)) = PROVIDER_ALIASES
+            .iter()
+            .find(|(alias, _)| alias.eq_ignore_ascii_case(model_type))
+        {
+            return *provider;
+        }
+    }
+    let id = model_id.trim().to_ascii_lowercase();
+    PROVIDER_PREFIXES
+        .iter()
+        .find(|(prefix, _)| id.starts_with(prefix))
+        .map_or(Provider::OpenAi, |(_, provider)| *provider)
+}
+
+/// How to reach a model: the seed's `ModelConfig` plus retry and timeout settings.
+///
+/// `Debug` never shows the API key, nor the values of headers whose name looks like a
+/// credential (`authorization`, `*key*`, `*token*`, `*secret*`).
+#[derive(Clone, Default, PartialEq)]
+pub struct ModelConfig {
+    /// The provider's model id, e.g. `gpt-4o`, `claude-sonnet-4-5`, `gemini-2.5-flash`; `echo`
+    /// selects the debug model (feature `testing`).
+    pub model_id: String,
+    /// The model type (provider alias): `openai`/`gpt`, `anthropic`/`claude`, `google`/`gemini`.
+    pub model: Option<String>,
+    /// The API key. May be omitted (or a dummy) when `base_url` points at a proxy.
+    pub api_key: Option<String>,
+    /// A custom endpoint in the provider's own convention: OpenAI `…/v1`, Anthropic the host
+    /// without `/v1`, Gemini `…/v1beta`.
+    pub base_url: Option<String>,
+    /// Headers sent with every request (`model_kwargs.extra_headers` / `additional_headers`).
+    pub default_headers: BTreeMap<String, String>,
+    /// Default maximum output tokens when a request sets none.
+    pub max_tokens: Option<u32>,
+    /// `responses` selects the OpenAI Responses API; `None` or `chat` the Chat Completions API.
+    pub api_format: Option<String>,
+    /// Retries of failed requests.
+    pub retry: RetryPolicy,
+    /// Connection, first-byte and idle timeouts.
+    pub timeouts: Timeouts,
+}
+
+impl ModelConfig {
+    /// A configuration for `model_id` with every other field at its default.
+    pub fn new(model_id: impl Into<String>) -> Self {
+        ModelConfig {
+            model_id: model_id.into(),
+            ..Default::default()
+        }
+    }
+
+    /// The provider this configuration selects ([`detect_provider`] of `model` and `model_id`).
+    pub fn provider(&self) -> Provider {
+        detect_provider(self.model.as_deref(), &self.model_id)
+    }
+}
+
+impl fmt::Debug for ModelConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: BTreeMap<&str, &str> = self
+            .default_headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if looks_secret(name) {
+                    "<redacted>"
+                } else {
+                    value.as_str()
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("ModelConfig")
+            .field("model_id", &self.model_id)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("base_url", &self.base_url)
+            .field("default_headers", &headers)
+            .field("max_tokens", &self.max_tokens)
+            .field("api_format", &self.api_format)
+            .field("retry", &self.retry)
+            .field("timeouts", &self.timeouts)
+            .finish()
+    }
+}
+
+/// Whether a header of this name carries a credential (its value is never shown).
+pub(crate) fn looks_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["authorization", "key", "token", "secret", "cookie"]
+        .iter()
+        .any(|word| name.contains(word))
+}
+
+/// When and how often a failed request is sent again.
+///
+/// Retries happen only before the first byte of a response body reaches the caller: a 429,
+/// a 5xx, Anthropic's 529 or a connection failure is retried with exponential backoff and
+/// jitter, honouring the provider's `retry-after` / `retry-after-ms` headers (or its retry
+/// hint in the body). Other 4xx statuses and quota errors are never retried, and neither is a
+/// stream that failed after it started.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// How many times a request is retried after its first attempt (0 disables retries).
+    pub max_retries: usize,
+    /// The first backoff delay; each retry doubles it.
+    pub initial_backoff: Duration,
+    /// The longest backoff delay.
+    pub max_backoff: Duration,
+    /// The longest wait a provider may ask for; asking for more ends the retries, since the
+    /// caller is better off hearing about it.
+    pub max_retry_after: Duration,
+    /// Whether backoff delays get random jitter.
+    pub jitter: bool,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_retries: 3,
+            initial_backoff: Duration::from_millis(500),
+            max_backoff: Duration::from_secs(30),
+            max_retry_after: Duration::from_secs(60),
+            jitter: true,
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// A policy that never retries.
+    pub fn none() -> Self {
+        RetryPolicy {
+            max_retries: 0,
+            ..Default::default()
+        }
+    }
+}
+
+/// How long to wait for each phase of a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timeouts {
+    /// Establishing the TCP/TLS connection.
+    pub connect: Duration,
+    /// From sending the request to receiving the response status and headers (a non-streamed
+    /// answer is generated in this phase, so it is generous).
+    pub first_byte: Duration,
+    /// The longest silence between two pieces of a response body.
+    pub idle: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect: Duration::from_secs(10),
+            first_byte: Duration::from_secs(600),
+            idle: Duration::from_secs(120),
+        }
+    }
+}

@@ -1,0 +1,220 @@
+//! [`ProviderError`]: every way a model call can fail, typed and matchable.
+
+use std::time::Duration;
+
+use crate::Provider;
+
+/// How long the excerpt of an undecodable payload kept in [`ProviderError::Decode`] may be.
+const EXCERPT_CHARS: usize = 200;
+
+/// A failed model call.
+///
+/// Every variant says which provider failed and whether retrying the same request may succeed
+/// ([`is_retryable`](Self::is_retryable)). No variant ever holds an API key: HTTP errors keep
+/// the provider's own message, transport errors drop the URL's query string.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// The provider answered with an HTTP error status (before any stream event).
+    #[error(
+        "{provider} returned HTTP {status}{}: {message}{}",
+        error_type.as_deref().map(|t| format!(" ({t})")).unwrap_or_default(),
+        if *retryable { "; retryable, try again later" } else { "; not retryable: fix the request, key or quota" }
+    )]
+    Http {
+        /// Which provider answered.
+        provider: Provider,
+        /// HTTP status code.
+        status: u16,
+        /// The provider's error type, e.g. `invalid_request_error`, `overloaded_error`,
+        /// `RESOURCE_EXHAUSTED`.
+        error_type: Option<String>,
+        /// The provider's finer error code, e.g. `insufficient_quota`, `model_not_found`.
+        code: Option<String>,
+        /// The provider's error message (or the start of the body when it was not the usual
+        /// error envelope).
+        message: String,
+        /// The provider's request id, for support tickets.
+        request_id: Option<String>,
+        /// Whether the same request may succeed later (429 rate limits, 5xx, overloaded).
+        retryable: bool,
+        /// How long the provider asked us to wait, if it said.
+        retry_after: Option<Duration>,
+    },
+    /// The provider reported an error inside a stream that had already started (an OpenAI
+    /// Responses `error` event, an Anthropic `event: error`).
+    #[error(
+        "{provider} reported an error mid-stream{}: {message}",
+        error_type.as_deref().map(|t| format!(" ({t})")).unwrap_or_default()
+    )]
+    Stream {
+        /// Which provider reported it.
+        provider: Provider,
+        /// The provider's error type or code.
+        error_type: Option<String>,
+        /// The provider's message.
+        message: String,
+        /// Whether a new attempt of the whole request may succeed. Skein never retries a
+        /// stream automatically once it has started.
+        retryable: bool,
+    },
+    /// The connection failed (DNS, TCP, TLS, reset) before a complete answer arrived.
+    #[error("could not reach {provider}: {message}; check the base URL and the network")]
+    Transport {
+        /// Which provider we were talking to.
+        provider: Provider,
+        /// What failed, without the URL's query string.
+        message: String,
+    },
+    /// A timeout from [`Timeouts`](crate::Timeouts) expired.
+    #[error("{provider} timed out: no {phase} within {after:?}; raise `Timeouts` or try again")]
+    Timeout {
+        /// Which provider we were waiting for.
+        provider: Provider,
+        /// What we were waiting for.
+        phase: TimeoutPhase,
+        /// The limit that expired.
+        after: Duration,
+    },
+    /// A response body or stream event could not be understood.
+    #[error("{provider} sent something Skein cannot read: {message}; payload starts: {excerpt:?}")]
+    Decode {
+        /// Which provider sent it.
+        provider: Provider,
+        /// What was wrong with it.
+        message: String,
+        /// The first characters of the offending payload.
+        excerpt: String,
+    },
+    /// The stream ended before the provider said the answer was complete.
+    #[error(
+        "{} stream ended early: {detail}; the answer is incomplete, try again",
+        provider.map_or("model", Provider::as_str)
+    )]
+    StreamTruncated {
+        /// Which provider's stream ended, when known.
+        provider: Option<Provider>,
+        /// What was missing.
+        detail: String,
+    },
+    /// The model configuration or request cannot be used.
+    #[error("invalid model configuration: {message}")]
+    Config {
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// The provider needed for this model was compiled out.
+    #[error(
+        "model `{model_id}` needs the {provider} adapter, which this build leaves out; enable the `{feature}` feature of the `providers` crate"
+    )]
+    FeatureDisabled {
+        /// The provider that was detected.
+        provider: Provider,
+        /// The model id asked for.
+        model_id: String,
+        /// The cargo feature that adds it.
+        feature: &'static str,
+    },
+    /// The adapter cannot do what the request or configuration asks (e.g. stop sequences on
+    /// the OpenAI Responses API); nothing was sent.
+    #[error("{provider} adapter cannot do this: {what}")]
+    Unsupported {
+        /// Which adapter.
+        provider: Provider,
+        /// What it cannot do, and what to do instead.
+        what: String,
+    },
+    /// The call was cancelled by the caller.
+    #[error("the model call was cancelled")]
+    Cancelled,
+}
+
+/// What a [`ProviderError::Timeout`] was waiting for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutPhase {
+    /// Establishing the connection.
+    Connect,
+    /// The response status and headers.
+    FirstByte,
+    /// The next piece of the body while streaming.
+    Idle,
+}
+
+impl std::fmt::Display for TimeoutPhase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TimeoutPhase::Connect => "connection",
+            TimeoutPhase::FirstByte => "response headers",
+            TimeoutPhase::Idle => "stream data",
+        })
+    }
+}
+
+impl ProviderError {
+    /// Whether the same request may succeed if sent again later.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::Http { retryable, .. } | ProviderError::Stream { retryable, .. } => {
+                *retryable
+            }
+            ProviderError::Transport { .. }
+            | ProviderError::Timeout { .. }
+            | ProviderError::StreamTruncated { .. } => true,
+            ProviderError::Decode { .. }
+            | ProviderError::Config { .. }
+            | ProviderError::FeatureDisabled { .. }
+            | ProviderError::Unsupported { .. }
+            | ProviderError::Cancelled => false,
+        }
+    }
+
+    /// The HTTP status, for [`ProviderError::Http`].
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            ProviderError::Http { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The provider's error type (`invalid_request_error`, `overloaded_error`, …), if it gave one.
+    pub fn error_type(&self) -> Option<&str> {
+        match self {
+            ProviderError::Http { error_type, .. } | ProviderError::Stream { error_type, .. } => {
+                error_type.as_deref()
+            }
+            _ => None,
+        }
+    }
+
+    /// How long the provider asked us to wait before retrying, if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ProviderError::Http { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// A [`ProviderError::Config`] with this message.
+    pub fn config(message: impl Into<String>) -> Self {
+        ProviderError::Config {
+            message: message.into(),
+        }
+    }
+
+    /// A [`ProviderError::Decode`] keeping the start of the offending payload.
+    pub fn decode(provider: Provider, message: impl std::fmt::Display, payload: &str) -> Self {
+        ProviderError::Decode {
+            provider,
+            message: message.to_string(),
+            excerpt: excerpt(payload),
+        }
+    }
+}
+
+/// The first [`EXCERPT_CHARS`] characters of `text` (never splitting a character).
+pub(crate) fn excerpt(text: &str) -> String {
+    match text.char_indices().nth(EXCERPT_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}

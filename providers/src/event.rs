@@ -1,0 +1,62 @@
+//! [`StreamEvent`]: what a streaming model call yields.
+
+use messages::{Reasoning, ToolCall};
+
+use crate::{FinishReason, Usage};
+
+/// One event of a streamed answer.
+///
+/// Deltas are for showing progress; every part of the final message is also delivered whole:
+/// reasoning blocks as [`Reasoning`](StreamEvent::Reasoning), tool calls as
+/// [`ToolCall`](StreamEvent::ToolCall). [`collect`](crate::collect) builds the
+/// [`ChatResponse`](crate::ChatResponse) from the whole events and the text deltas, in stream
+/// order, so it equals what [`ChatModel::complete`](crate::ChatModel::complete) returns.
+///
+/// A well-formed stream ends with exactly one [`Done`](StreamEvent::Done), preceded by at most
+/// one [`Usage`](StreamEvent::Usage); a stream that ends without `Done` was truncated.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum StreamEvent {
+    /// The provider's response id and model name, when known (first event).
+    Started {
+        /// The provider's response id.
+        id: Option<String>,
+        /// The model that answers, as the provider names it.
+        model: Option<String>,
+    },
+    /// A piece of answer text. Consecutive deltas form one text part.
+    TextDelta(String),
+    /// A piece of reasoning ("thinking") text, for display. The complete block follows as
+    /// [`StreamEvent::Reasoning`].
+    ReasoningDelta {
+        /// The new reasoning text.
+        text: String,
+    },
+    /// A complete standalone reasoning block (thinking block, Responses reasoning item,
+    /// `reasoning_content`), with the opaque data that must be sent back unchanged.
+    Reasoning(Reasoning),
+    /// Reasoning that rides on the current text part (Gemini's `thoughtSignature` on a text
+    /// part). If no text part is open it opens an empty one.
+    TextReasoning(Reasoning),
+    /// A piece of a tool call. The first piece of a call carries its id and name; later pieces
+    /// carry argument text to append. The complete call follows as [`StreamEvent::ToolCall`].
+    ToolCallDelta {
+        /// Position of the call among this answer's tool calls (0, 1, …).
+        index: usize,
+        /// The call id, on the first piece.
+        id: Option<String>,
+        /// The tool name, on the first piece.
+        name: Option<String>,
+        /// Argument text to append.
+        arguments: String,
+    },
+    /// A complete tool call.
+    ToolCall(ToolCall),
+    /// Token counts of the whole answer.
+    Usage(Usage),
+    /// The answer is complete.
+    Done {
+        /// Why the model stopped.
+        finish: FinishReason,
+    },
+}

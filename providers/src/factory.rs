@@ -1,0 +1,99 @@
+//! [`model_from_config`]: a [`ChatModel`] for a [`ModelConfig`].
+
+use crate::{ChatModel, ModelConfig, ProviderError};
+
+/// The model id that selects the echo debug model (feature `testing`).
+pub const ECHO_MODEL_ID: &str = "echo";
+
+/// Builds the model a configuration describes: [`detect_provider`](crate::detect_provider)
+/// picks the adapter, the registry supplies its [`ModelInfo`](crate::ModelInfo).
+///
+/// The model id `echo` gives the echo debug model, `testing::EchoModel` (feature `testing`),
+/// which needs no key. A provider whose cargo feature is off gives
+/// [`ProviderError::FeatureDisabled`] naming the feature to enable.
+///
+/// ```
+/// use providers::{model_from_config, ModelConfig, Provider};
+///
+/// let config = ModelConfig {
+///     api_key: Some("sk-test".into()),
+///     ..ModelConfig::new("gpt-4o")
+/// };
+/// # #[cfg(feature = "openai")] {
+/// let model = model_from_config(&config)?;
+/// assert_eq!(model.info().provider, Provider::OpenAi);
+/// assert_eq!(model.info().context_window, 128_000);
+/// # }
+/// # Ok::<(), providers::ProviderError>(())
+/// ```
+pub fn model_from_config(config: &ModelConfig) -> Result<Box<dyn ChatModel>, ProviderError> {
+    if config.model_id.trim().is_empty() {
+        return Err(ProviderError::config(
+            "`model_id` is empty: name the model to call, e.g. `gpt-4o` or `echo`",
+        ));
+    }
+    if config.model_id == ECHO_MODEL_ID {
+        return echo();
+    }
+    let provider = config.provider();
+    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+    let info = crate::ModelInfo::lookup(provider, &config.model_id);
+    match provider {
+        #[cfg(feature = "openai")]
+        crate::Provider::OpenAi => crate::openai::from_config(config, info),
+        #[cfg(feature = "anthropic")]
+        crate::Provider::Anthropic => crate::anthropic::from_config(config, info),
+        #[cfg(feature = "gemini")]
+        crate::Provider::Google => crate::gemini::from_config(config, info),
+        #[allow(unreachable_patterns)]
+        disabled => Err(ProviderError::FeatureDisabled {
+            provider: disabled,
+            model_id: config.model_id.clone(),
+            feature: disabled.feature(),
+        }),
+    }
+}
+
+#[cfg(feature = "testing")]
+fn echo() -> Result<Box<dyn ChatModel>, ProviderError> {
+    Ok(Box::new(crate::testing::EchoModel::new()))
+}
+
+#[cfg(not(feature = "testing"))]
+fn echo() -> Result<Box<dyn ChatModel>, ProviderError> {
+    Err(ProviderError::FeatureDisabled {
+        provider: crate::Provider::OpenAi,
+        model_id: ECHO_MODEL_ID.into(),
+        feature: "testing",
+    })
+}
+
+/// The API key to send, or an error when there is none and no proxy to accept a missing one.
+///
+/// With a custom `base_url` a missing key is fine (the seed's "dummy key with a proxy"); the
+/// adapter then sends `dummy`.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+pub(crate) fn api_key(config: &ModelConfig, env_hint: &str) -> Result<String, ProviderError> {
+    match (&config.api_key, &config.base_url) {
+        (Some(key), _) if !key.trim().is_empty() => Ok(key.trim().to_owned()),
+        (_, Some(_)) => Ok("dummy".to_owned()),
+        _ => Err(ProviderError::config(format!(
+            "no API key for {} model `{}`: set `api_key` (the CLI reads {env_hint}) or a `base_url` proxy",
+            config.provider(),
+            config.model_id
+        ))),
+    }
+}
+
+/// The base URL without a trailing slash, or `default`.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+pub(crate) fn base_url(config: &ModelConfig, default: &str) -> String {
+    config
+        .base_url
+        .as_deref()
+        .map(str::trim)
+        .filter(|url| !url.is_empty())
+        .unwrap_or(default)
+        .trim_end_matches('/')
+        .to_owned()
+}

@@ -1,0 +1,376 @@
+//! `GenerateContentResponse`s → [`Chunk`]s: each `alt=sse` event, the non-streamed body, and
+//! the JSON array `streamGenerateContent` returns without `alt=sse`.
+//!
+//! A stream event holds only the new parts (text is incremental, a `functionCall` arrives
+//! whole), repeats the cumulative `usageMetadata`, and the last one carries `finishReason`.
+//! The stream has no terminator: it is complete when it ends after a finish reason.
+
+use std::borrow::Cow;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use messages::{Reasoning, ToolCall};
+use serde::Deserialize;
+
+use super::MINTED_ID_PREFIX;
+use super::error::{ErrorEnvelope, WireError, stream_error};
+use crate::assemble::{Chunk, UsageUpdate};
+use crate::http::sse::{EventParser, json, truncated};
+use crate::{FinishReason, Provider, ProviderError};
+
+const PROVIDER: Provider = Provider::Google;
+/// Key of the open reasoning block: thought parts in a row form one block.
+const THOUGHTS: usize = 0;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Response<'a> {
+    #[serde(default, borrow)]
+    candidates: Vec<Candidate<'a>>,
+    usage_metadata: Option<UsageMetadata>,
+    #[serde(borrow)]
+    model_version: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    response_id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    prompt_feedback: Option<PromptFeedback<'a>>,
+    #[serde(borrow)]
+    error: Option<WireError<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Candidate<'a> {
+    #[serde(borrow)]
+    content: Option<Content<'a>>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+    #[serde(default)]
+    index: u32,
+}
+
+#[derive(Deserialize)]
+struct Content<'a> {
+    #[serde(default, borrow)]
+    parts: Vec<Part<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Part<'a> {
+    #[serde(borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    thought: bool,
+    #[serde(borrow)]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function_call: Option<FunctionCall<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionCall<'a> {
+    #[serde(default, borrow)]
+    name: Cow<'a, str>,
+    /// An object; absent for a call without arguments.
+    args: Option<serde_json::Value>,
+    /// Only some deployments issue call ids.
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct UsageMetadata {
+    #[serde(default)]
+    prompt_token_count: u64,
+    #[serde(default)]
+    candidates_token_count: u64,
+    #[serde(default)]
+    cached_content_token_count: u64,
+    #[serde(default)]
+    thoughts_token_count: u64,
+    /// Prompt tokens of tool results Gemini fetched itself (search, code execution).
+    #[serde(default)]
+    tool_use_prompt_token_count: u64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PromptFeedback<'a> {
+    #[serde(borrow)]
+    block_reason: Option<Cow<'a, str>>,
+}
+
+impl From<UsageMetadata> for UsageUpdate {
+    /// Each report is complete and cumulative, so every field is set.
+    fn from(usage: UsageMetadata) -> Self {
+        UsageUpdate {
+            input_tokens: Some(usage.prompt_token_count + usage.tool_use_prompt_token_count),
+            output_tokens: Some(usage.candidates_token_count + usage.thoughts_token_count),
+            cached_input_tokens: Some(usage.cached_content_token_count),
+            cache_creation_tokens: None,
+            reasoning_tokens: Some(usage.thoughts_token_count),
+        }
+    }
+}
+
+/// `finishReason` (and a prompt's `blockReason`) as a [`FinishReason`].
+fn finish_reason(reason: &str) -> FinishReason {
+    match reason {
+        "STOP" => FinishReason::Stop,
+        "MAX_TOKENS" => FinishReason::Length,
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
+            FinishReason::ContentFilter
+        }
+        other => FinishReason::Other(other.to_owned()),
+    }
+}
+
+/// Per-answer state shared by streamed and non-streamed answers: whether `Started` was sent,
+/// and what minted ids continue from.
+#[derive(Debug, Default)]
+struct Answer {
+    started: bool,
+    /// The first `responseId`, the stem of minted ids.
+    stem: Option<String>,
+    calls: usize,
+}
+
+impl Answer {
+    fn response(
+        &mut self,
+        response: Response<'_>,
+        out: &mut Vec<Chunk>,
+    ) -> Result<(), ProviderError> {
+        if let Some(error) = response.error {
+            return Err(stream_error(error));
+        }
+        if !self.started {
+            self.started = true;
+            self.stem = Some(id_stem(response.response_id.as_deref()));
+            out.push(Chunk::Started {
+                id: response.response_id.map(Cow::into_owned),
+                model: response.model_version.map(Cow::into_owned),
+            });
+        }
+        // Only the first candidate is read: Skein never asks for `candidateCount > 1`.
+        for candidate in response.candidates.into_iter().filter(|c| c.index == 0) {
+            for part in candidate.content.into_iter().flat_map(|c| c.parts) {
+                self.part(part, out);
+            }
+            if let Some(reason) = candidate.finish_reason {
+                out.push(Chunk::Finish(finish_reason(&reason)));
+            }
+        }
+        if let Some(reason) = response.prompt_feedback.and_then(|f| f.block_reason) {
+            out.push(Chunk::Finish(finish_reason(&reason)));
+        }
+        if let Some(usage) = response.usage_metadata {
+            out.push(Chunk::Usage(usage.into()));
+        }
+        Ok(())
+    }
+
+    fn part(&mut self, part: Part<'_>, out: &mut Vec<Chunk>) {
+        let signature = part.thought_signature.map(Reasoning::signature);
+        if let Some(call) = part.function_call {
+            let id = match call.id.filter(|id| !id.is_empty()) {
+                Some(id) => id.into_owned(),
+                None => self.mint(),
+            };
+            let arguments = call
+                .args
+                .map_or_else(|| "{}".to_owned(), |args| args.to_string());
+            out.push(Chunk::ToolCall(ToolCall {
+                id,
+                name: call.name.into_owned(),
+                arguments,
+                reasoning: signature,
+            }));
+        } else if part.thought {
+            let text = part.text.map(Cow::into_owned).unwrap_or_default();
+            out.push(Chunk::ReasoningDelta {
+                key: THOUGHTS,
+                text,
+            });
+            // A signature closes the run of thoughts it signs.
+            if let Some(signature) = signature {
+                out.push(Chunk::ReasoningSet {
+                    key: THOUGHTS,
+                    fields: signature,
+                });
+                out.push(Chunk::ReasoningEnd { key: THOUGHTS });
+            }
+        } else {
+            // The signature goes first so that it lands on the part this text starts or
+            // continues, not on an earlier signed one.
+            if let Some(signature) = signature {
+                out.push(Chunk::TextReasoning(signature));
+            }
+            if let Some(text) = part.text {
+                out.push(Chunk::Text(text.into_owned()));
+            }
+        }
+    }
+
+    /// `gemini_call_<responseId>_<n>`: unique per answer (`responseId` is) and per call.
+    fn mint(&mut self) -> String {
+        let stem = self.stem.get_or_insert_with(|| id_stem(None));
+        let id = format!("{MINTED_ID_PREFIX}{stem}_{}", self.calls);
+        self.calls += 1;
+        id
+    }
+}
+
+/// The `responseId` made safe for every provider's id syntax (Anthropic accepts only
+/// `[A-Za-z0-9_-]`), or, without one, a value unique to this process and moment.
+fn id_stem(response_id: Option<&str>) -> String {
+    let cleaned: String = response_id
+        .unwrap_or_default()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-'))
+        .collect();
+    if !cleaned.is_empty() {
+        return cleaned;
+    }
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    format!("{nanos:x}{:x}", COUNTER.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Parses the `data:` payloads of a `streamGenerateContent?alt=sse` stream.
+#[derive(Debug, Default)]
+pub(super) struct StreamParser {
+    answer: Answer,
+}
+
+impl EventParser for StreamParser {
+    fn parse(
+        &mut self,
+        _event: &str,
+        data: &str,
+        out: &mut Vec<Chunk>,
+    ) -> Result<(), ProviderError> {
+        if data.trim().is_empty() {
+            return Ok(());
+        }
+        self.answer.response(json(PROVIDER, data)?, out)
+    }
+
+    fn end(&mut self, finish_seen: bool, out: &mut Vec<Chunk>) -> Result<(), ProviderError> {
+        if finish_seen {
+            out.push(Chunk::Done);
+            Ok(())
+        } else {
+            Err(truncated(
+                PROVIDER,
+                "no finishReason before the stream ended",
+            ))
+        }
+    }
+}
+
+/// A non-streamed answer as chunks, in the order a stream would give them. The body is one
+/// `GenerateContentResponse`, or a JSON array of them (`streamGenerateContent` without
+/// `alt=sse`, which some proxies return for either method).
+pub(super) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+    // An array is checked first: serde would also read a struct from an array, positionally.
+    let responses: Vec<Response<'_>> = if body.trim_start().starts_with('[') {
+        json(PROVIDER, body)?
+    } else if let Ok(envelope) = serde_json::from_str::<ErrorEnvelope<'_>>(body) {
+        return Err(stream_error(envelope.error));
+    } else {
+        vec![json(PROVIDER, body)?]
+    };
+    let mut answer = Answer::default();
+    let mut out = Vec::new();
+    for response in responses {
+        answer.response(response, &mut out)?;
+    }
+    out.push(Chunk::Done);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finish_reasons() {
+        assert_eq!(finish_reason("STOP"), FinishReason::Stop);
+        assert_eq!(finish_reason("MAX_TOKENS"), FinishReason::Length);
+        assert_eq!(finish_reason("SAFETY"), FinishReason::ContentFilter);
+        assert_eq!(
+            finish_reason("PROHIBITED_CONTENT"),
+            FinishReason::ContentFilter
+        );
+        assert_eq!(
+            finish_reason("MALFORMED_FUNCTION_CALL"),
+            FinishReason::Other("MALFORMED_FUNCTION_CALL".into())
+        );
+    }
+
+    #[test]
+    fn usage_counts_thoughts_as_output_and_cache_as_part_of_the_prompt() {
+        let usage: UsageMetadata = serde_json::from_str(
+            r#"{"promptTokenCount": 1000, "cachedContentTokenCount": 800, "candidatesTokenCount": 50,
+                "thoughtsTokenCount": 200, "toolUsePromptTokenCount": 30, "totalTokenCount": 1280}"#,
+        )
+        .expect("parses");
+        assert_eq!(
+            UsageUpdate::from(usage),
+            UsageUpdate {
+                input_tokens: Some(1030),
+                output_tokens: Some(250),
+                cached_input_tokens: Some(800),
+                cache_creation_tokens: None,
+                reasoning_tokens: Some(200),
+            }
+        );
+    }
+
+    #[test]
+    fn minted_ids_are_safe_and_unique() {
+        assert_eq!(
+            id_stem(Some("QUVVadTSNJ6_qtsPvN7J8Q0")),
+            "QUVVadTSNJ6_qtsPvN7J8Q0"
+        );
+        assert_eq!(id_stem(Some("a/b+c=")), "abc");
+        let (a, b) = (id_stem(None), id_stem(Some("//")));
+        assert_ne!(a, b);
+        assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
+    }
+
+    #[test]
+    fn a_one_element_array_is_a_response_not_an_error() {
+        let chunks = response_chunks(
+            r#"[{"candidates": [{"content": {"parts": [{"text": "hi"}]}, "finishReason": "STOP"}]}]"#,
+        )
+        .expect("parses");
+        assert!(chunks.contains(&Chunk::Text("hi".into())));
+        let error = response_chunks(r#"[{"error": {"message": "boom", "status": "INTERNAL"}}]"#);
+        assert!(
+            matches!(
+                error,
+                Err(ProviderError::Stream {
+                    retryable: true,
+                    ..
+                })
+            ),
+            "{error:?}"
+        );
+    }
+
+    #[test]
+    fn blocked_prompt_finishes_with_content_filter() {
+        let chunks = response_chunks(
+            r#"{"promptFeedback": {"blockReason": "SAFETY"}, "usageMetadata": {"promptTokenCount": 7}}"#,
+        )
+        .expect("parses");
+        assert!(chunks.contains(&Chunk::Finish(FinishReason::ContentFilter)));
+        assert_eq!(chunks.last(), Some(&Chunk::Done));
+    }
+}

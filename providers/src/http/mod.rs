@@ -1,0 +1,327 @@
+//! The shared HTTP core every provider adapter uses: one reqwest client per model, the retry
+//! policy, timeouts, error statuses, and SSE decoding into [`StreamEvent`](crate::StreamEvent)s.
+//!
+//! An adapter gives [`HttpClient::post_json`] / [`HttpClient::post_sse`] a [`WireRequest`]
+//! (URL, JSON body, extra headers) and two provider-specific pieces: an [`ErrorParser`] that
+//! reads the provider's error envelope, and (for streams) a [`sse::EventParser`] that turns
+//! each SSE event into [`Chunk`](crate::assemble::Chunk)s. Everything else lives here once.
+
+mod retry;
+pub(crate) mod sse;
+
+use std::collections::BTreeMap;
+use std::sync::Once;
+use std::time::Duration;
+
+use bytes::Bytes;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+
+use crate::error::excerpt;
+use crate::{
+    EventStream, ModelConfig, Provider, ProviderError, RetryPolicy, TimeoutPhase, Timeouts,
+};
+
+pub(crate) use retry::{retry_after, retryable_status};
+
+/// Largest error body read, so a misbehaving server cannot make us buffer without limit.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// One request as an adapter built it.
+#[derive(Debug)]
+pub(crate) struct WireRequest {
+    /// Full URL.
+    pub(crate) url: String,
+    /// JSON body.
+    pub(crate) body: Vec<u8>,
+    /// Headers for this request only (after the client's default headers).
+    pub(crate) headers: BTreeMap<String, String>,
+}
+
+/// An HTTP error response, handed to the adapter's [`ErrorParser`].
+#[derive(Debug)]
+pub(crate) struct HttpFailure<'a> {
+    pub(crate) provider: Provider,
+    pub(crate) status: u16,
+    pub(crate) headers: &'a HeaderMap,
+    pub(crate) body: &'a [u8],
+}
+
+/// What a provider's error envelope said; see [`HttpFailure::error`].
+#[derive(Debug, Default)]
+pub(crate) struct ErrorDetails {
+    pub(crate) error_type: Option<String>,
+    pub(crate) code: Option<String>,
+    pub(crate) message: Option<String>,
+    pub(crate) request_id: Option<String>,
+    /// `Some(false)` for errors that must not be retried whatever the status (quota).
+    pub(crate) retryable: Option<bool>,
+    /// A retry hint from the body (Gemini `RetryInfo`); headers win when both exist.
+    pub(crate) retry_after: Option<Duration>,
+}
+
+impl HttpFailure<'_> {
+    /// A [`ProviderError::Http`] from the envelope's details plus what the status and headers
+    /// say (retryable status, `retry-after`). The message falls back to the start of the body.
+    pub(crate) fn error(&self, details: ErrorDetails) -> ProviderError {
+        let message = details
+            .message
+            .unwrap_or_else(|| excerpt(&String::from_utf8_lossy(self.body)));
+        ProviderError::Http {
+            provider: self.provider,
+            status: self.status,
+            error_type: details.error_type,
+            code: details.code,
+            message,
+            request_id: details.request_id,
+            retryable: details.retryable.unwrap_or(retryable_status(self.status)),
+            retry_after: retry_after(self.headers).or(details.retry_after),
+        }
+    }
+
+    /// The value of a response header, if it is text.
+    #[cfg_attr(
+        not(any(feature = "openai", feature = "anthropic")),
+        allow(dead_code, reason = "Gemini sends no request id header")
+    )]
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
+        let value = self.headers.get(name)?.to_str().ok()?;
+        Some(value.to_owned())
+    }
+}
+
+/// Reads a provider's error response into a [`ProviderError`].
+pub(crate) type ErrorParser = fn(&HttpFailure<'_>) -> ProviderError;
+
+/// A reqwest client with the model's headers, retry policy and timeouts.
+#[derive(Debug)]
+pub(crate) struct HttpClient {
+    client: reqwest::Client,
+    provider: Provider,
+    headers: HeaderMap,
+    retry: RetryPolicy,
+    timeouts: Timeouts,
+}
+
+impl HttpClient {
+    /// A client for `provider` sending `auth_headers` (never shown in errors) and the
+    /// configuration's default headers with every request.
+    pub(crate) fn new(
+        provider: Provider,
+        config: &ModelConfig,
+        auth_headers: &[(&str, String)],
+    ) -> Result<Self, ProviderError> {
+        install_crypto_provider();
+        let client = reqwest::Client::builder()
+            .connect_timeout(config.timeouts.connect)
+            .user_agent(concat!("skein-providers/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|err| ProviderError::config(format!("cannot build the HTTP client: {err}")))?;
+        let mut headers = HeaderMap::new();
+        let auth = auth_headers
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()));
+        let configured = config
+            .default_headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()));
+        for (name, value) in auth.chain(configured) {
+            let (name, mut value) = header(name, value)?;
+            value.set_sensitive(crate::config::looks_secret(name.as_str()));
+            headers.insert(name, value);
+        }
+        Ok(HttpClient {
+            client,
+            provider,
+            headers,
+            retry: config.retry.clone(),
+            timeouts: config.timeouts.clone(),
+        })
+    }
+
+    /// Posts the request with retries and returns the whole successful body.
+    pub(crate) async fn post_json(
+        &self,
+        request: &WireRequest,
+        errors: ErrorParser,
+    ) -> Result<Vec<u8>, ProviderError> {
+        retry::with_retries(&self.retry, || async {
+            let response = self.send_once(request, errors).await?;
+            read_body(self.provider, response, self.timeouts.idle, usize::MAX).await
+        })
+        .await
+    }
+
+    /// Posts the request with retries (until the response headers arrive) and decodes the
+    /// body as server-sent events through `parser`.
+    #[cfg_attr(
+        not(feature = "openai"),
+        allow(
+            dead_code,
+            reason = "Anthropic and Gemini use `post_sse_retrying_start`"
+        )
+    )]
+    pub(crate) async fn post_sse<P: sse::EventParser>(
+        &self,
+        request: &WireRequest,
+        errors: ErrorParser,
+        parser: P,
+    ) -> Result<EventStream, ProviderError> {
+        let response = retry::with_retries(&self.retry, || self.send_once(request, errors)).await?;
+        Ok(sse::decode(
+            self.provider,
+            body_stream(self.provider, response, self.timeouts.idle),
+            parser,
+        ))
+    }
+
+    /// Like [`Self::post_sse`], and a stream that fails before its first piece of content
+    /// (only `Started` came) is retried like an HTTP error when the error is retryable:
+    /// Anthropic reports `overloaded_error` and Gemini an `UNAVAILABLE` error event in-band
+    /// right after a 200. The caller still sees
+    /// nothing of a failed attempt; `parser` makes a fresh parser for each attempt.
+    #[cfg_attr(
+        not(any(feature = "anthropic", feature = "gemini")),
+        allow(dead_code, reason = "the OpenAI APIs report no error before content")
+    )]
+    pub(crate) async fn post_sse_retrying_start<P: sse::EventParser>(
+        &self,
+        request: &WireRequest,
+        errors: ErrorParser,
+        parser: impl Fn() -> P,
+    ) -> Result<EventStream, ProviderError> {
+        let parser = &parser;
+        retry::with_retries(&self.retry, || async move {
+            let response = self.send_once(request, errors).await?;
+            let body = body_stream(self.provider, response, self.timeouts.idle);
+            sse::until_content(sse::decode(self.provider, body, parser())).await
+        })
+        .await
+    }
+
+    async fn send_once(
+        &self,
+        request: &WireRequest,
+        errors: ErrorParser,
+    ) -> Result<reqwest::Response, ProviderError> {
+        let mut builder = self
+            .client
+            .post(&request.url)
+            .headers(self.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(request.body.clone());
+        for (name, value) in &request.headers {
+            let (name, value) = header(name, value)?;
+            builder = builder.header(name, value);
+        }
+        let sent = tokio::time::timeout(self.timeouts.first_byte, builder.send()).await;
+        let response = match sent {
+            Err(_) => {
+                return Err(ProviderError::Timeout {
+                    provider: self.provider,
+                    phase: TimeoutPhase::FirstByte,
+                    after: self.timeouts.first_byte,
+                });
+            }
+            Ok(result) => result.map_err(|err| self.transport(err))?,
+        };
+        let status = response.status().as_u16();
+        if response.status().is_success() {
+            return Ok(response);
+        }
+        let headers = response.headers().clone();
+        let body = read_body(self.provider, response, self.timeouts.idle, MAX_ERROR_BODY)
+            .await
+            .unwrap_or_default();
+        Err(errors(&HttpFailure {
+            provider: self.provider,
+            status,
+            headers: &headers,
+            body: &body,
+        }))
+    }
+
+    fn transport(&self, err: reqwest::Error) -> ProviderError {
+        transport_error(self.provider, self.timeouts.connect, err)
+    }
+}
+
+/// A reqwest error as a [`ProviderError`], without the URL (its query may hold a key).
+fn transport_error(provider: Provider, connect: Duration, err: reqwest::Error) -> ProviderError {
+    if err.is_connect() && err.is_timeout() {
+        return ProviderError::Timeout {
+            provider,
+            phase: TimeoutPhase::Connect,
+            after: connect,
+        };
+    }
+    let err = err.without_url();
+    let mut message = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    ProviderError::Transport { provider, message }
+}
+
+fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), ProviderError> {
+    let header_name = HeaderName::from_bytes(name.as_bytes())
+        .map_err(|_| ProviderError::config(format!("`{name}` is not a valid HTTP header name")))?;
+    let header_value = HeaderValue::from_str(value).map_err(|_| {
+        ProviderError::config(format!(
+            "the value of header `{name}` is not valid in HTTP (control characters or non-ASCII)"
+        ))
+    })?;
+    Ok((header_name, header_value))
+}
+
+/// reqwest is built without a default TLS crypto provider (to avoid aws-lc); install rustls'
+/// `ring` provider unless the application installed one of its own.
+fn install_crypto_provider() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // An error means another thread installed one first, which is just as good.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+    });
+}
+
+/// The response body as a stream of byte chunks; a silence longer than `idle` ends it with a
+/// timeout error. Dropping the stream drops the response and closes the connection.
+fn body_stream(
+    provider: Provider,
+    response: reqwest::Response,
+    idle: Duration,
+) -> impl futures::Stream<Item = Result<Bytes, ProviderError>> + Send + 'static {
+    futures::stream::try_unfold(response, move |mut response| async move {
+        match tokio::time::timeout(idle, response.chunk()).await {
+            Err(_) => Err(ProviderError::Timeout {
+                provider,
+                phase: TimeoutPhase::Idle,
+                after: idle,
+            }),
+            Ok(Err(err)) => Err(transport_error(provider, Duration::ZERO, err)),
+            Ok(Ok(Some(bytes))) => Ok(Some((bytes, response))),
+            Ok(Ok(None)) => Ok(None),
+        }
+    })
+}
+
+/// Reads a whole body (at most `limit` bytes are kept).
+async fn read_body(
+    provider: Provider,
+    response: reqwest::Response,
+    idle: Duration,
+    limit: usize,
+) -> Result<Vec<u8>, ProviderError> {
+    use futures::TryStreamExt;
+    let mut body = Vec::new();
+    let mut chunks = std::pin::pin!(body_stream(provider, response, idle));
+    while let Some(chunk) = chunks.try_next().await? {
+        let room = limit.saturating_sub(body.len());
+        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
+    Ok(body)
+}

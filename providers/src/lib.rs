@@ -1,0 +1,91 @@
+//! Skein's chat models: the [`ChatModel`] trait and adapters for OpenAI (Chat Completions,
+//! Responses API, any OpenAI-compatible server such as DeepSeek), Anthropic Messages and
+//! Google Gemini, each behind its cargo feature (`openai`, `anthropic`, `gemini`; all on by
+//! default).
+//!
+//! ```
+//! use futures::StreamExt;
+//! use providers::{collect, model_from_config, ChatRequest, Message, ModelConfig, StreamEvent};
+//!
+//! # #[cfg(feature = "testing")]
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+//! // `echo` is the offline debug model (feature `testing`); `gpt-4o`, `claude-sonnet-4-5` or
+//! // `gemini-2.5-flash` with an `api_key` reach the real providers.
+//! let model = model_from_config(&ModelConfig::new("echo"))?;
+//! let request = ChatRequest::new(vec![Message::human(r#"{"raw": "Hello!"}"#)]);
+//!
+//! let mut stream = model.stream(request.clone()).await?;
+//! let mut text = String::new();
+//! while let Some(event) = stream.next().await {
+//!     if let StreamEvent::TextDelta(delta) = event? {
+//!         text.push_str(&delta);
+//!     }
+//! }
+//! assert_eq!(text, "Hello!");
+//!
+//! // `collect` of a stream gives exactly what `complete` gives.
+//! let streamed = collect(model.stream(request.clone()).await?).await?;
+//! assert_eq!(streamed, model.complete(request).await?);
+//! # Ok::<(), providers::ProviderError>(())
+//! # }).unwrap();
+//! ```
+//!
+//! # Contents
+//!
+//! - [`ChatModel`] (`info`, `complete`, `stream`), [`EventStream`] of [`StreamEvent`]s, and
+//!   [`collect`], which folds a stream into a [`ChatResponse`] (message, [`Usage`],
+//!   [`FinishReason`]).
+//! - [`ChatRequest`]: messages, tools ([`ToolSpec`]), [`ToolChoice`], temperature, max tokens,
+//!   stop, [`ReasoningEffort`] / thinking budget, [`PromptCache`] hints, extra headers.
+//! - [`ModelConfig`] (the seed's fields plus [`RetryPolicy`] and [`Timeouts`]),
+//!   [`detect_provider`] (alias → id prefix → OpenAI), [`model_from_config`].
+//! - [`ModelInfo`]: the registry of context windows and output limits.
+//! - [`ProviderError`]: typed, says whether a retry may help, never holds a key.
+//! - `openai`, `anthropic`, `gemini`: the adapters, reached through [`model_from_config`]
+//!   (they also decode recorded streams without HTTP: `openai::decode_chat_stream`,
+//!   `anthropic::decode_stream`, `gemini::decode_stream`).
+//! - `testing` (feature `testing`): `ScriptedModel` and the `echo` model.
+//!
+//! # Invariants
+//!
+//! - Reasoning is opaque: whatever a provider returns in a [`Reasoning`] (signatures,
+//!   encrypted content, ids) is sent back unchanged on the next request.
+//! - Tool-call ids minted by Skein (Gemini issues none) are never sent back to a provider.
+//! - Retries happen only before the first byte of an answer reaches the caller.
+//! - Dropping an [`EventStream`] closes the connection.
+
+mod assemble;
+mod collect;
+mod config;
+mod error;
+mod event;
+mod factory;
+mod model;
+mod registry;
+mod request;
+mod response;
+
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod http;
+
+#[cfg(feature = "anthropic")]
+pub mod anthropic;
+#[cfg(feature = "gemini")]
+pub mod gemini;
+#[cfg(feature = "openai")]
+pub mod openai;
+
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use collect::collect;
+pub use config::{ModelConfig, Provider, RetryPolicy, Timeouts, detect_provider};
+pub use error::{ProviderError, TimeoutPhase};
+pub use event::StreamEvent;
+pub use factory::{ECHO_MODEL_ID, model_from_config};
+pub use model::{ChatModel, EventStream};
+pub use registry::{DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ModelInfo};
+pub use request::{CacheBreakpoint, ChatRequest, PromptCache, ReasoningEffort, ToolChoice};
+pub use response::{ChatResponse, FinishReason, Usage};
+
+pub use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, ToolSpec};

@@ -1,0 +1,30 @@
+//! The [`ChatModel`] trait and the [`EventStream`] it streams.
+
+use std::pin::Pin;
+
+use async_trait::async_trait;
+use futures::Stream;
+
+use crate::{ChatRequest, ChatResponse, ModelInfo, ProviderError, StreamEvent};
+
+/// A stream of [`StreamEvent`]s. Dropping it cancels the request (the connection is closed).
+pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
+
+/// A chat model: one provider adapter bound to one model id and configuration.
+///
+/// `complete` and [`collect`](crate::collect)`(stream(..))` give the same [`ChatResponse`] for
+/// the same provider answer.
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// What the model is: id, provider, context window, output limit.
+    fn info(&self) -> &ModelInfo;
+
+    /// Sends the request and waits for the whole answer.
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError>;
+
+    /// Sends the request and streams the answer as it is generated.
+    ///
+    /// Errors before the first event (HTTP status errors after retries, connection failures)
+    /// are returned here; errors after it arrive in the stream.
+    async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError>;
+}

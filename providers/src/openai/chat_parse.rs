@@ -1,0 +1,258 @@
+//! Chat Completions answers → [`Chunk`]s: the SSE chunk stream and the non-streamed JSON.
+
+use std::borrow::Cow;
+
+use messages::ToolCall;
+use serde::Deserialize;
+
+use super::wire::{ErrorEnvelope, WireError, WireUsage, finish_reason, stream_error};
+use crate::assemble::{Chunk, UsageUpdate};
+use crate::http::sse::{EventParser, json, truncated};
+use crate::{Provider, ProviderError};
+
+const PROVIDER: Provider = Provider::OpenAi;
+/// Key of the one reasoning block a Chat answer has (`reasoning_content`).
+const REASONING: usize = 0;
+
+#[derive(Deserialize)]
+struct StreamChunk<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    choices: Vec<StreamChoice<'a>>,
+    usage: Option<WireUsage>,
+    #[serde(borrow)]
+    error: Option<WireError<'a>>,
+}
+
+#[derive(Deserialize)]
+struct StreamChoice<'a> {
+    #[serde(default)]
+    index: u32,
+    #[serde(default, borrow)]
+    delta: Delta<'a>,
+    #[serde(borrow)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Default, Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    refusal: Option<Cow<'a, str>>,
+    /// DeepSeek and most compatible servers.
+    #[serde(borrow)]
+    reasoning_content: Option<Cow<'a, str>>,
+    /// OpenRouter, vLLM, Groq.
+    #[serde(borrow)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    tool_calls: Vec<ToolCallDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta<'a> {
+    index: Option<usize>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+/// Parses `data:` payloads of a Chat Completions stream (`[DONE]` ends it).
+#[derive(Debug, Default)]
+pub(super) struct ChatStreamParser {
+    started: bool,
+    /// Ids of the calls seen, by key, to place fragments of servers that send no `index`.
+    call_ids: Vec<String>,
+}
+
+impl EventParser for ChatStreamParser {
+    fn parse(
+        &mut self,
+        _event: &str,
+        data: &str,
+        out: &mut Vec<Chunk>,
+    ) -> Result<(), ProviderError> {
+        if data.trim() == "[DONE]" {
+            out.push(Chunk::Done);
+            return Ok(());
+        }
+        let chunk: StreamChunk<'_> = json(PROVIDER, data)?;
+        if let Some(error) = chunk.error {
+            return Err(stream_error(error));
+        }
+        if !self.started && (chunk.id.is_some() || chunk.model.is_some()) {
+            self.started = true;
+            out.push(Chunk::Started {
+                id: chunk.id.map(Cow::into_owned),
+                model: chunk.model.map(Cow::into_owned),
+            });
+        }
+        // Only the first choice is read: Skein never asks for `n > 1`.
+        for choice in chunk.choices.into_iter().filter(|c| c.index == 0) {
+            let delta = choice.delta;
+            if let Some(text) = delta.reasoning_content.or(delta.reasoning) {
+                out.push(Chunk::ReasoningDelta {
+                    key: REASONING,
+                    text: text.into_owned(),
+                });
+            }
+            for text in [delta.content, delta.refusal].into_iter().flatten() {
+                out.push(Chunk::Text(text.into_owned()));
+            }
+            for call in delta.tool_calls {
+                self.tool_call(call, out);
+            }
+            if let Some(reason) = choice.finish_reason {
+                out.push(Chunk::Finish(finish_reason(&reason)));
+            }
+        }
+        if let Some(usage) = chunk.usage {
+            out.push(Chunk::Usage(UsageUpdate::from(usage)));
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, finish_seen: bool, out: &mut Vec<Chunk>) -> Result<(), ProviderError> {
+        // Some compatible servers omit `[DONE]`; a finish reason is enough to be complete.
+        if finish_seen {
+            out.push(Chunk::Done);
+            Ok(())
+        } else {
+            Err(truncated(
+                PROVIDER,
+                "no finish_reason and no [DONE] before the stream ended",
+            ))
+        }
+    }
+}
+
+impl ChatStreamParser {
+    fn tool_call(&mut self, call: ToolCallDelta<'_>, out: &mut Vec<Chunk>) {
+        let id = call.id.map(Cow::into_owned).filter(|id| !id.is_empty());
+        // Key by `index`; servers without it (Gemini's compatibility layer) are keyed by id,
+        // and an id-less fragment continues the last call.
+        let key = match (call.index, &id) {
+            (Some(index), _) => index,
+            (None, Some(id)) => self
+                .call_ids
+                .iter()
+                .position(|seen| seen == id)
+                .unwrap_or(self.call_ids.len()),
+            (None, None) => self.call_ids.len().saturating_sub(1),
+        };
+        let (name, arguments) = match call.function {
+            Some(f) => (f.name.map(Cow::into_owned), f.arguments),
+            None => (None, None),
+        };
+        if id.is_some() || name.is_some() {
+            if self.call_ids.len() <= key {
+                self.call_ids.resize(key + 1, String::new());
+            }
+            if let Some(id) = &id {
+                self.call_ids[key].clone_from(id);
+            }
+            out.push(Chunk::ToolCallStart {
+                key,
+                id: id.unwrap_or_default(),
+                name: name.unwrap_or_default(),
+                reasoning: None,
+            });
+        }
+        if let Some(arguments) = arguments {
+            out.push(Chunk::ToolCallArgs {
+                key,
+                arguments: arguments.into_owned(),
+            });
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Completion {
+    id: Option<String>,
+    model: Option<String>,
+    #[serde(default)]
+    choices: Vec<CompletionChoice>,
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+struct CompletionChoice {
+    message: CompletionMessage,
+    finish_reason: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct CompletionMessage {
+    content: Option<String>,
+    refusal: Option<String>,
+    reasoning_content: Option<String>,
+    reasoning: Option<String>,
+    #[serde(default)]
+    tool_calls: Vec<CompletionToolCall>,
+}
+
+#[derive(Deserialize)]
+struct CompletionToolCall {
+    id: String,
+    function: CompletionFunction,
+}
+
+#[derive(Deserialize)]
+struct CompletionFunction {
+    name: String,
+    #[serde(default)]
+    arguments: String,
+}
+
+/// A non-streamed `chat.completion` as chunks, in the order a stream would give them.
+pub(super) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+    if let Ok(envelope) = serde_json::from_str::<ErrorEnvelope<'_>>(body) {
+        return Err(stream_error(envelope.error));
+    }
+    let completion: Completion = json(PROVIDER, body)?;
+    let mut out = vec![Chunk::Started {
+        id: completion.id,
+        model: completion.model,
+    }];
+    if let Some(choice) = completion.choices.into_iter().next() {
+        let message = choice.message;
+        if let Some(text) = message.reasoning_content.or(message.reasoning) {
+            out.push(Chunk::ReasoningDelta {
+                key: REASONING,
+                text,
+            });
+        }
+        for text in [message.content, message.refusal].into_iter().flatten() {
+            out.push(Chunk::Text(text));
+        }
+        for call in message.tool_calls {
+            out.push(Chunk::ToolCall(ToolCall::new(
+                call.id,
+                call.function.name,
+                call.function.arguments,
+            )));
+        }
+        if let Some(reason) = choice.finish_reason {
+            out.push(Chunk::Finish(finish_reason(&reason)));
+        }
+    }
+    if let Some(usage) = completion.usage {
+        out.push(Chunk::Usage(UsageUpdate::from(usage)));
+    }
+    out.push(Chunk::Done);
+    Ok(out)
+}

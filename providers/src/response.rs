@@ -1,0 +1,77 @@
+//! [`ChatResponse`], [`Usage`] and [`FinishReason`].
+
+use std::ops::AddAssign;
+
+use messages::Message;
+use serde::{Deserialize, Serialize};
+
+/// A complete answer of a model.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    /// The AI message: its parts in the order the model produced them (reasoning blocks,
+    /// text, tool calls).
+    pub message: Message,
+    /// Token counts.
+    pub usage: Usage,
+    /// Why the model stopped.
+    pub finish_reason: FinishReason,
+    /// The provider's response id (`chatcmpl-…`, `resp_…`, `msg_…`), when it sent one.
+    pub id: Option<String>,
+    /// The model that answered as the provider names it (often a dated snapshot of the id
+    /// asked for), when it said.
+    pub model: Option<String>,
+}
+
+/// Token counts of one response, the same meaning for every provider.
+///
+/// `input_tokens` counts the whole prompt, including the cached and cache-writing parts
+/// (Anthropic reports those separately; its adapter adds them up). `output_tokens` counts
+/// everything generated, including `reasoning_tokens` (Gemini reports thoughts separately;
+/// its adapter adds them up).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Usage {
+    /// All prompt tokens.
+    pub input_tokens: u64,
+    /// All generated tokens, reasoning included.
+    pub output_tokens: u64,
+    /// Prompt tokens read from the provider's cache.
+    pub cached_input_tokens: u64,
+    /// Prompt tokens written to the provider's cache.
+    pub cache_creation_tokens: u64,
+    /// Generated tokens spent on reasoning.
+    pub reasoning_tokens: u64,
+}
+
+impl Usage {
+    /// Input plus output tokens.
+    pub fn total_tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+impl AddAssign for Usage {
+    fn add_assign(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+        self.cache_creation_tokens += other.cache_creation_tokens;
+        self.reasoning_tokens += other.reasoning_tokens;
+    }
+}
+
+/// Why a model stopped generating.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FinishReason {
+    /// A natural end of the answer (or a stop sequence).
+    #[default]
+    Stop,
+    /// The output token limit was reached.
+    Length,
+    /// The model asked for tool calls.
+    ToolCalls,
+    /// A safety filter stopped it.
+    ContentFilter,
+    /// Another provider-specific reason, as the provider named it.
+    Other(String),
+}

@@ -1,0 +1,198 @@
+//! [`EchoModel`]: the `echo` debug model.
+
+use std::collections::BTreeSet;
+
+use async_trait::async_trait;
+use messages::{ContentPart, Message, Role, ToolCall};
+use serde_json::{Value, json};
+
+use super::{example_for_schema, replay, word_deltas};
+use crate::assemble::{Chunk, UsageUpdate};
+use crate::{
+    ChatModel, ChatRequest, ChatResponse, EventStream, ModelInfo, Provider, ProviderError,
+    ToolChoice, collect, factory::ECHO_MODEL_ID,
+};
+
+/// The `echo` debug model: answers with what it was sent, like simonw's `llm-echo`. No key,
+/// no network.
+///
+/// - The answer is pretty JSON with `prompt` (the last human message), `system`, `previous`
+///   (earlier human messages), `attachments`, `tool_results` (tool responses since the last
+///   human message) and `options` (temperature, max tokens, stop, tool names).
+/// - Offered tools (and `tool_choice` not `None`), it first calls every tool not yet called
+///   since the last human message, all in one turn, with arguments built by
+///   [`example_for_schema`]; ids are `echo_call_N`, unique in the conversation. Once every tool
+///   was called it answers.
+/// - A prompt that is a JSON object `{"raw": "text"}` is answered with `text` verbatim; one
+///   with `{"tool_calls": [{"name": …, "arguments": {…}}]}` makes it call exactly those tools.
+/// - Usage counts whitespace-separated words; text streams word by word.
+///
+/// ```
+/// use providers::testing::EchoModel;
+/// use providers::{ChatModel, ChatRequest, Message};
+///
+/// # tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap().block_on(async {
+/// let answer = EchoModel::new()
+///     .complete(ChatRequest::new(vec![Message::human(r#"{"raw": "pong"}"#)]))
+///     .await?;
+/// assert_eq!(answer.message.text(), "pong");
+/// # Ok::<(), providers::ProviderError>(())
+/// # }).unwrap();
+/// ```
+#[derive(Debug)]
+pub struct EchoModel {
+    info: ModelInfo,
+}
+
+impl EchoModel {
+    /// The echo model.
+    pub fn new() -> Self {
+        EchoModel {
+            info: ModelInfo {
+                known: true,
+                ..ModelInfo::unknown(Provider::OpenAi, ECHO_MODEL_ID)
+            },
+        }
+    }
+}
+
+impl Default for EchoModel {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[async_trait]
+impl ChatModel for EchoModel {
+    fn info(&self) -> &ModelInfo {
+        &self.info
+    }
+
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        collect(self.stream(request).await?).await
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
+        let mut chunks = answer(&request);
+        let input_words: usize = request.messages.iter().map(|m| words(&m.text())).sum();
+        let output_words: usize = chunks
+            .iter()
+            .map(|chunk| match chunk {
+                Chunk::Text(text) => words(text),
+                _ => 0,
+            })
+            .sum();
+        chunks.push(Chunk::Usage(UsageUpdate {
+            input_tokens: Some(input_words as u64),
+            output_tokens: Some(output_words as u64),
+            ..Default::default()
+        }));
+        Ok(replay(chunks, std::time::Duration::ZERO, None))
+    }
+}
+
+fn words(text: &str) -> usize {
+    text.split_whitespace().count()
+}
+
+fn answer(request: &ChatRequest) -> Vec<Chunk> {
+    let messages = &request.messages;
+    let last_human = messages.iter().rposition(|m| m.role == Role::Human);
+    let prompt = last_human.map(|i| messages[i].text()).unwrap_or_default();
+    let since_prompt = &messages[last_human.map_or(0, |i| i + 1)..];
+    let prompt_json: Option<Value> = serde_json::from_str(&prompt).ok();
+
+    if let Some(raw) = prompt_json
+        .as_ref()
+        .and_then(|v| v.get("raw"))
+        .and_then(Value::as_str)
+    {
+        return text_chunks(raw);
+    }
+    let called: BTreeSet<&str> = since_prompt
+        .iter()
+        .flat_map(Message::tool_calls)
+        .map(|call| call.name.as_str())
+        .collect();
+    let already_called_any = !called.is_empty();
+    let mut calls: Vec<(String, String)> = Vec::new();
+    if let Some(requested) = prompt_json
+        .as_ref()
+        .and_then(|v| v.get("tool_calls"))
+        .and_then(Value::as_array)
+    {
+        if !already_called_any {
+            for call in requested {
+                let name = call.get("name").and_then(Value::as_str).unwrap_or_default();
+                let arguments = call.get("arguments").cloned().unwrap_or_else(|| json!({}));
+                calls.push((name.to_owned(), arguments.to_string()));
+            }
+        }
+    } else if request.tool_choice != Some(ToolChoice::None) {
+        for tool in &request.tools {
+            let wanted = match &request.tool_choice {
+                Some(ToolChoice::Tool(name)) => *name == tool.name,
+                _ => true,
+            };
+            if wanted && !called.contains(tool.name.as_str()) {
+                calls.push((
+                    tool.name.clone(),
+                    example_for_schema(&tool.parameters).to_string(),
+                ));
+            }
+        }
+    }
+    if !calls.is_empty() {
+        let earlier = messages.iter().flat_map(Message::tool_calls).count();
+        return calls
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, arguments))| {
+                Chunk::ToolCall(ToolCall::new(
+                    format!("echo_call_{}", earlier + i + 1),
+                    name,
+                    arguments,
+                ))
+            })
+            .collect();
+    }
+    let report = json!({
+        "prompt": prompt,
+        "system": messages.iter().filter(|m| m.role == Role::System).map(Message::text).collect::<Vec<_>>().join("\n"),
+        "previous": messages[..last_human.unwrap_or(0)]
+            .iter()
+            .filter(|m| m.role == Role::Human)
+            .map(|m| json!({"prompt": m.text()}))
+            .collect::<Vec<_>>(),
+        "attachments": last_human
+            .map(|i| messages[i].parts.iter().filter_map(attachment).collect::<Vec<_>>())
+            .unwrap_or_default(),
+        "tool_results": since_prompt
+            .iter()
+            .flat_map(Message::tool_responses)
+            .map(|r| json!({"tool_call_id": r.tool_call_id, "name": r.name, "output": r.content}))
+            .collect::<Vec<_>>(),
+        "options": {
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            "stop": request.stop,
+            "tools": request.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        },
+    });
+    let text = serde_json::to_string_pretty(&report).unwrap_or_else(|_| report.to_string());
+    text_chunks(&text)
+}
+
+fn attachment(part: &ContentPart) -> Option<Value> {
+    match part {
+        ContentPart::ImageUrl { url, .. } => Some(json!({"type": "image_url", "url": url})),
+        ContentPart::Binary { mime_type, data } => {
+            Some(json!({"type": mime_type, "bytes": data.len()}))
+        }
+        _ => None,
+    }
+}
+
+fn text_chunks(text: &str) -> Vec<Chunk> {
+    word_deltas(text).into_iter().map(Chunk::Text).collect()
+}
