@@ -1,0 +1,174 @@
+//! The store's error type.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use crate::NodeId;
+
+/// Which database an error came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// [`SqliteStore`](crate::SqliteStore).
+    Sqlite,
+    /// `PostgresStore` (feature `postgres`).
+    Postgres,
+}
+
+impl fmt::Display for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        })
+    }
+}
+
+/// Everything that can go wrong in this crate. Each message says what was wrong, where, and
+/// what to do; none contains a password.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The file or database holds something other than a Skein store; it was left untouched.
+    #[error(
+        "{location} is not a Skein conversation store ({reason}); it was left untouched: \
+         point Skein at a new file or database, or at an existing Skein store"
+    )]
+    NotAStore {
+        /// The file path, or the PostgreSQL database.
+        location: String,
+        /// What gave it away.
+        reason: String,
+    },
+    /// The store was written by a newer Skein; it was left untouched.
+    #[error(
+        "{location} has schema version {found}, but this build of Skein reads versions up to \
+         {supported}; it was left untouched: upgrade Skein, or use another store"
+    )]
+    NewerSchema {
+        /// The file path, or the PostgreSQL database.
+        location: String,
+        /// Schema version found.
+        found: i64,
+        /// Newest schema version this build knows.
+        supported: i64,
+    },
+    /// A conversation id was rejected.
+    #[error("invalid conversation id {id:?}: {reason}; use 1 to 128 printable characters")]
+    InvalidConversationId {
+        /// The id as given.
+        id: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A node id could not be parsed.
+    #[error("invalid response id {text:?}: expected a positive integer such as 42")]
+    InvalidNodeId {
+        /// The text as given.
+        text: String,
+    },
+    /// A node id that the store does not hold.
+    #[error("response {id} does not exist in this store; list them with `skein logs`")]
+    UnknownNode {
+        /// The id.
+        id: NodeId,
+    },
+    /// A parent named for a new node lives in another conversation.
+    #[error(
+        "response {parent} belongs to conversation {found:?}, not {expected:?}: a node's parent \
+         must be in the same conversation"
+    )]
+    ParentInOtherConversation {
+        /// The parent asked for.
+        parent: NodeId,
+        /// Its conversation.
+        found: String,
+        /// The conversation of the new node.
+        expected: String,
+    },
+    /// Messages that do not form a turn: an AI message among a turn's input, or a response
+    /// that is not an AI message.
+    #[error("invalid turn: {reason}")]
+    InvalidTurn {
+        /// What is wrong, naming the message index.
+        reason: String,
+    },
+    /// A value too large for the database (a token count above `i64::MAX`).
+    #[error("{what} is too large to store ({value}); the limit is {}", i64::MAX)]
+    OutOfRange {
+        /// Which value.
+        what: &'static str,
+        /// The value.
+        value: u64,
+    },
+    /// Stored data that cannot be read back; [`Store::verify`](crate::Store::verify) lists
+    /// every such node.
+    #[error(
+        "stored {what} cannot be read: {reason}; run `Store::verify` to list every damaged row"
+    )]
+    Corrupt {
+        /// Which row, e.g. `response 42`.
+        what: String,
+        /// What failed.
+        reason: String,
+    },
+    /// The database stayed locked by another writer for longer than the busy timeout.
+    #[error(
+        "{location} stayed locked by another writer for more than {timeout_ms} ms while \
+         {operation}; retry, or look for a process holding a long transaction"
+    )]
+    Busy {
+        /// The file path.
+        location: String,
+        /// What the store was doing.
+        operation: &'static str,
+        /// The busy timeout.
+        timeout_ms: u64,
+    },
+    /// Any other database error.
+    #[error("{backend} failed while {operation}: {source}")]
+    Database {
+        /// Which database.
+        backend: Backend,
+        /// What the store was doing, e.g. `"logging a response"`.
+        operation: &'static str,
+        /// The driver's error.
+        #[source]
+        source: Box<dyn StdError + Send + Sync>,
+    },
+    /// A file-system error around the store file (creating its directory, reading it).
+    #[error("cannot {operation} {path}: {source}")]
+    Io {
+        /// What the store was doing.
+        operation: &'static str,
+        /// The path.
+        path: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The blocking task running a SQLite operation panicked or was cancelled.
+    #[error("the SQLite worker task stopped while {operation}: {reason}")]
+    Worker {
+        /// What the store was doing.
+        operation: &'static str,
+        /// Why it stopped.
+        reason: String,
+    },
+}
+
+impl StoreError {
+    pub(crate) fn database(
+        backend: Backend,
+        operation: &'static str,
+        source: impl StdError + Send + Sync + 'static,
+    ) -> Self {
+        StoreError::Database {
+            backend,
+            operation,
+            source: Box::new(source),
+        }
+    }
+}
+
+/// `Result` with [`StoreError`].
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;

@@ -1,0 +1,114 @@
+//! Hashed conversation trees: every model response stored once, at its place in a tree of
+//! conversations, found again from nothing but a message array.
+//!
+//! A conversation is a tree of **nodes**. A node holds one *turn*: the input messages a model
+//! answered (system, human, tool responses) and the AI message that answered. Its parent is the
+//! node of the turn before. Three hashes place it ([`hash`]): the **prompt hash** of its input,
+//! the **response hash** of its answer, and the **path hash** chaining the prompt hashes from
+//! the root. Give [`Store::find_or_create_path`] a whole message array (what a chat-completions
+//! client sends) and it walks the tree by (conversation, parent, prompt hash), branching where
+//! the caller's assistant messages differ from what is stored, and tells where a new answer
+//! goes; [`Store::log_response`] stores that answer.
+//!
+//! Two questions stay apart:
+//!
+//! - **Where does a response sit?** The hashes decide: model and a non-zero temperature are not
+//!   in them, so the same conversation asked of two models (or twice of one sampling model)
+//!   gives sibling nodes under one parent, side by side for comparison.
+//! - **May a stored answer be returned instead of calling the model?** Only for the same model
+//!   id and [`CallOptions::cache_key`], and only when the request is deterministic
+//!   (temperature exactly 0) or the caller opts in with [`Reuse::Always`]. Otherwise a stored
+//!   answer is an alternative, never a substitute. Every answered request, cache hits
+//!   included, is a row of the `calls` table with its own timestamp ([`Store::calls`]).
+//!
+//! # Stores
+//!
+//! - [`SqliteStore`]: the embedded default; one file in WAL mode, versioned migrations that
+//!   upgrade older files, refusal of files it did not write or that a newer Skein wrote.
+//! - `PostgresStore` (feature `postgres`): the same behaviour on PostgreSQL through a
+//!   connection pool, for several server replicas writing at once.
+//!
+//! Both implement [`Store`], an object-safe async trait: hold them as `Arc<dyn Store>`. Each
+//! node is written in one transaction, so a crash never leaves half a node;
+//! [`Store::verify`] recomputes every stored hash.
+//!
+//! # Example: one step of an agent loop
+//!
+//! ```
+//! use conversation_tree::{CallOptions, ConversationId, HashOptions, Message, NewResponse, Reuse, SqliteStore, Store};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), conversation_tree::StoreError> {
+//! let store = SqliteStore::open_in_memory().await?;
+//! let conversation = ConversationId::random();
+//! let options = CallOptions::new("echo").with_hash(HashOptions::deterministic());
+//! let mut messages = vec![Message::system("You are helpful"), Message::human("Capital of France?")];
+//!
+//! // Nothing stored yet: the model must answer messages[0..].
+//! let path = store.find_or_create_path(&conversation, &messages, &options).await?;
+//! assert!(path.cache_hit.is_none());
+//! assert_eq!(path.first_unmatched, 0);
+//! let answer = Message::ai("Paris"); // the model's answer
+//! let input = path.pending_input(&messages).to_vec();
+//! let root = store
+//!     .log_response(NewResponse::new(conversation.clone(), path.parent(), input, answer.clone(), &options))
+//!     .await?;
+//!
+//! // The same deterministic request again: a cache hit, no model call.
+//! let again = store.find_or_create_path(&conversation, &messages, &options).await?;
+//! assert_eq!(again.cache_hit.as_ref().map(|node| node.id()), Some(root.id()));
+//!
+//! // Extending the conversation finds the root through the assistant message.
+//! messages.push(answer);
+//! messages.push(Message::human("Germany?"));
+//! let next = store.find_or_create_path(&conversation, &messages, &options).await?;
+//! assert_eq!(next.parent(), Some(root.id()));
+//! assert_eq!(next.first_unmatched, 3);
+//!
+//! // Continuing later: the full message list of the latest node.
+//! let latest = store.latest_node(&conversation).await?.expect("the conversation has nodes");
+//! assert_eq!(store.messages_for_path(latest.id()).await?.len(), 3);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Contents
+//!
+//! - [`hash`]: [`prompt_hash`], [`response_hash`], [`path_hash`] and the hashes they are made
+//!   of; the exact encoding is documented there.
+//! - [`Store`], [`PathMatch`], [`NewResponse`]: the API; [`Node`], [`Turn`], [`Call`],
+//!   [`ConversationSummary`], [`VerifyReport`]: what it returns.
+//! - [`HashOptions`], [`CallOptions`], [`Reuse`]: what enters the hashes, and the reuse policy.
+//! - [`SqliteStore`]; `PostgresStore` (feature `postgres`).
+//! - `testing` (feature `testing`): a throwaway PostgreSQL cluster for tests.
+
+mod error;
+pub mod hash;
+mod id;
+mod node;
+mod options;
+#[cfg(feature = "postgres")]
+mod postgres;
+mod record;
+mod sqlite;
+mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
+mod walk;
+
+pub use error::{Backend, Result, StoreError};
+pub use hash::{
+    attachment_hash, canonical_json, path_hash, prompt_hash, response_hash, tool_call_hash,
+    tool_result_hash, tool_specs_hash,
+};
+pub use id::{ConversationId, NodeId};
+pub use jiff::Timestamp;
+pub use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, ToolSpec};
+pub use node::{
+    Call, CallKind, ConversationSummary, Node, Problem, ProblemKind, TokenUsage, Turn, VerifyReport,
+};
+pub use options::{CallOptions, HashOptions, Reuse};
+#[cfg(feature = "postgres")]
+pub use postgres::PostgresStore;
+pub use sqlite::SqliteStore;
+pub use store::{MatchedTurn, NewResponse, PathMatch, Store};

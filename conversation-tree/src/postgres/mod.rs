@@ -1,0 +1,306 @@
+//! `PostgresStore`: the same store on PostgreSQL, for several server replicas at once.
+//!
+//! Connections come from a deadpool pool. Every write is one transaction. Writes that must
+//! not race (a supplied branch created once, a cache hit recorded against what is stored)
+//! first take a transaction-scoped advisory lock on the conversation, so replicas serialise
+//! per conversation and nowhere else. Hashing and JSON run on tokio's blocking pool; the
+//! async workers only wait for the database.
+
+mod schema;
+mod tx;
+
+use async_trait::async_trait;
+use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use messages::Message;
+use tokio_postgres::{IsolationLevel, NoTls};
+
+use crate::record::{self, NodeRow};
+use crate::walk::{self, Mode, Plan, Progress, Step};
+use crate::{
+    Backend, Call, CallOptions, ConversationId, ConversationSummary, NewResponse, Node, NodeId,
+    PathMatch, Result, Store, StoreError, Turn, VerifyReport,
+};
+
+use tx::PgTx;
+
+/// Connections a store opens at most, unless given its own pool.
+const DEFAULT_POOL_SIZE: usize = 16;
+
+/// A conversation-tree store in a PostgreSQL database (feature `postgres`).
+///
+/// Connecting checks the database first: one that holds tables of another application, or a
+/// Skein schema newer than this build, is refused ([`StoreError::NotAStore`],
+/// [`StoreError::NewerSchema`]) and left untouched. Migrations run in one transaction under an
+/// advisory lock, so replicas starting together migrate once.
+///
+/// TLS is not built in: connect over a private network, a Unix socket or loopback, or hand
+/// [`PostgresStore::from_pool`] a pool with your TLS connector. Cheap to clone.
+#[derive(Clone)]
+pub struct PostgresStore {
+    pool: Pool,
+    location: String,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PostgresStore {
+    /// Connects to the database at `url` (`postgres://user:password@host:port/dbname` or the
+    /// `key=value` form) with a pool of 16 connections, and brings its schema up to date.
+    pub async fn connect(url: &str) -> Result<Self> {
+        let config: tokio_postgres::Config = url.parse().map_err(|err| {
+            StoreError::database(Backend::Postgres, "reading the connection URL", err)
+        })?;
+        let location = describe(&config);
+        let manager = Manager::from_config(
+            config,
+            NoTls,
+            ManagerConfig {
+                recycling_method: RecyclingMethod::Fast,
+            },
+        );
+        let pool = Pool::builder(manager)
+            .max_size(DEFAULT_POOL_SIZE)
+            .build()
+            .map_err(|err| StoreError::database(Backend::Postgres, "building the pool", err))?;
+        Self::open(pool, location).await
+    }
+
+    /// Uses `pool` (its size, timeouts and TLS are the caller's) and brings the schema up to
+    /// date.
+    pub async fn from_pool(pool: Pool) -> Result<Self> {
+        let location = "the PostgreSQL database of the given pool".to_owned();
+        Self::open(pool, location).await
+    }
+
+    async fn open(pool: Pool, location: String) -> Result<Self> {
+        let store = PostgresStore { pool, location };
+        let mut client = store.client("connecting").await?;
+        schema::migrate(&mut client, &store.location).await?;
+        Ok(store)
+    }
+
+    async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Client> {
+        self.pool
+            .get()
+            .await
+            .map_err(|err| StoreError::database(Backend::Postgres, operation, err))
+    }
+}
+
+/// "database D on H:P": where a store lives, without credentials.
+fn describe(config: &tokio_postgres::Config) -> String {
+    let host = config
+        .get_hosts()
+        .first()
+        .map(|host| match host {
+            tokio_postgres::config::Host::Tcp(name) => name.clone(),
+            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
+        })
+        .unwrap_or_else(|| "localhost".to_owned());
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let dbname = config.get_dbname().unwrap_or("(default)");
+    format!("PostgreSQL database {dbname:?} on {host}:{port}")
+}
+
+fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {
+    move |err| StoreError::database(Backend::Postgres, operation, err)
+}
+
+/// Runs CPU work (hashing, JSON) on the blocking pool.
+async fn cpu<R: Send + 'static>(
+    operation: &'static str,
+    work: impl FnOnce() -> R + Send + 'static,
+) -> Result<R> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| StoreError::Worker {
+            operation,
+            reason: err.to_string(),
+        })
+}
+
+#[async_trait]
+impl Store for PostgresStore {
+    async fn find_or_create_path(
+        &self,
+        conversation: &ConversationId,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<PathMatch> {
+        const OPERATION: &str = "matching a message array";
+        let owned = (messages.to_vec(), options.clone());
+        let (messages, options, plan) = cpu(OPERATION, move || {
+            let (messages, options) = owned;
+            let plan = Plan::new(&messages, &options);
+            (messages, options, plan)
+        })
+        .await?;
+        let mut client = self.client(OPERATION).await?;
+        let read = PgTx::new(&client, OPERATION);
+        let walk = walk::walk(
+            &read,
+            conversation,
+            &messages,
+            &plan,
+            &options,
+            Mode::Read,
+            Progress::default(),
+        );
+        let progress = match walk.await? {
+            Step::Done(found) => return Ok(found),
+            Step::NeedsWrite(progress) => progress,
+        };
+        let tx = client.transaction().await.map_err(pg(OPERATION))?;
+        let write = PgTx::new(&tx, OPERATION);
+        let mode = Mode::Write { at: record::now() };
+        let step = walk::walk(
+            &write,
+            conversation,
+            &messages,
+            &plan,
+            &options,
+            mode,
+            progress,
+        );
+        let step = step.await?;
+        tx.commit().await.map_err(pg(OPERATION))?;
+        match step {
+            Step::Done(found) => Ok(found),
+            Step::NeedsWrite(_) => Err(StoreError::Worker {
+                operation: OPERATION,
+                reason: "a walk holding the conversation lock still asked for it".to_owned(),
+            }),
+        }
+    }
+
+    async fn log_response(&self, response: NewResponse) -> Result<Node> {
+        const OPERATION: &str = "logging a response";
+        let now = record::now();
+        let (row, name) = cpu(OPERATION, move || {
+            let name = record::conversation_name(&response.input);
+            NodeRow::from_response(response, now).map(|row| (row, name))
+        })
+        .await??;
+        let mut client = self.client(OPERATION).await?;
+        let tx = client.transaction().await.map_err(pg(OPERATION))?;
+        let node = walk::log(&PgTx::new(&tx, OPERATION), row, name.as_deref()).await?;
+        tx.commit().await.map_err(pg(OPERATION))?;
+        Ok(node)
+    }
+
+    async fn node(&self, id: NodeId) -> Result<Option<Node>> {
+        let client = self.client("reading a response").await?;
+        tx::node(&client, "reading a response", id).await
+    }
+
+    async fn turn(&self, id: NodeId) -> Result<Turn> {
+        let client = self.client("reading a turn").await?;
+        tx::turn(&client, id).await
+    }
+
+    async fn children(&self, id: NodeId) -> Result<Vec<Node>> {
+        let client = self.client("listing children").await?;
+        tx::children(&client, id).await
+    }
+
+    async fn roots(&self, conversation: &ConversationId) -> Result<Vec<Node>> {
+        let client = self.client("listing roots").await?;
+        tx::roots(&client, conversation).await
+    }
+
+    async fn path_to_root(&self, id: NodeId) -> Result<Vec<Node>> {
+        let client = self.client("reading a path").await?;
+        tx::path_to_root(&client, id).await
+    }
+
+    async fn messages_for_path(&self, id: NodeId) -> Result<Vec<Message>> {
+        const OPERATION: &str = "reading a path's messages";
+        let client = self.client(OPERATION).await?;
+        let rows = tx::path_json(&client, id).await?;
+        drop(client);
+        cpu(OPERATION, move || {
+            let mut messages = Vec::new();
+            for (node, input, response) in rows {
+                let turn = record::turn_from_json(node, &input, &response)?;
+                messages.extend(turn.input);
+                messages.push(turn.response);
+            }
+            Ok(messages)
+        })
+        .await?
+    }
+
+    async fn conversations(&self, limit: usize) -> Result<Vec<ConversationSummary>> {
+        let client = self.client("listing conversations").await?;
+        tx::conversations(&client, None, limit).await
+    }
+
+    async fn conversation(&self, id: &ConversationId) -> Result<Option<ConversationSummary>> {
+        let client = self.client("reading a conversation").await?;
+        Ok(tx::conversations(&client, Some(id), 1).await?.pop())
+    }
+
+    async fn conversation_nodes(&self, conversation: &ConversationId) -> Result<Vec<Node>> {
+        let client = self.client("listing a conversation").await?;
+        tx::conversation_nodes(&client, conversation).await
+    }
+
+    async fn latest_node(&self, conversation: &ConversationId) -> Result<Option<Node>> {
+        let client = self.client("finding the latest response").await?;
+        tx::latest_node(&client, conversation).await
+    }
+
+    async fn calls(&self, conversation: &ConversationId) -> Result<Vec<Call>> {
+        let client = self.client("listing calls").await?;
+        tx::calls(&client, conversation).await
+    }
+
+    async fn lookup_path_hash(&self, path_hash: &str) -> Result<Vec<Node>> {
+        let client = self.client("looking up a path hash").await?;
+        tx::lookup_path_hash(&client, path_hash).await
+    }
+
+    async fn verify(&self) -> Result<VerifyReport> {
+        const OPERATION: &str = "verifying the store";
+        let mut client = self.client(OPERATION).await?;
+        // One snapshot for the whole pass, read in batches.
+        let tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .await
+            .map_err(pg(OPERATION))?;
+        let mut report = VerifyReport::default();
+        let mut after = 0;
+        loop {
+            let batch = tx::stored_rows(&tx, after).await?;
+            let Some(last) = batch.last() else { break };
+            after = last.id.get();
+            let checked = cpu(OPERATION, move || {
+                let count = batch.len() as u64;
+                (
+                    count,
+                    batch
+                        .into_iter()
+                        .filter_map(record::check)
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .await?;
+            report.checked += checked.0;
+            report.problems.extend(checked.1);
+        }
+        tx.commit().await.map_err(pg(OPERATION))?;
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests;

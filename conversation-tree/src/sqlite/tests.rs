@@ -1,0 +1,155 @@
+//! Schema upgrades and query plans, which need the store's internals.
+
+use rusqlite::Connection;
+
+use super::tx::{CANDIDATES_SQL, SqliteTx, format_time};
+use super::{Ctx, SqliteStore, run_ready, schema};
+use crate::record::{self, NodeRow};
+use crate::walk::Tx as _;
+use crate::{CallKind, ConversationId, HashOptions, Message, NodeId, Store};
+
+fn ctx(path: &std::path::Path) -> Ctx {
+    Ctx {
+        location: path.display().to_string().into(),
+    }
+}
+
+fn user_version(path: &std::path::Path) -> i64 {
+    Connection::open(path)
+        .and_then(|conn| conn.query_row("PRAGMA user_version", [], |row| row.get(0)))
+        .unwrap_or(-1)
+}
+
+/// A file written at schema version 1 (before the `calls` table) opens, is upgraded in place,
+/// keeps its nodes and gains one call per node.
+#[tokio::test]
+async fn a_version_1_file_is_upgraded() -> crate::Result<()> {
+    let dir = tempfile::tempdir().map_err(|source| crate::StoreError::Io {
+        operation: "create",
+        path: "a temporary directory".into(),
+        source,
+    })?;
+    let path = dir.path().join("old.db");
+    let ctx = ctx(&path);
+    let conversation = ConversationId::new("from-v1")?;
+    let options = HashOptions::default();
+    let (root_id, child_id) = {
+        let mut conn = Connection::open(&path).map_err(ctx.sql("test"))?;
+        schema::configure(&conn, &ctx, false)?;
+        assert_eq!(schema::migrate_to(&mut conn, &ctx, 1)?, 0);
+        let tx = conn.transaction().map_err(ctx.sql("test"))?;
+        let stx = SqliteTx::new(&tx, &ctx, "test");
+        let at = record::now();
+        run_ready(
+            "test",
+            stx.touch_conversation(&conversation, Some("old"), at),
+        )??;
+        let mut root = NodeRow::new(
+            conversation.clone(),
+            None,
+            &[Message::human("Hi")],
+            &Message::ai("Hello"),
+            &options,
+            at,
+        )?;
+        root.model = Some("gpt-4".into());
+        let root_id = run_ready("test", stx.insert_node(&root))??;
+        let mut child = NodeRow::new(
+            conversation.clone(),
+            Some(root_id),
+            &[Message::human("More")],
+            &Message::ai("Supplied"),
+            &options,
+            at,
+        )?;
+        child.set_parent_path(Some(&root.path_hash));
+        let child_id = run_ready("test", stx.insert_node(&child))??;
+        tx.commit().map_err(ctx.sql("test"))?;
+        (root_id, child_id)
+    };
+    assert_eq!(user_version(&path), 1);
+
+    let store = SqliteStore::open(&path).await?;
+    assert_eq!(user_version(&path), schema::LATEST);
+    let calls = store.calls(&conversation).await?;
+    let backfilled: Vec<(NodeId, CallKind)> =
+        calls.iter().map(|call| (call.node, call.kind)).collect();
+    assert_eq!(
+        backfilled,
+        [
+            (root_id, CallKind::Generated),
+            (child_id, CallKind::Supplied)
+        ]
+    );
+    assert_eq!(calls[0].model.as_deref(), Some("gpt-4"));
+    assert!(store.verify().await?.is_ok());
+    assert_eq!(
+        store.messages_for_path(child_id).await?,
+        [
+            Message::human("Hi"),
+            Message::ai("Hello"),
+            Message::human("More"),
+            Message::ai("Supplied")
+        ]
+    );
+    assert_eq!(
+        store
+            .latest_node(&conversation)
+            .await?
+            .map(|node| node.id()),
+        Some(child_id)
+    );
+    Ok(())
+}
+
+fn plan(conn: &Connection, sql: &str, params: impl rusqlite::Params) -> String {
+    let mut statement = conn
+        .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+        .unwrap_or_else(|err| panic!("cannot explain {sql}: {err}"));
+    let rows = statement
+        .query_map(params, |row| row.get::<_, String>(3))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .unwrap_or_else(|err| panic!("cannot explain {sql}: {err}"));
+    rows.join("\n")
+}
+
+/// The walk's lookup, for a root and for a child, searches the composite index on all three
+/// columns: no scan, whatever the store holds.
+#[tokio::test]
+async fn walk_lookups_use_the_composite_index() {
+    let store = SqliteStore::open_in_memory()
+        .await
+        .unwrap_or_else(|err| panic!("{err}"));
+    let writer = store
+        .inner
+        .writer
+        .lock()
+        .unwrap_or_else(|err| err.into_inner());
+    let index = "USING INDEX idx_responses_conversation_parent_prompt \
+                 (conversation_id=? AND parent_response_id=? AND prompt_hash=?)";
+    for parent in [None, Some(7_i64)] {
+        let detail = plan(&writer, CANDIDATES_SQL, rusqlite::params!["c", parent, "p"]);
+        assert!(detail.contains(index), "parent {parent:?}: {detail}");
+        assert!(!detail.contains("SCAN"), "parent {parent:?}: {detail}");
+    }
+    let path_lookup = "SELECT id FROM responses r WHERE r.path_hash = ?1 ORDER BY r.id";
+    let detail = plan(&writer, path_lookup, ["p"]);
+    assert!(
+        detail.contains("INDEX idx_responses_path_hash (path_hash=?)"),
+        "{detail}"
+    );
+    let latest =
+        "SELECT response_id FROM calls WHERE conversation_id = ?1 ORDER BY id DESC LIMIT 1";
+    let detail = plan(&writer, latest, ["c"]);
+    assert!(detail.contains("idx_calls_conversation"), "{detail}");
+    assert!(!detail.contains("TEMP B-TREE"), "no sort needed: {detail}");
+}
+
+#[test]
+fn timestamps_sort_as_text() {
+    let early = jiff::Timestamp::from_second(1_700_000_000).unwrap_or_default();
+    let late = jiff::Timestamp::from_second(1_700_000_001).unwrap_or_default();
+    let (early, late) = (format_time(early), format_time(late));
+    assert_eq!(early, "2023-11-14T22:13:20.000000Z");
+    assert!(early < late);
+}

@@ -1,0 +1,222 @@
+//! The `Store` trait and the values that go in and out of it.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+use messages::Message;
+
+use crate::{
+    Call, CallOptions, ConversationId, ConversationSummary, HashOptions, Node, NodeId, Result,
+    TokenUsage, Turn, VerifyReport,
+};
+
+/// A conversation-tree store: SQLite ([`SqliteStore`](crate::SqliteStore)) or PostgreSQL
+/// (`PostgresStore`, feature `postgres`), interchangeable behind `Arc<dyn Store>`.
+///
+/// Every write (a logged response, a supplied branch, a cache-hit record) is one transaction:
+/// a node is stored whole or not at all, whatever happens to the process.
+#[async_trait]
+pub trait Store: Send + Sync {
+    /// Walks `messages` through the tree of `conversation` and reports where they lead.
+    ///
+    /// The messages are cut into turns: each run of non-AI messages with the AI message that
+    /// follows it. Each turn is looked up by (conversation, parent, prompt hash), starting at
+    /// the roots. A turn whose AI message matches a stored answer (equal response hash) moves
+    /// down to that node; one that matches none becomes a new node beside the stored ones (a
+    /// branch, recorded as a [`Supplied`](crate::CallKind::Supplied) call): a stored answer is
+    /// never overwritten. A trailing turn without an AI message is the one the model must
+    /// answer: a stored answer to it is returned as [`PathMatch::cache_hit`] when
+    /// `options` allow reuse (same model and cache key, and a deterministic request or
+    /// [`Reuse::Always`](crate::Reuse::Always)), which records a
+    /// [`CacheHit`](crate::CallKind::CacheHit) call; the others are listed in
+    /// [`PathMatch::alternatives`].
+    ///
+    /// `options.hash` is used for every turn's prompt hash.
+    async fn find_or_create_path(
+        &self,
+        conversation: &ConversationId,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<PathMatch>;
+
+    /// Stores a model's answer as a new node (and a [`Generated`](crate::CallKind::Generated)
+    /// call), computing its hashes. Several answers to the same turn at the same position are
+    /// kept side by side.
+    async fn log_response(&self, response: NewResponse) -> Result<Node>;
+
+    /// The node with this id, if the store holds it.
+    async fn node(&self, id: NodeId) -> Result<Option<Node>>;
+
+    /// The node's input messages and answer.
+    async fn turn(&self, id: NodeId) -> Result<Turn>;
+
+    /// The nodes answering after `id`, oldest first.
+    async fn children(&self, id: NodeId) -> Result<Vec<Node>>;
+
+    /// The roots of a conversation, oldest first.
+    async fn roots(&self, conversation: &ConversationId) -> Result<Vec<Node>>;
+
+    /// The node and its ancestors: `id` first, the root last.
+    async fn path_to_root(&self, id: NodeId) -> Result<Vec<Node>>;
+
+    /// The full message list from the root to `id`: every turn's input messages followed by its
+    /// answer, exactly as stored (reasoning, tool calls and ids included). Append a new human
+    /// message and call [`Store::find_or_create_path`] to continue the conversation there.
+    async fn messages_for_path(&self, id: NodeId) -> Result<Vec<Message>>;
+
+    /// Conversations, most recently answered first, at most `limit`.
+    async fn conversations(&self, limit: usize) -> Result<Vec<ConversationSummary>>;
+
+    /// One conversation's summary, if the store holds it.
+    async fn conversation(&self, id: &ConversationId) -> Result<Option<ConversationSummary>>;
+
+    /// Every node of a conversation, in id order (parents before children): what a tree view
+    /// draws.
+    async fn conversation_nodes(&self, conversation: &ConversationId) -> Result<Vec<Node>>;
+
+    /// The node of the conversation's most recent call (generated, cached or supplied): where
+    /// "continue this conversation" picks up. `None` for an unknown conversation.
+    async fn latest_node(&self, conversation: &ConversationId) -> Result<Option<Node>>;
+
+    /// Every call of a conversation, in the order they were recorded: for cache-hit analysis.
+    async fn calls(&self, conversation: &ConversationId) -> Result<Vec<Call>>;
+
+    /// Every node whose path hash is `path_hash`, in any conversation, in id order.
+    async fn lookup_path_hash(&self, path_hash: &str) -> Result<Vec<Node>>;
+
+    /// Recomputes every stored hash from the stored messages and options, and every path hash
+    /// from its parent's.
+    async fn verify(&self) -> Result<VerifyReport>;
+}
+
+/// Where a message array leads in the tree: what [`Store::find_or_create_path`] returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathMatch {
+    /// One entry per answered turn (input messages followed by the caller's AI message), root
+    /// first: the node holding it, found or created.
+    pub turns: Vec<MatchedTurn>,
+    /// Index of the first message of the trailing turn that still needs an answer;
+    /// `messages.len()` when the array ends with an AI message.
+    pub first_unmatched: usize,
+    /// A stored answer to the trailing turn that may be returned instead of calling the model.
+    pub cache_hit: Option<Node>,
+    /// The other stored answers to the trailing turn at this position (other models, sampled
+    /// answers, other cache keys, supplied answers), oldest first: siblings, never substitutes.
+    pub alternatives: Vec<Node>,
+}
+
+impl PathMatch {
+    /// The node a new answer hangs from: the last answered turn's node, `None` at the root.
+    pub fn parent(&self) -> Option<NodeId> {
+        self.turns.last().map(|turn| turn.node)
+    }
+
+    /// The node ids of the answered turns, root first.
+    pub fn node_ids(&self) -> Vec<NodeId> {
+        self.turns.iter().map(|turn| turn.node).collect()
+    }
+
+    /// The trailing turn's input: `messages[first_unmatched..]`, the messages to log with the
+    /// model's answer.
+    pub fn pending_input<'m>(&self, messages: &'m [Message]) -> &'m [Message] {
+        messages.get(self.first_unmatched..).unwrap_or_default()
+    }
+
+    /// Whether the answered turns were all in the store already (no branch was created).
+    pub fn fully_matched(&self) -> bool {
+        self.turns.iter().all(|turn| !turn.created)
+    }
+}
+
+/// One answered turn of a [`PathMatch`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchedTurn {
+    /// The node holding the turn.
+    pub node: NodeId,
+    /// Index of the turn's first message in the array.
+    pub start: usize,
+    /// Whether this call created the node (the caller's AI message matched no stored answer).
+    pub created: bool,
+}
+
+/// A model's answer to log with [`Store::log_response`].
+///
+/// ```
+/// use std::time::Duration;
+/// use conversation_tree::{CallOptions, ConversationId, Message, NewResponse, TokenUsage};
+///
+/// let options = CallOptions::new("gpt-4o");
+/// let entry = NewResponse::new(
+///     ConversationId::random(),
+///     None,
+///     vec![Message::human("Capital of France?")],
+///     Message::ai("Paris"),
+///     &options,
+/// )
+/// .usage(TokenUsage { input_tokens: 12, output_tokens: 1, ..Default::default() })
+/// .duration(Duration::from_millis(420));
+/// assert_eq!(entry.model(), "gpt-4o");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct NewResponse {
+    pub(crate) conversation: ConversationId,
+    pub(crate) parent: Option<NodeId>,
+    pub(crate) input: Vec<Message>,
+    pub(crate) response: Message,
+    pub(crate) model: String,
+    pub(crate) options: HashOptions,
+    pub(crate) cache_key: Option<String>,
+    pub(crate) usage: Option<TokenUsage>,
+    pub(crate) duration: Option<Duration>,
+    pub(crate) datetime_utc: Option<Timestamp>,
+}
+
+impl NewResponse {
+    /// The answer `response` of `options.model` to `input`, after `parent` (`None` for a root;
+    /// usually [`PathMatch::parent`]). `input` holds the turn's messages only (usually
+    /// [`PathMatch::pending_input`]), not the whole history.
+    pub fn new(
+        conversation: ConversationId,
+        parent: Option<NodeId>,
+        input: Vec<Message>,
+        response: Message,
+        options: &CallOptions,
+    ) -> Self {
+        NewResponse {
+            conversation,
+            parent,
+            input,
+            response,
+            model: options.model.clone(),
+            options: options.hash.clone(),
+            cache_key: options.cache_key.clone(),
+            usage: None,
+            duration: None,
+            datetime_utc: None,
+        }
+    }
+
+    /// Sets the call's token usage.
+    pub fn usage(mut self, usage: TokenUsage) -> Self {
+        self.usage = Some(usage);
+        self
+    }
+
+    /// Sets how long the call took.
+    pub fn duration(mut self, duration: Duration) -> Self {
+        self.duration = Some(duration);
+        self
+    }
+
+    /// Sets when the call was made (default: when it is logged).
+    pub fn datetime_utc(mut self, at: Timestamp) -> Self {
+        self.datetime_utc = Some(at);
+        self
+    }
+
+    /// The model that answered.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+}

@@ -1,0 +1,144 @@
+//! The behaviour suite both stores must pass: `tests/sqlite.rs` and `tests/postgres.rs` run
+//! every case through [`suite!`] against their [`Harness`].
+
+#![allow(
+    dead_code,
+    reason = "each test binary uses the parts its backend needs"
+)]
+
+pub(crate) mod cases;
+pub(crate) mod edges;
+pub(crate) mod reliability;
+
+use std::sync::Arc;
+
+use conversation_tree::{
+    CallOptions, ConversationId, HashOptions, Message, NewResponse, Node, PathMatch, Store,
+};
+
+/// A store location of one backend: a fresh file or database per test.
+pub(crate) trait Harness: Send + Sync + Sized + 'static {
+    /// A new, empty location.
+    async fn new() -> Self;
+    /// Opens (or reopens) the store at this location.
+    async fn open(&self) -> Arc<dyn Store>;
+    /// Runs SQL directly against the location, beside the store.
+    async fn execute(&self, sql: &str);
+    /// SQL that makes every later insert into `calls` fail.
+    fn failing_calls_trigger() -> &'static str;
+    /// What a child process needs to open the same store (see [`open_spec`](Self::open_spec)).
+    fn spec(&self) -> String;
+    /// Opens the store a [`spec`](Self::spec) names.
+    async fn open_spec(spec: &str) -> Arc<dyn Store>;
+}
+
+/// Generates one `#[tokio::test]` per case of the suite for `$harness`.
+#[macro_export]
+macro_rules! suite {
+    ($harness:ty) => {
+        $crate::suite!(@cases $harness;
+            cases::first_call_creates_a_root,
+            cases::same_deterministic_messages_reuse_the_root,
+            cases::reuse_needs_the_same_model_key_and_policy,
+            cases::extension_finds_the_root_and_creates_the_child,
+            cases::a_different_answer_branches_and_never_overwrites,
+            cases::non_deterministic_duplicates_are_kept_and_listed,
+            edges::equal_image_bytes_at_different_paths_hash_equal,
+            edges::url_only_attachments_match_by_url,
+            edges::nested_tool_arguments_match_whatever_their_key_order,
+            edges::reasoning_round_trips_and_stripping_it_still_matches,
+            edges::unicode_round_trips_exactly,
+            edges::a_one_megabyte_prompt_is_stored_and_found,
+            cases::store_persists_across_reopen,
+            cases::edge_arrays_empty_and_fully_answered,
+            cases::latest_node_follows_the_last_call,
+            cases::bad_requests_are_typed_errors,
+            reliability::eight_concurrent_tasks_lose_nothing,
+            reliability::a_failed_write_leaves_no_half_node,
+            reliability::dropped_writes_leave_no_half_node,
+            reliability::verify_finds_a_tampered_row,
+        );
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn killed_writer_leaves_no_half_node() {
+            $crate::common::reliability::killed_writer_leaves_no_half_node::<$harness>(
+                "killed_writer_leaves_no_half_node",
+            )
+            .await;
+        }
+    };
+    (@cases $harness:ty; $($module:ident :: $case:ident),* $(,)?) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let harness = <$harness as $crate::common::Harness>::new().await;
+                $crate::common::$module::$case(&harness).await;
+            }
+        )*
+    };
+}
+
+/// Deterministic calls to `echo`: cache hits allowed.
+pub(crate) fn deterministic() -> CallOptions {
+    CallOptions::new("echo").with_hash(HashOptions::deterministic())
+}
+
+/// Sampling calls to `echo`: stored answers are alternatives, not hits.
+pub(crate) fn sampling() -> CallOptions {
+    CallOptions::new("echo").with_hash(HashOptions {
+        temperature: Some(0.9),
+        ..Default::default()
+    })
+}
+
+/// One agent step: find the path, then log `answer` as the model's response to what is
+/// pending. Returns the match and the new node.
+pub(crate) async fn step(
+    store: &dyn Store,
+    conversation: &ConversationId,
+    messages: &[Message],
+    answer: Message,
+    options: &CallOptions,
+) -> (PathMatch, Node) {
+    let path = store
+        .find_or_create_path(conversation, messages, options)
+        .await
+        .expect("find_or_create_path");
+    let input = path.pending_input(messages).to_vec();
+    let node = store
+        .log_response(NewResponse::new(
+            conversation.clone(),
+            path.parent(),
+            input,
+            answer,
+            options,
+        ))
+        .await
+        .expect("log_response");
+    (path, node)
+}
+
+/// Every node's hashes recompute, and every stored turn reads back.
+pub(crate) async fn assert_consistent(store: &dyn Store) {
+    let report = store.verify().await.expect("verify");
+    assert!(
+        report.is_ok(),
+        "verify found problems: {:?}",
+        report.problems
+    );
+    for summary in store
+        .conversations(usize::MAX)
+        .await
+        .expect("conversations")
+    {
+        for node in store
+            .conversation_nodes(&summary.id)
+            .await
+            .expect("conversation_nodes")
+        {
+            store.turn(node.id()).await.expect("every turn reads back");
+            let path = store.path_to_root(node.id()).await.expect("path_to_root");
+            assert_eq!(path.first().map(Node::id), Some(node.id()));
+            assert!(path.last().is_some_and(|root| root.parent().is_none()));
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! `PostgresStore` against the behaviour suite, and the checks on databases it did not write.
+//!
+//! Each test gets a fresh database on the server `conversation_tree::testing::postgres_url`
+//! names: `$SKEIN_PG_URL` (set by `cargo xtask ci` and `cargo xtask pg start`), or a throwaway
+//! cluster this process starts. Without either, the tests fail; they never skip.
+
+mod common;
+
+use std::sync::Arc;
+
+use conversation_tree::testing::fresh_postgres_database;
+use conversation_tree::{PostgresStore, Store, StoreError};
+
+use common::Harness;
+
+/// A fresh database.
+struct PostgresHarness {
+    url: String,
+}
+
+impl Harness for PostgresHarness {
+    async fn new() -> Self {
+        PostgresHarness {
+            url: fresh_postgres_database().await,
+        }
+    }
+
+    async fn open(&self) -> Arc<dyn Store> {
+        Arc::new(PostgresStore::connect(&self.url).await.unwrap())
+    }
+
+    async fn execute(&self, sql: &str) {
+        execute(&self.url, sql).await.unwrap();
+    }
+
+    fn failing_calls_trigger() -> &'static str {
+        "CREATE FUNCTION fail_calls() RETURNS trigger LANGUAGE plpgsql AS \
+         $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$; \
+         CREATE TRIGGER fail_calls BEFORE INSERT ON calls \
+         FOR EACH ROW EXECUTE FUNCTION fail_calls();"
+    }
+
+    fn spec(&self) -> String {
+        self.url.clone()
+    }
+
+    async fn open_spec(spec: &str) -> Arc<dyn Store> {
+        Arc::new(PostgresStore::connect(spec).await.unwrap())
+    }
+}
+
+suite!(PostgresHarness);
+
+async fn execute(url: &str, sql: &str) -> Result<(), tokio_postgres::Error> {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls).await?;
+    let connection = tokio::spawn(connection);
+    let result = client.batch_execute(sql).await;
+    drop(client);
+    let _ = connection.await;
+    result
+}
+
+async fn query_strings(url: &str, sql: &str) -> Vec<String> {
+    let (client, connection) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    let connection = tokio::spawn(connection);
+    let rows = client.query(sql, &[]).await.unwrap();
+    drop(client);
+    let _ = connection.await;
+    rows.iter().map(|row| row.get(0)).collect()
+}
+
+const TABLES: &str = "SELECT table_name::text FROM information_schema.tables \
+     WHERE table_schema = 'public' ORDER BY table_name";
+
+#[tokio::test]
+async fn another_applications_database_is_refused_and_left_untouched() {
+    let url = fresh_postgres_database().await;
+    execute(
+        &url,
+        "CREATE TABLE responses (id TEXT PRIMARY KEY, prompt TEXT);
+         INSERT INTO responses VALUES ('01j', 'hi');",
+    )
+    .await
+    .unwrap();
+    let err = PostgresStore::connect(&url).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotAStore { reason, .. } if reason.contains("responses")),
+        "{err}"
+    );
+    assert!(err.to_string().contains("left untouched"), "{err}");
+    assert!(!err.to_string().contains("password"));
+    assert_eq!(query_strings(&url, TABLES).await, ["responses"]);
+    assert_eq!(
+        query_strings(&url, "SELECT id || ':' || prompt FROM responses").await,
+        ["01j:hi"]
+    );
+}
+
+#[tokio::test]
+async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
+    let url = fresh_postgres_database().await;
+    drop(PostgresStore::connect(&url).await.unwrap());
+    execute(
+        &url,
+        "UPDATE skein_meta SET value = '99' WHERE key = 'schema_version'",
+    )
+    .await
+    .unwrap();
+    let err = PostgresStore::connect(&url).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            StoreError::NewerSchema {
+                found: 99,
+                supported: 2,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        query_strings(
+            &url,
+            "SELECT key || '=' || value FROM skein_meta ORDER BY key"
+        )
+        .await,
+        ["application=skein-conversation-tree", "schema_version=99"]
+    );
+}
+
+#[tokio::test]
+async fn replicas_connecting_at_once_migrate_once() {
+    let url = fresh_postgres_database().await;
+    let connects = (0..4).map(|_| PostgresStore::connect(&url));
+    for store in futures::future::join_all(connects).await {
+        store.unwrap();
+    }
+    assert_eq!(
+        query_strings(&url, TABLES).await,
+        ["calls", "conversations", "responses", "skein_meta"]
+    );
+}
+
+#[tokio::test]
+async fn a_bad_url_is_a_typed_error_without_the_password() {
+    let err = PostgresStore::connect("postgres://user:hunter2@127.0.0.1:1/db?bogus=1")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Database { .. }), "{err}");
+    assert!(!format!("{err} {err:?}").contains("hunter2"));
+}
+
+/// The cluster helper itself: a cluster is stopped and its directory removed when its owner
+/// panics (drop while unwinding) and when its process is killed (the reaper).
+mod cluster {
+    use std::io::{BufRead as _, BufReader};
+    use std::net::{Ipv4Addr, TcpStream};
+    use std::path::PathBuf;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    use conversation_tree::testing::{Lifetime, PgCluster};
+
+    const CHILD_ENV: &str = "SKEIN_TREE_CLUSTER_CHILD";
+
+    fn accepts(port: u16) -> bool {
+        TcpStream::connect((Ipv4Addr::LOCALHOST, port)).is_ok()
+    }
+
+    fn wait_until_gone(root: &std::path::Path, port: u16) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while (root.exists() || accepts(port)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(!root.exists(), "{} was removed", root.display());
+        assert!(!accepts(port), "port {port} was closed");
+    }
+
+    #[test]
+    fn a_panicking_owner_stops_its_cluster() {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let owner = std::thread::spawn(move || {
+            let cluster = PgCluster::start(Lifetime::Process).unwrap();
+            assert!(accepts(cluster.port()));
+            sender
+                .send((cluster.root().to_path_buf(), cluster.port()))
+                .unwrap();
+            panic!("a test fails while holding the cluster");
+        });
+        assert!(owner.join().is_err());
+        let (root, port) = receiver.recv().unwrap();
+        wait_until_gone(&root, port);
+    }
+
+    #[test]
+    fn a_killed_owner_process_leaves_no_cluster_behind() {
+        if std::env::var_os(CHILD_ENV).is_some() {
+            let cluster = PgCluster::start(Lifetime::Process).unwrap();
+            println!("cluster {} {}", cluster.port(), cluster.root().display());
+            std::thread::sleep(Duration::from_secs(600));
+            return;
+        }
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "cluster::a_killed_owner_process_leaves_no_cluster_behind",
+                "--exact",
+                "--nocapture",
+            ])
+            .env(CHILD_ENV, "1")
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let line = BufReader::new(child.stdout.take().unwrap())
+            .lines()
+            .map_while(Result::ok)
+            .find(|line| line.starts_with("cluster "))
+            .expect("the child reports its cluster");
+        let mut fields = line.split(' ').skip(1);
+        let port: u16 = fields.next().unwrap().parse().unwrap();
+        let root = PathBuf::from(fields.next().unwrap());
+        assert!(accepts(port) && root.exists());
+        child.kill().unwrap();
+        child.wait().unwrap();
+        wait_until_gone(&root, port);
+    }
+}
