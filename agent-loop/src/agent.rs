@@ -1,0 +1,291 @@
+//! [`Agent`]: `run` and `stream`, and the [`AgentStream`] of events.
+
+use std::fmt;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use futures::channel::mpsc::{self, UnboundedReceiver};
+use futures::{Stream, StreamExt};
+use providers::{ChatModel, ProviderError};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use toolchain::ToolSet;
+use tracing::Instrument;
+
+use crate::builder::AgentBuilder;
+use crate::compress::TokenCounter;
+use crate::emit::Emitter;
+use crate::react::TextProtocol;
+use crate::{
+    AgentError, AgentEvent, AgentInput, AgentOutcome, ContextPolicy, RequestOptions, StopReason,
+    ToolProvider,
+};
+
+#[cfg(feature = "store")]
+use conversation_tree::{Reuse, Store};
+
+/// An LLM agent: a model, tools, and the loop that lets the model call them round after round
+/// until it answers (seeds 002, 004, 001).
+///
+/// Build one with [`Agent::builder`]; it is cheap to clone (an `Arc`) and to build, and
+/// runs any number of conversations, concurrently. [`run`](Agent::run) returns the
+/// [`AgentOutcome`]; [`stream`](Agent::stream) yields [`AgentEvent`]s as they happen.
+#[derive(Clone)]
+pub struct Agent {
+    pub(crate) inner: Arc<Inner>,
+}
+
+/// What an agent is made of.
+pub(crate) struct Inner {
+    pub(crate) model: Arc<dyn ChatModel>,
+    pub(crate) tools: ToolSet,
+    pub(crate) providers: Vec<Arc<dyn ToolProvider>>,
+    pub(crate) text: Option<TextProtocol>,
+    pub(crate) max_rounds: usize,
+    pub(crate) system: Option<String>,
+    pub(crate) policy: ContextPolicy,
+    pub(crate) options: RequestOptions,
+    pub(crate) tool_timeout: Option<Duration>,
+    pub(crate) counter: TokenCounter,
+    #[cfg(feature = "store")]
+    pub(crate) store: Option<Arc<dyn Store>>,
+    #[cfg(feature = "store")]
+    pub(crate) reuse: Reuse,
+}
+
+impl Inner {
+    /// The span a run is recorded in; tool calls are its children.
+    fn span(&self) -> tracing::Span {
+        tracing::info_span!("agent_run", model = %self.model.info().id)
+    }
+}
+
+impl fmt::Debug for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("model", &self.inner.model.info().id)
+            .field("tools", &self.inner.tools)
+            .field("text_protocol", &self.inner.text.is_some())
+            .field("max_rounds", &self.inner.max_rounds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Agent {
+    /// A builder; only the model is required.
+    pub fn builder() -> AgentBuilder {
+        AgentBuilder::default()
+    }
+
+    /// Runs the agent on `input` until it answers.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError`] when the input is not a valid conversation, a model call fails, or the
+    /// store fails. Failing tools are not errors: the model is told and goes on.
+    pub async fn run(&self, input: impl Into<AgentInput>) -> Result<AgentOutcome, AgentError> {
+        self.run_until_cancelled(input, CancellationToken::new())
+            .await
+    }
+
+    /// [`run`](Agent::run), stopped when `cancel` is cancelled: the model stream is closed and
+    /// running tools are told to stop at once.
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Agent::run), and [`AgentError::Cancelled`] (holding the conversation so far,
+    /// a valid chain) on cancellation.
+    pub async fn run_until_cancelled(
+        &self,
+        input: impl Into<AgentInput>,
+        cancel: CancellationToken,
+    ) -> Result<AgentOutcome, AgentError> {
+        let emitter = Arc::new(Emitter::new(None));
+        self.inner
+            .drive(input.into(), &cancel, &emitter)
+            .instrument(self.inner.span())
+            .await
+    }
+
+    /// Runs the agent on `input`, yielding its events: `ResponseStart` first, then content,
+    /// reasoning and tool events, then exactly one of `ResponseDone`, `ResponseCancelled` and
+    /// `ResponseError`.
+    ///
+    /// Cancelling `cancel` or dropping the stream stops the run at once: the model stream is
+    /// closed and running tools are cancelled (they run on the stream's task; nothing is
+    /// spawned). After a cancellation the stream ends with `ResponseCancelled`, whose outcome
+    /// holds a valid chain: calls cut short are answered.
+    pub fn stream(&self, input: impl Into<AgentInput>, cancel: CancellationToken) -> AgentStream {
+        let input = input.into();
+        let inner = Arc::clone(&self.inner);
+        let (tx, rx) = mpsc::unbounded();
+        let emitter = Arc::new(Emitter::new(Some(tx)));
+        let id = input
+            .response_id()
+            .map_or_else(new_response_id, str::to_owned);
+        let driver = async move {
+            emitter.send(AgentEvent::ResponseStart {
+                id: id.clone(),
+                model: inner.model.info().id.clone(),
+                created: SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .map_or(0, |since| since.as_secs()),
+            });
+            // Cancelled when this future is dropped with the stream, so that work a tool
+            // started elsewhere on the run's token stops too.
+            let run_cancel = cancel.child_token();
+            let _guard = run_cancel.clone().drop_guard();
+            let result = inner
+                .drive(input, &run_cancel, &emitter)
+                .instrument(inner.span())
+                .await;
+            emitter.send(terminal(id, result, &emitter));
+        };
+        AgentStream {
+            driver: Some(Box::pin(driver)),
+            events: rx,
+        }
+    }
+
+    /// Checks `input` as a run would before its first model call (a valid chain with
+    /// something to answer; a conversation only with a store), so a server can refuse a bad
+    /// request before it starts streaming.
+    ///
+    /// # Errors
+    ///
+    /// The [`AgentError`] the run would end with.
+    pub fn check(&self, input: &AgentInput) -> Result<(), AgentError> {
+        #[cfg(feature = "store")]
+        if let (None, Some(conversation)) = (&self.inner.store, input.conversation()) {
+            return Err(AgentError::NoStore {
+                conversation: conversation.to_string(),
+            });
+        }
+        let system = self
+            .inner
+            .text
+            .is_none()
+            .then_some(self.inner.system.as_deref())
+            .flatten();
+        crate::ConversationContext::start(
+            system,
+            input.history().to_vec(),
+            input.human_parts().to_vec(),
+            self.inner.max_rounds,
+            &self.inner.counter,
+        )
+        .map(drop)
+    }
+
+    /// The model's id.
+    pub fn model_id(&self) -> &str {
+        &self.inner.model.info().id
+    }
+}
+
+/// A run's [`AgentEvent`]s: what [`Agent::stream`] returns. The run makes progress only while
+/// the stream is polled; dropping it cancels the run.
+pub struct AgentStream {
+    driver: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    events: UnboundedReceiver<AgentEvent>,
+}
+
+impl fmt::Debug for AgentStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentStream")
+            .field("running", &self.driver.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Stream for AgentStream {
+    type Item = AgentEvent;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        loop {
+            if let Poll::Ready(Some(event)) = self.events.poll_next_unpin(cx) {
+                return Poll::Ready(Some(event));
+            }
+            let Some(driver) = self.driver.as_mut() else {
+                // The run is over and its sender gone: what is left drains, then the end.
+                return self.events.poll_next_unpin(cx);
+            };
+            match driver.as_mut().poll(cx) {
+                Poll::Ready(()) => self.driver = None,
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// `resp-` and 12 random hex digits, as Chat Shell's ids.
+fn new_response_id() -> String {
+    let uuid = uuid::Uuid::new_v4().simple().to_string();
+    format!("resp-{}", &uuid[..12])
+}
+
+/// The event that ends the stream of `result`.
+fn terminal(id: String, result: Result<AgentOutcome, AgentError>, emitter: &Emitter) -> AgentEvent {
+    match result {
+        Ok(outcome) => AgentEvent::ResponseDone {
+            id,
+            usage: outcome.usage,
+            stop_reason: outcome.stop_reason.unwrap_or(StopReason::EndTurn),
+            silent_exit: outcome.silent_exit.is_some(),
+            silent_exit_reason: outcome.silent_exit.clone(),
+            rounds: outcome.rounds,
+            #[cfg(feature = "store")]
+            conversation_id: outcome.conversation_id.as_ref().map(ToString::to_string),
+            #[cfg(not(feature = "store"))]
+            conversation_id: None,
+            #[cfg(feature = "store")]
+            node_ids: outcome.node_ids.iter().map(|node| node.get()).collect(),
+            #[cfg(not(feature = "store"))]
+            node_ids: Vec::new(),
+            outcome: Arc::new(outcome),
+        },
+        Err(AgentError::Cancelled { outcome }) => AgentEvent::ResponseCancelled {
+            id,
+            partial_content: emitter.partial_content(),
+            outcome: Arc::from(outcome),
+        },
+        Err(error) => AgentEvent::ResponseError {
+            id,
+            code: error.code(),
+            message: error.to_string(),
+            details: details(&error),
+            error: Arc::new(error),
+        },
+    }
+}
+
+/// `details` of a `response.error`: the kind of failure, whether a retry may help, and the
+/// HTTP status when there was one.
+fn details(error: &AgentError) -> serde_json::Value {
+    let kind = match error {
+        AgentError::Provider { source, .. } => match source.as_ref() {
+            ProviderError::Http { .. } => "provider.http",
+            ProviderError::Stream { .. } => "provider.stream",
+            ProviderError::Transport { .. } => "provider.transport",
+            ProviderError::Timeout { .. } => "provider.timeout",
+            ProviderError::Decode { .. } => "provider.decode",
+            ProviderError::StreamTruncated { .. } => "provider.stream_truncated",
+            ProviderError::Config { .. } => "provider.config",
+            ProviderError::Cancelled => "provider.cancelled",
+            _ => "provider.other",
+        },
+        AgentError::InvalidHistory(_) => "invalid_history",
+        AgentError::NothingToAnswer => "nothing_to_answer",
+        AgentError::OutputTruncated { .. } => "output_truncated",
+        #[cfg(feature = "store")]
+        AgentError::Store(_) | AgentError::NoStore { .. } => "store",
+        _ => "agent",
+    };
+    let status = match error {
+        AgentError::Provider { source, .. } => source.status(),
+        _ => None,
+    };
+    json!({"type": kind, "retryable": error.is_retryable(), "status": status})
+}

@@ -1,0 +1,301 @@
+//! [`AgentBuilder`] and the settings it takes: [`ToolMode`], [`TextSyntax`],
+//! [`RequestOptions`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use providers::{ChatModel, ChatRequest, PromptCache, ReasoningEffort};
+use text_format::TextFormat;
+use toolchain::ToolSet;
+
+use crate::agent::Inner;
+use crate::compress::TokenCounter;
+use crate::react::TextProtocol;
+use crate::{Agent, AgentError, ContextPolicy, ToolProvider};
+
+#[cfg(feature = "store")]
+use conversation_tree::{Reuse, Store};
+
+/// The tool rounds a run may make when the builder is not told otherwise (seed 004's
+/// `max_rounds=2`).
+pub const DEFAULT_MAX_ROUNDS: usize = 2;
+
+/// How the model calls tools.
+pub enum ToolMode {
+    /// Provider function calling: tools are offered as `ToolSpec`s and the model's `ToolCall`
+    /// parts run through a `NativeToolChain`.
+    Native,
+    /// A text protocol (ReAct): the model writes `thinking`, `action` and `answer` sections in
+    /// this format; tool calls in `action` run through a `JsonToolChain` or `YamlToolChain`
+    /// ([`TextSyntax`]) and their results come back as an observation in the same format.
+    ///
+    /// The reply is parsed once it is complete, so its events come then: each `thinking`
+    /// section as one `reasoning.delta`, the `answer` as one `content.delta` (the raw reply,
+    /// sections and all, is never streamed to the client). Every reply that is not an answer
+    /// (an action, or one the format cannot read) counts as a tool round, so a model that never
+    /// follows the format still reaches the tool limit. Past the limit the system prompt lists
+    /// no tools, and a final reply without an `answer` section is taken whole.
+    Text(Box<dyn TextFormat>),
+}
+
+impl fmt::Debug for ToolMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ToolMode::Native => f.write_str("Native"),
+            ToolMode::Text(_) => f.write_str("Text(..)"),
+        }
+    }
+}
+
+/// The syntax of tool calls in a text protocol's `action` section.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TextSyntax {
+    /// `{"tool": "name", "args": {…}}` (a `JsonToolChain`).
+    Json,
+    /// `tool: name` / `args:` (a `YamlToolChain`), gent's default.
+    #[default]
+    Yaml,
+}
+
+/// Request settings applied to every model call of a run (the summarizer's calls take only the
+/// headers).
+///
+/// `temperature` 0 makes calls deterministic, which also lets a store hand back a stored answer
+/// instead of calling the model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct RequestOptions {
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Output token limit per call.
+    pub max_tokens: Option<u32>,
+    /// Stop sequences.
+    pub stop: Vec<String>,
+    /// Reasoning effort ("deep thinking") for reasoning models.
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Thinking budget in tokens (Anthropic, Gemini).
+    pub thinking_budget: Option<u32>,
+    /// Prompt-cache hints.
+    pub cache: PromptCache,
+    /// Extra HTTP headers.
+    pub extra_headers: BTreeMap<String, String>,
+}
+
+impl RequestOptions {
+    /// Copies the options into `request`.
+    pub(crate) fn apply(&self, request: &mut ChatRequest) {
+        request.temperature = self.temperature;
+        request.max_tokens = self.max_tokens;
+        request.stop.clone_from(&self.stop);
+        request.reasoning_effort = self.reasoning_effort;
+        request.thinking_budget = self.thinking_budget;
+        request.cache.clone_from(&self.cache);
+        request.extra_headers.clone_from(&self.extra_headers);
+    }
+}
+
+/// Builds an [`Agent`]; start with [`Agent::builder`].
+///
+/// Only the model is required. Building is cheap (a few `Arc` clones and, for text protocols,
+/// registering three sections), so a server can build an agent per request with that
+/// request's model, system prompt, tools and limits.
+pub struct AgentBuilder {
+    model: Option<Arc<dyn ChatModel>>,
+    tools: ToolSet,
+    providers: Vec<Arc<dyn ToolProvider>>,
+    mode: ToolMode,
+    syntax: TextSyntax,
+    max_rounds: usize,
+    system: Option<String>,
+    policy: ContextPolicy,
+    options: RequestOptions,
+    tool_timeout: Option<Duration>,
+    #[cfg(feature = "store")]
+    store: Option<Arc<dyn Store>>,
+    #[cfg(feature = "store")]
+    reuse: Reuse,
+}
+
+impl Default for AgentBuilder {
+    fn default() -> Self {
+        AgentBuilder {
+            model: None,
+            tools: ToolSet::new(),
+            providers: Vec::new(),
+            mode: ToolMode::Native,
+            syntax: TextSyntax::default(),
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            system: None,
+            policy: ContextPolicy::default(),
+            options: RequestOptions::default(),
+            tool_timeout: None,
+            #[cfg(feature = "store")]
+            store: None,
+            #[cfg(feature = "store")]
+            reuse: Reuse::default(),
+        }
+    }
+}
+
+impl fmt::Debug for AgentBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentBuilder")
+            .field("model", &self.model.as_ref().map(|model| &model.info().id))
+            .field("tools", &self.tools)
+            .field("mode", &self.mode)
+            .field("max_rounds", &self.max_rounds)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AgentBuilder {
+    /// The model to call (required).
+    #[must_use]
+    pub fn model(mut self, model: Arc<dyn ChatModel>) -> Self {
+        self.model = Some(model);
+        self
+    }
+
+    /// The tools always on offer.
+    #[must_use]
+    pub fn tools(mut self, tools: ToolSet) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Adds a provider of tools decided before each request.
+    #[must_use]
+    pub fn tool_provider(mut self, provider: impl ToolProvider + 'static) -> Self {
+        self.providers.push(Arc::new(provider));
+        self
+    }
+
+    /// Native function calling (the default) or a text protocol.
+    #[must_use]
+    pub fn tool_mode(mut self, mode: ToolMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The call syntax of a text protocol (default YAML).
+    #[must_use]
+    pub fn text_syntax(mut self, syntax: TextSyntax) -> Self {
+        self.syntax = syntax;
+        self
+    }
+
+    /// How many tool rounds a run may make before the model must answer (default
+    /// [`DEFAULT_MAX_ROUNDS`]).
+    #[must_use]
+    pub fn max_rounds(mut self, rounds: usize) -> Self {
+        self.max_rounds = rounds;
+        self
+    }
+
+    /// The system prompt; it replaces a system message at the start of the input history.
+    #[must_use]
+    pub fn system(mut self, system: impl Into<String>) -> Self {
+        self.system = Some(system.into());
+        self
+    }
+
+    /// When and how the chain is compressed (default [`ContextPolicy::default`]).
+    #[must_use]
+    pub fn compression(mut self, policy: ContextPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// Settings for every request.
+    #[must_use]
+    pub fn request_options(mut self, options: RequestOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// Reasoning effort for every request ("deep thinking").
+    #[must_use]
+    pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
+        self.options.reasoning_effort = Some(effort);
+        self
+    }
+
+    /// Thinking budget in tokens for every request.
+    #[must_use]
+    pub fn thinking_budget(mut self, tokens: u32) -> Self {
+        self.options.thinking_budget = Some(tokens);
+        self
+    }
+
+    /// Sampling temperature for every request.
+    #[must_use]
+    pub fn temperature(mut self, temperature: f32) -> Self {
+        self.options.temperature = Some(temperature);
+        self
+    }
+
+    /// Output token limit for every request.
+    #[must_use]
+    pub fn max_tokens(mut self, tokens: u32) -> Self {
+        self.options.max_tokens = Some(tokens);
+        self
+    }
+
+    /// Each tool call ends with a timeout error after `timeout`.
+    #[must_use]
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// Logs every response into `store` (and reuses stored answers as its reuse policy
+    /// allows; see [`cache_reuse`](Self::cache_reuse)).
+    #[cfg(feature = "store")]
+    #[must_use]
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// When a stored answer may stand in for a model call (default: deterministic requests
+    /// only, i.e. temperature 0).
+    #[cfg(feature = "store")]
+    #[must_use]
+    pub fn cache_reuse(mut self, reuse: Reuse) -> Self {
+        self.reuse = reuse;
+        self
+    }
+
+    /// The agent.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::MissingModel`] without a model.
+    pub fn build(self) -> Result<Agent, AgentError> {
+        let model = self.model.ok_or(AgentError::MissingModel)?;
+        let counter = TokenCounter::for_model(model.info());
+        let text = match self.mode {
+            ToolMode::Native => None,
+            ToolMode::Text(format) => Some(TextProtocol::new(format, self.syntax)),
+        };
+        Ok(Agent {
+            inner: Arc::new(Inner {
+                model,
+                tools: self.tools,
+                providers: self.providers,
+                text,
+                max_rounds: self.max_rounds,
+                system: self.system,
+                policy: self.policy,
+                options: self.options,
+                tool_timeout: self.tool_timeout,
+                counter,
+                #[cfg(feature = "store")]
+                store: self.store,
+                #[cfg(feature = "store")]
+                reuse: self.reuse,
+            }),
+        })
+    }
+}

@@ -1,0 +1,188 @@
+//! Context compression before each request: [`ContextPolicy`], [`TokenCounter`] and the
+//! compression step.
+//!
+//! When the chain is over the trigger, strategies run in the seed's order until it is at most
+//! the target:
+//!
+//! 1. texts longer than the attachment limit in human and tool messages are cut in the middle;
+//! 2. old content is summarised by the model itself through [`chain_ast::summarize`] (the
+//!    system message, the last section's header and its last body pair are always kept; a
+//!    summary that replaces signed tool calls carries [`chain_ast::FAKE_THOUGHT_SIGNATURE`]);
+//! 3. whole sections, then the last section's body pairs, are pruned oldest first.
+//!
+//! Every step works on whole body pairs, so a tool call never loses its responses, and the
+//! system message only ever opens the chain: no notice is inserted mid-chain (Anthropic rejects
+//! a second system message; seed-era Chat Shell inserted one).
+
+mod policy;
+mod shrink;
+mod tokens;
+
+use std::sync::{Mutex, PoisonError};
+
+use async_trait::async_trait;
+use chain_ast::{ChainAst, IdTemplate, SummarizeOptions, Summarizer, SummaryRequest, summarize};
+use messages::Message;
+use providers::{ChatModel, ChatRequest, Provider, ProviderError, Usage};
+use tokio_util::sync::CancellationToken;
+
+pub use policy::{ATTACHMENT_TRUNCATE_CHARS, ContextLimits, ContextPolicy};
+pub use tokens::{ESTIMATED_BYTES_PER_TOKEN, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter};
+
+/// What compression did before one request.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CompressionReport {
+    /// Tokens of the chain before.
+    pub tokens_before: usize,
+    /// Tokens of the chain after.
+    pub tokens_after: usize,
+    /// The limits it ran against.
+    pub limits: Option<ContextLimits>,
+    /// Texts cut to the attachment limit.
+    pub attachments_truncated: usize,
+    /// Body pairs folded into a model-written summary.
+    pub pairs_summarized: usize,
+    /// Whether the summary call carries the fake thought signature.
+    pub fake_signature: bool,
+    /// Why summarising failed, if it did (pruning then went on without it).
+    pub summary_error: Option<String>,
+    /// Whole older sections pruned.
+    pub sections_pruned: usize,
+    /// Body pairs of the last section pruned.
+    pub pairs_pruned: usize,
+    /// Tokens the summarizer calls used.
+    pub summary_usage: Usage,
+}
+
+/// What the compression step needs from the agent.
+pub(crate) struct Compressor<'a> {
+    pub(crate) policy: &'a ContextPolicy,
+    pub(crate) model: &'a dyn ChatModel,
+    pub(crate) counter: TokenCounter,
+    pub(crate) max_tokens: Option<u32>,
+    pub(crate) cancel: &'a CancellationToken,
+}
+
+impl Compressor<'_> {
+    /// The limits for this agent's model.
+    pub(crate) fn limits(&self) -> ContextLimits {
+        self.policy.limits(self.model.info(), self.max_tokens)
+    }
+
+    /// Compresses `chain` (of `tokens` tokens) if it is over the trigger. `None` when nothing
+    /// had to be done.
+    pub(crate) async fn run(
+        &self,
+        chain: ChainAst,
+        tokens: usize,
+    ) -> (ChainAst, usize, Option<CompressionReport>) {
+        let limits = self.limits();
+        if !self.policy.is_enabled() || tokens <= limits.trigger {
+            return (chain, tokens, None);
+        }
+        let mut report = CompressionReport {
+            tokens_before: tokens,
+            limits: Some(limits),
+            ..CompressionReport::default()
+        };
+        let (mut chain, cut) = shrink::truncate_attachments(chain, self.policy.attachment_limit());
+        report.attachments_truncated = cut;
+        let mut tokens = if cut > 0 { self.count(&chain) } else { tokens };
+
+        if tokens > limits.target && self.policy.summarizes() {
+            let summarizer = ModelSummarizer {
+                model: self.model,
+                cancel: self.cancel,
+                usage: Mutex::new(Usage::default()),
+            };
+            let counter = self.counter;
+            let options = SummarizeOptions::new(limits.target)
+                .measure(move |message: &Message| counter.count(message))
+                .id_template(id_template(self.model.info().provider));
+            match summarize(&mut chain, &summarizer, &options).await {
+                Ok(summary) => {
+                    report.pairs_summarized = summary.pairs_summarized;
+                    report.fake_signature = summary.fake_signature;
+                    tokens = summary.size_after;
+                }
+                Err(error) => {
+                    let message = match std::error::Error::source(&error) {
+                        Some(source) => format!("{error}: {source}"),
+                        None => error.to_string(),
+                    };
+                    tracing::warn!(error = %message, "summarising the chain failed; pruning instead");
+                    report.summary_error = Some(message);
+                }
+            }
+            report.summary_usage = summarizer.usage();
+        }
+
+        if tokens > limits.target {
+            let (pruned, left, (sections, pairs)) =
+                shrink::prune_middle(chain, tokens, limits.target, &self.counter);
+            chain = pruned;
+            tokens = left;
+            report.sections_pruned = sections;
+            report.pairs_pruned = pairs;
+        }
+        report.tokens_after = tokens;
+        (chain, tokens, Some(report))
+    }
+
+    /// Tokens of a whole chain.
+    pub(crate) fn count(&self, chain: &ChainAst) -> usize {
+        chain_tokens(chain, &self.counter)
+    }
+}
+
+/// Tokens of a whole chain.
+pub(crate) fn chain_tokens(chain: &ChainAst, counter: &TokenCounter) -> usize {
+    chain
+        .iter_messages()
+        .map(|message| counter.count(message))
+        .sum()
+}
+
+/// Tool-call ids of the summary pair in the shape of the provider's own ids.
+fn id_template(provider: Provider) -> IdTemplate {
+    IdTemplate::new(match provider {
+        Provider::OpenAi => "call_{r:24:b}",
+        Provider::Anthropic => "toolu_{r:24:b}",
+        Provider::Google => "{r:8:x}",
+    })
+}
+
+/// The agent's own model, asked for summaries.
+struct ModelSummarizer<'a> {
+    model: &'a dyn ChatModel,
+    cancel: &'a CancellationToken,
+    usage: Mutex<Usage>,
+}
+
+impl ModelSummarizer<'_> {
+    fn usage(&self) -> Usage {
+        *self.usage.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl Summarizer for ModelSummarizer<'_> {
+    type Error = ProviderError;
+
+    async fn summarize(&self, request: SummaryRequest) -> Result<String, ProviderError> {
+        let info = self.model.info();
+        let budget = u32::try_from(request.target_size).unwrap_or(u32::MAX);
+        let call = ChatRequest {
+            max_tokens: Some(budget.clamp(256, info.max_output_tokens.max(256))),
+            ..ChatRequest::new(vec![Message::human(request.prompt)])
+        };
+        let response = self
+            .cancel
+            .run_until_cancelled(self.model.complete(call))
+            .await
+            .unwrap_or(Err(ProviderError::Cancelled))?;
+        *self.usage.lock().unwrap_or_else(PoisonError::into_inner) += response.usage;
+        Ok(response.message.text())
+    }
+}

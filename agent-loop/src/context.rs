@@ -1,0 +1,355 @@
+//! [`ConversationContext`]: the state of a run between two rounds, changed only by steps that
+//! consume it and return the next one.
+
+use chain_ast::{BodyPair, ChainAst, Header};
+use messages::{ContentPart, Message, Role, ToolCall, ToolSpec};
+use providers::{ChatRequest, FinishReason, Usage};
+
+use crate::compress::{CompressionReport, TokenCounter, chain_tokens};
+use crate::{AgentError, AgentOutcome, RequestOptions, RoundRecord, StopReason};
+
+/// The state of a run between rounds (seed 004's immutable `ConversationContext`).
+///
+/// It holds the conversation as a [`ChainAst`] (what is sent, compressed when needed), the
+/// uncompressed transcript, the rounds made and left, and the usage so far. It is never changed
+/// in place: each step of the loop takes the context by value and returns the next one
+/// (`context -> request -> response -> next context`), so a round is a function of its input and
+/// every request is built from a chain that passes the seven rules. Steps move the chain rather
+/// than copy it, so a step costs what it adds, not the size of the conversation.
+///
+/// Read it through the accessors, e.g. in a [`ToolProvider`](crate::ToolProvider).
+#[derive(Clone, Debug)]
+pub struct ConversationContext {
+    chain: ChainAst,
+    transcript: Vec<Message>,
+    input_len: usize,
+    tokens: usize,
+    tool_rounds: usize,
+    max_rounds: usize,
+    usage: Usage,
+    records: Vec<RoundRecord>,
+    compression: Option<CompressionReport>,
+}
+
+/// A round to add: the answer, the tool messages answering its calls, the calls (native or
+/// written as text) and whether it counts as a tool round.
+pub(crate) struct Round {
+    pub(crate) answer: Answer,
+    pub(crate) tools: Vec<Message>,
+    pub(crate) calls: Vec<ToolCall>,
+    pub(crate) errors: usize,
+    pub(crate) tool_round: bool,
+}
+
+impl Round {
+    /// An answer without tool calls.
+    pub(crate) fn plain(answer: Answer) -> Round {
+        Round {
+            answer,
+            tools: Vec::new(),
+            calls: Vec::new(),
+            errors: 0,
+            tool_round: false,
+        }
+    }
+
+    /// An answer whose calls were answered without running (`tools` says why).
+    pub(crate) fn unexecuted(answer: Answer, calls: Vec<ToolCall>, tools: Vec<Message>) -> Round {
+        Round {
+            answer,
+            tools,
+            calls,
+            errors: 0,
+            tool_round: false,
+        }
+    }
+}
+
+/// What a round's answer came with, besides the message.
+pub(crate) struct Answer {
+    pub(crate) message: Message,
+    pub(crate) usage: Usage,
+    pub(crate) finish: FinishReason,
+    pub(crate) request_tokens: usize,
+    pub(crate) cached: bool,
+    #[cfg(feature = "store")]
+    pub(crate) node: Option<conversation_tree::NodeId>,
+}
+
+impl ConversationContext {
+    /// The context of a new run: `history` (with `system` put first when given) followed by
+    /// the new human input.
+    pub(crate) fn start(
+        system: Option<&str>,
+        mut history: Vec<Message>,
+        human: Vec<ContentPart>,
+        max_rounds: usize,
+        counter: &TokenCounter,
+    ) -> Result<ConversationContext, AgentError> {
+        if let Some(system) = system {
+            match history.first_mut() {
+                Some(first) if first.role == Role::System => *first = Message::system(system),
+                _ => history.insert(0, Message::system(system)),
+            }
+        }
+        let chain = ChainAst::new(&history, false).map_err(AgentError::InvalidHistory)?;
+        let mut context = ConversationContext {
+            tokens: chain_tokens(&chain, counter),
+            chain,
+            transcript: history,
+            input_len: 0,
+            tool_rounds: 0,
+            max_rounds,
+            usage: Usage::default(),
+            records: Vec::new(),
+            compression: None,
+        };
+        if !human.is_empty() {
+            context = context.with_human(human, counter);
+        }
+        match context.transcript.last() {
+            Some(last) if last.role != Role::Ai && last.role != Role::System => {}
+            _ => return Err(AgentError::NothingToAnswer),
+        }
+        context.input_len = context.transcript.len();
+        Ok(context)
+    }
+
+    /// The chain sent to the model (compressed when it had to be).
+    pub fn chain(&self) -> &ChainAst {
+        &self.chain
+    }
+
+    /// The whole conversation, uncompressed.
+    pub fn messages(&self) -> &[Message] {
+        &self.transcript
+    }
+
+    /// Tool rounds executed so far.
+    pub fn tool_rounds(&self) -> usize {
+        self.tool_rounds
+    }
+
+    /// Tool rounds still allowed before the tool-limit notice.
+    pub fn rounds_remaining(&self) -> usize {
+        self.max_rounds.saturating_sub(self.tool_rounds)
+    }
+
+    /// Model calls made so far.
+    pub fn rounds(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Tokens used so far.
+    pub fn usage(&self) -> Usage {
+        self.usage
+    }
+
+    /// The rounds so far.
+    pub fn records(&self) -> &[RoundRecord] {
+        &self.records
+    }
+
+    /// Tokens of the chain, by the model's [`TokenCounter`].
+    pub fn tokens(&self) -> usize {
+        self.tokens
+    }
+
+    /// The next request: the chain, the tools on offer and the agent's request options.
+    pub(crate) fn request(&self, tools: Vec<ToolSpec>, options: &RequestOptions) -> ChatRequest {
+        let mut request = ChatRequest::new(self.chain.messages());
+        request.tools = tools;
+        options.apply(&mut request);
+        request
+    }
+
+    /// The chain's system prompt replaced by `system` (text protocols rebuild it when the
+    /// tools on offer change). The system message stays the first message.
+    pub(crate) fn with_system(mut self, system: &str, counter: &TokenCounter) -> Self {
+        let current = self
+            .chain
+            .sections()
+            .first()
+            .and_then(|s| s.header().system());
+        if current.is_some_and(|message| message.text() == system) {
+            return self;
+        }
+        let message = Message::system(system);
+        let mut sections = std::mem::take(&mut self.chain).into_sections();
+        if let Some(first) = sections.first_mut() {
+            let human = first.header().human().cloned();
+            first.set_header(Header::new(Some(message.clone()), human).unwrap_or_default());
+        }
+        self.chain = ChainAst::from_sections(sections);
+        match self.transcript.first_mut() {
+            Some(first) if first.role == Role::System => *first = message,
+            _ => {
+                self.transcript.insert(0, message);
+                // The system prompt counts as input.
+                self.input_len += 1;
+            }
+        }
+        self.tokens = chain_tokens(&self.chain, counter);
+        self
+    }
+
+    /// The chain replaced by its compressed form.
+    pub(crate) fn with_compressed(
+        mut self,
+        chain: ChainAst,
+        tokens: usize,
+        report: CompressionReport,
+    ) -> Self {
+        self.chain = chain;
+        self.tokens = tokens;
+        self.usage += report.summary_usage;
+        self.compression = Some(report);
+        self
+    }
+
+    /// The chain unchanged by compression (it had nothing to do).
+    pub(crate) fn with_chain(mut self, chain: ChainAst, tokens: usize) -> Self {
+        self.chain = chain;
+        self.tokens = tokens;
+        self
+    }
+
+    /// The chain, taken out for compression (the context keeps an empty one until
+    /// [`with_chain`](Self::with_chain) or [`with_compressed`](Self::with_compressed)).
+    pub(crate) fn take_chain(&mut self) -> ChainAst {
+        std::mem::take(&mut self.chain)
+    }
+
+    /// One round: the model's answer, the tool messages answering its calls and what the
+    /// calls were.
+    pub(crate) fn with_round(mut self, round: Round, counter: &TokenCounter) -> Self {
+        let Round {
+            answer,
+            tools,
+            calls,
+            errors,
+            tool_round,
+        } = round;
+        self.tokens += counter.count(&answer.message)
+            + tools.iter().map(|tool| counter.count(tool)).sum::<usize>();
+        self.transcript.push(answer.message.clone());
+        self.transcript.extend(tools.iter().cloned());
+        // The roles are right by construction (an AI answer and tool messages), and the chain
+        // has a section: a run starts with a human message.
+        if let Ok(pair) = BodyPair::new(answer.message, tools) {
+            let _ = self.chain.add_body_pair(pair);
+        }
+        if tool_round {
+            self.tool_rounds += 1;
+        }
+        self.usage += answer.usage;
+        self.records.push(RoundRecord {
+            round: self.records.len() + 1,
+            usage: answer.usage,
+            finish_reason: answer.finish,
+            tools_executed: tool_round && !calls.is_empty(),
+            tool_calls: calls,
+            tool_errors: errors,
+            request_tokens: answer.request_tokens,
+            compression: self.compression.take(),
+            cached: answer.cached,
+            #[cfg(feature = "store")]
+            node_id: answer.node,
+        });
+        self
+    }
+
+    /// A human message (or more parts of the trailing one): text-protocol observations and
+    /// the tool-limit notice.
+    pub(crate) fn with_human(mut self, parts: Vec<ContentPart>, counter: &TokenCounter) -> Self {
+        let added = counter.parts(&parts);
+        match self.transcript.last_mut() {
+            Some(last) if last.role == Role::Human => {
+                last.parts.extend(parts.iter().cloned());
+                self.tokens += added;
+            }
+            _ => {
+                self.transcript
+                    .push(Message::new(Role::Human, parts.clone()));
+                self.tokens += added + crate::compress::MESSAGE_OVERHEAD_TOKENS;
+            }
+        }
+        self.chain.append_human_parts(parts);
+        self
+    }
+
+    /// The run's result.
+    pub(crate) fn into_outcome(
+        self,
+        text: String,
+        stop_reason: Option<StopReason>,
+        silent_exit: Option<String>,
+    ) -> AgentOutcome {
+        AgentOutcome {
+            text,
+            rounds: self.records.len(),
+            usage: self.usage,
+            records: self.records,
+            stop_reason,
+            silent_exit,
+            chain: self.chain,
+            input_len: self.input_len,
+            messages: self.transcript,
+            ..AgentOutcome::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use providers::FinishReason;
+
+    use super::*;
+
+    /// Seed 004's `test_immutable_context`: a step makes a new context and leaves a copy of
+    /// the old one as it was.
+    #[test]
+    fn steps_make_new_contexts() {
+        let counter = TokenCounter::estimate();
+        let start = ConversationContext::start(
+            Some("system"),
+            Vec::new(),
+            vec![ContentPart::text("question")],
+            2,
+            &counter,
+        )
+        .expect("a valid start");
+        let before = start.clone();
+        let answer = Answer {
+            message: Message::ai_tool_calls(None, vec![ToolCall::new("c1", "tool", "{}")]),
+            usage: Usage {
+                input_tokens: 5,
+                ..Usage::default()
+            },
+            finish: FinishReason::ToolCalls,
+            request_tokens: start.tokens(),
+            cached: false,
+            #[cfg(feature = "store")]
+            node: None,
+        };
+        let round = Round {
+            answer,
+            tools: vec![Message::tool_response("c1", "tool", "result")],
+            calls: vec![ToolCall::new("c1", "tool", "{}")],
+            errors: 0,
+            tool_round: true,
+        };
+        let next = start.with_round(round, &counter);
+        assert_eq!(next.tool_rounds(), 1);
+        assert_eq!(next.rounds_remaining(), 1);
+        assert_eq!(next.messages().len(), 4);
+        assert_eq!(next.usage().input_tokens, 5);
+        assert_eq!(next.tokens(), chain_tokens(next.chain(), &counter));
+        assert!(next.chain().validate().is_ok());
+        // The copy taken before the step is untouched.
+        assert_eq!(before.tool_rounds(), 0);
+        assert_eq!(before.messages().len(), 2);
+        assert_eq!(before.records().len(), 0);
+        assert_eq!(before.chain().messages(), before.messages());
+    }
+}

@@ -1,0 +1,157 @@
+//! [`Emitter`]: where a run sends its events, and the bookkeeping events need (text blocks,
+//! the partial answer).
+
+use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::channel::mpsc::UnboundedSender;
+use messages::ToolCall;
+use serde_json::Value;
+use toolchain::{ToolEvent, ToolObserver};
+
+use crate::AgentEvent;
+
+/// Sends a run's events to its stream; `run` has no stream and builds no events.
+#[derive(Debug, Default)]
+pub(crate) struct Emitter {
+    tx: Option<UnboundedSender<AgentEvent>>,
+    text: Mutex<TextState>,
+}
+
+#[derive(Debug, Default)]
+struct TextState {
+    /// Every answer text streamed so far (`partial_content` on cancellation).
+    content: String,
+    /// Text blocks started so far.
+    blocks: usize,
+    /// The block of the current model answer, once it has text, and its length in characters.
+    current: Option<(usize, usize)>,
+}
+
+impl Emitter {
+    /// An emitter feeding `tx`, or one that drops everything.
+    pub(crate) fn new(tx: Option<UnboundedSender<AgentEvent>>) -> Self {
+        Emitter {
+            tx,
+            text: Mutex::default(),
+        }
+    }
+
+    /// Whether anyone listens.
+    pub(crate) fn is_enabled(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    /// Sends an event.
+    pub(crate) fn send(&self, event: AgentEvent) {
+        if let Some(tx) = &self.tx {
+            // A closed receiver means the stream was dropped; the run is being dropped too.
+            let _ = tx.unbounded_send(event);
+        }
+    }
+
+    /// A new model answer begins: its text, if any, is a new block.
+    pub(crate) fn next_answer(&self) {
+        self.state().current = None;
+    }
+
+    /// Answer text.
+    pub(crate) fn content(&self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let mut state = self.state();
+        state.content.push_str(text);
+        if !self.is_enabled() {
+            return;
+        }
+        let (block, offset) = match state.current {
+            Some(current) => current,
+            None => {
+                state.blocks += 1;
+                (state.blocks, 0)
+            }
+        };
+        state.current = Some((block, offset + text.chars().count()));
+        drop(state);
+        self.send(AgentEvent::ContentDelta {
+            text: text.to_owned(),
+            block_id: format!("text-{block}"),
+            block_offset: offset,
+        });
+    }
+
+    /// Reasoning text.
+    pub(crate) fn reasoning(&self, text: &str) {
+        if self.is_enabled() && !text.is_empty() {
+            self.send(AgentEvent::ReasoningDelta {
+                text: text.to_owned(),
+            });
+        }
+    }
+
+    /// The answer text streamed so far.
+    pub(crate) fn partial_content(&self) -> String {
+        self.state().content.clone()
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, TextState> {
+        self.text.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Turns a round's tool events into `tool.start` / `tool.done`.
+pub(crate) struct ToolEvents<'a> {
+    pub(crate) emitter: &'a Emitter,
+    /// Prefix of the ids text protocols mint (`r2.`), which repeat from round to round.
+    pub(crate) id_prefix: Option<String>,
+}
+
+impl ToolEvents<'_> {
+    fn id(&self, call: &ToolCall) -> String {
+        match &self.id_prefix {
+            Some(prefix) => format!("{prefix}{}", call.id),
+            None => call.id.clone(),
+        }
+    }
+}
+
+impl ToolObserver for ToolEvents<'_> {
+    fn on_event(&self, event: &ToolEvent<'_>) {
+        if !self.emitter.is_enabled() {
+            return;
+        }
+        match event {
+            ToolEvent::Started { call, .. } => self.emitter.send(AgentEvent::ToolStart {
+                id: self.id(call),
+                name: call.name.clone(),
+                input: arguments_json(&call.arguments),
+            }),
+            ToolEvent::Finished {
+                call,
+                outcome,
+                content,
+                duration,
+                ..
+            } => self.emitter.send(AgentEvent::ToolDone {
+                id: self.id(call),
+                name: call.name.clone(),
+                output: (*content).to_owned(),
+                duration_ms: millis(*duration),
+                error: outcome.as_ref().err().map(ToString::to_string),
+            }),
+        }
+    }
+}
+
+/// A call's arguments as JSON: parsed, or the raw text as a JSON string when it is not JSON.
+fn arguments_json(arguments: &str) -> Value {
+    if arguments.trim().is_empty() {
+        return Value::Object(serde_json::Map::new());
+    }
+    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_owned()))
+}
+
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}

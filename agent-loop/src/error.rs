@@ -1,0 +1,108 @@
+//! [`AgentError`]: why an agent could not be built or a run did not finish.
+
+use chain_ast::ChainError;
+use providers::ProviderError;
+
+use crate::AgentOutcome;
+
+/// Why an [`Agent`](crate::Agent) could not be built, or why a run ended without an answer.
+///
+/// Tool failures are not errors: the model reads them (`Tool execution failed: …`) and the run
+/// goes on. A run ends in an error only when the model cannot be asked again.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// [`AgentBuilder::build`](crate::AgentBuilder::build) was called without a model.
+    #[error("the agent has no model; call `Agent::builder().model(..)` before `build()`")]
+    MissingModel,
+
+    /// A [`ContextPolicy`](crate::ContextPolicy) setting is out of range.
+    #[error("invalid context policy: {reason}")]
+    InvalidPolicy {
+        /// What is wrong and what is allowed.
+        reason: String,
+    },
+
+    /// The input history breaks a chain rule, so no valid request can be made from it.
+    #[error(
+        "the input conversation is not a valid chain: {0}; send the conversation as stored, or \
+         repair it with `chain_ast::ChainAst::repair` first"
+    )]
+    InvalidHistory(#[source] ChainError),
+
+    /// The input ends with an AI message and adds no new human input: there is nothing for the
+    /// model to answer.
+    #[error(
+        "the input ends with an AI message and has no new human input, so there is nothing to \
+         answer; add a human message (or tool results) after it"
+    )]
+    NothingToAnswer,
+
+    /// The model call of round `round` (1-based) failed.
+    #[error("model call {round} failed: {source}")]
+    Provider {
+        /// Which model call failed, counting from 1 (summarizer calls excluded).
+        round: usize,
+        /// The provider's error (boxed: it is large, and errors travel in `Result`s).
+        #[source]
+        source: Box<ProviderError>,
+    },
+
+    /// The model cut its tool calls off at the output token limit again and again.
+    #[error(
+        "the model's tool calls were cut off at the output token limit {attempts} times in a row; \
+         raise `max_tokens` or ask for smaller steps"
+    )]
+    OutputTruncated {
+        /// How many truncated answers there were.
+        attempts: usize,
+    },
+
+    /// A conversation id was given, but the agent has no store to log into.
+    #[cfg(feature = "store")]
+    #[error(
+        "the input names conversation `{conversation}` but the agent has no store; set one with \
+         `Agent::builder().store(..)`"
+    )]
+    NoStore {
+        /// The conversation named.
+        conversation: String,
+    },
+
+    /// Reading from or writing to the conversation store failed.
+    #[cfg(feature = "store")]
+    #[error("the conversation store failed: {0}")]
+    Store(#[source] conversation_tree::StoreError),
+
+    /// The run was cancelled. The outcome holds the conversation up to that point, as a valid
+    /// chain: tool calls that were cut short are answered.
+    #[error("the run was cancelled after {} model call(s)", outcome.rounds)]
+    Cancelled {
+        /// What the run had done when it was cancelled.
+        outcome: Box<AgentOutcome>,
+    },
+}
+
+impl AgentError {
+    /// A short machine-readable code, the `code` of a `response.error` event:
+    /// `invalid_request`, `provider_error`, `output_truncated`, `store_error`, `cancelled` or
+    /// `internal_error`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AgentError::InvalidHistory(_) | AgentError::NothingToAnswer => "invalid_request",
+            #[cfg(feature = "store")]
+            AgentError::NoStore { .. } => "invalid_request",
+            AgentError::Provider { .. } => "provider_error",
+            AgentError::OutputTruncated { .. } => "output_truncated",
+            #[cfg(feature = "store")]
+            AgentError::Store(_) => "store_error",
+            AgentError::Cancelled { .. } => "cancelled",
+            AgentError::MissingModel | AgentError::InvalidPolicy { .. } => "internal_error",
+        }
+    }
+
+    /// Whether sending the same input again later may succeed (a retryable provider error).
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, AgentError::Provider { source, .. } if source.is_retryable())
+    }
+}

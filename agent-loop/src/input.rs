@@ -1,0 +1,159 @@
+//! [`AgentInput`]: what a run answers, and where it is logged.
+
+use messages::{ContentPart, Message};
+
+#[cfg(feature = "store")]
+use conversation_tree::ConversationId;
+
+/// What one run answers: an optional earlier conversation, the new human input (text or any
+/// content parts, such as images) and per-run identifiers.
+///
+/// Strings, content parts and message lists convert into it, so `agent.run("Hi")` works:
+///
+/// ```
+/// use agent_loop::AgentInput;
+/// use messages::{ContentPart, Message};
+///
+/// // A new question.
+/// let input = AgentInput::from("What is the capital of France?");
+/// assert_eq!(input.history().len(), 0);
+///
+/// // Continuing a stored conversation with a question about an image.
+/// let stored = vec![Message::human("Hi"), Message::ai("Hello! How can I help?")];
+/// let input = AgentInput::parts(vec![
+///     ContentPart::text("What is in this picture?"),
+///     ContentPart::image_url("https://example.com/cat.png"),
+/// ])
+/// .with_history(stored);
+/// assert_eq!(input.history().len(), 2);
+///
+/// // A whole message list whose last message is the one to answer.
+/// let input = AgentInput::from(vec![Message::human("Ping?")]);
+/// assert!(input.human_parts().is_empty());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AgentInput {
+    history: Vec<Message>,
+    human: Vec<ContentPart>,
+    response_id: Option<String>,
+    #[cfg(feature = "store")]
+    conversation: Option<ConversationId>,
+}
+
+impl AgentInput {
+    /// A new human message with one text part.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::parts(vec![ContentPart::text(text)])
+    }
+
+    /// A new human message with these parts (text, images, files).
+    pub fn parts(parts: Vec<ContentPart>) -> Self {
+        AgentInput {
+            human: parts,
+            ..Self::default()
+        }
+    }
+
+    /// A whole conversation to answer, as stored or sent by a client: it must be a valid chain
+    /// ending with a human message or with tool results.
+    pub fn messages(messages: Vec<Message>) -> Self {
+        AgentInput {
+            history: messages,
+            ..Self::default()
+        }
+    }
+
+    /// Puts `history` (an earlier conversation, e.g. from
+    /// `Store::messages_for_path`) before the new input. A system message at its start is
+    /// replaced by the agent's system prompt when the agent has one.
+    #[must_use]
+    pub fn with_history(mut self, history: Vec<Message>) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// The id of the `response.*` events (default: `resp-` and 12 random hex digits), e.g. the
+    /// server's request id.
+    #[must_use]
+    pub fn with_response_id(mut self, id: impl Into<String>) -> Self {
+        self.response_id = Some(id.into());
+        self
+    }
+
+    /// Logs the run's responses under this conversation (the agent needs a store). Without it,
+    /// an agent with a store logs under a new random conversation id.
+    #[cfg(feature = "store")]
+    #[must_use]
+    pub fn in_conversation(mut self, conversation: ConversationId) -> Self {
+        self.conversation = Some(conversation);
+        self
+    }
+
+    /// The earlier conversation.
+    pub fn history(&self) -> &[Message] {
+        &self.history
+    }
+
+    /// The new human input's parts (empty when the history ends with what to answer).
+    pub fn human_parts(&self) -> &[ContentPart] {
+        &self.human
+    }
+
+    /// The response id asked for.
+    pub fn response_id(&self) -> Option<&str> {
+        self.response_id.as_deref()
+    }
+
+    /// The conversation asked for.
+    #[cfg(feature = "store")]
+    pub fn conversation(&self) -> Option<&ConversationId> {
+        self.conversation.as_ref()
+    }
+
+    pub(crate) fn into_parts(self) -> InputParts {
+        InputParts {
+            history: self.history,
+            human: self.human,
+            #[cfg(feature = "store")]
+            conversation: self.conversation,
+        }
+    }
+}
+
+/// An input taken apart by the run.
+pub(crate) struct InputParts {
+    pub(crate) history: Vec<Message>,
+    pub(crate) human: Vec<ContentPart>,
+    #[cfg(feature = "store")]
+    pub(crate) conversation: Option<ConversationId>,
+}
+
+impl From<&str> for AgentInput {
+    fn from(text: &str) -> Self {
+        AgentInput::text(text)
+    }
+}
+
+impl From<String> for AgentInput {
+    fn from(text: String) -> Self {
+        AgentInput::text(text)
+    }
+}
+
+impl From<Vec<ContentPart>> for AgentInput {
+    fn from(parts: Vec<ContentPart>) -> Self {
+        AgentInput::parts(parts)
+    }
+}
+
+impl From<Vec<Message>> for AgentInput {
+    fn from(messages: Vec<Message>) -> Self {
+        AgentInput::messages(messages)
+    }
+}
+
+impl From<Message> for AgentInput {
+    fn from(message: Message) -> Self {
+        AgentInput::messages(vec![message])
+    }
+}

@@ -1,0 +1,379 @@
+//! The loop: rounds over a [`ConversationContext`] until the model answers.
+//!
+//! A round: compress the chain if needed → build the request from the context → stream the
+//! model's answer (or take a stored one) → run the tools it called → the next context. The
+//! loop ends on a plain answer, after the final answer forced by the tool limit, on a silent
+//! exit, on an error, or on cancellation.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use chain_ast::FALLBACK_RESPONSE_CONTENT;
+use messages::{Message, Role, ToolCall};
+use providers::{ChatResponse, FinishReason, Usage};
+use tokio_util::sync::CancellationToken;
+use toolchain::{ExecutionContext, ToolSet};
+
+use crate::agent::Inner;
+use crate::call::{Asked, ask};
+use crate::compress::Compressor;
+use crate::context::{Answer, Round};
+use crate::emit::Emitter;
+use crate::notice::answer_all;
+use crate::tools::offered;
+use crate::{AgentError, AgentInput, AgentOutcome, ConversationContext, StopReason};
+
+#[cfg(feature = "store")]
+use crate::store::StoreLog;
+
+mod step;
+
+/// What a round leads to.
+enum Next {
+    Continue(ConversationContext),
+    Done(AgentOutcome),
+}
+
+/// One run's settings and the little state that is not the conversation's.
+struct Run<'a> {
+    agent: &'a Inner,
+    cancel: &'a CancellationToken,
+    emitter: &'a Arc<Emitter>,
+    exec: ExecutionContext,
+    /// The caller's system prompt, inside a text protocol's own.
+    behavior: Option<String>,
+    /// The tool-limit notice was sent: the next answer is the last.
+    forced: bool,
+    /// Answers in a row whose tool calls were cut off.
+    truncations: usize,
+    /// A silent-exit marker returned by a tool.
+    marker: Option<String>,
+    #[cfg(feature = "store")]
+    log: Option<StoreLog>,
+    #[cfg(feature = "store")]
+    nodes: Vec<conversation_tree::NodeId>,
+}
+
+impl Inner {
+    /// Runs `input` to its end, sending events to `emitter`.
+    pub(crate) async fn drive(
+        &self,
+        input: AgentInput,
+        cancel: &CancellationToken,
+        emitter: &Arc<Emitter>,
+    ) -> Result<AgentOutcome, AgentError> {
+        let input = input.into_parts();
+        #[cfg(feature = "store")]
+        let log = match (&self.store, input.conversation) {
+            (Some(store), conversation) => Some(StoreLog::new(
+                Arc::clone(store),
+                conversation.unwrap_or_else(conversation_tree::ConversationId::random),
+                self.reuse,
+            )),
+            (None, Some(conversation)) => {
+                return Err(AgentError::NoStore {
+                    conversation: conversation.to_string(),
+                });
+            }
+            (None, None) => None,
+        };
+        let history_system = input
+            .history
+            .first()
+            .filter(|message| message.role == Role::System)
+            .map(Message::text);
+        // A text protocol writes its own system prompt around the caller's, every round.
+        let system = self
+            .text
+            .is_none()
+            .then_some(self.system.as_deref())
+            .flatten();
+        let context = ConversationContext::start(
+            system,
+            input.history,
+            input.human,
+            self.max_rounds,
+            &self.counter,
+        )?;
+        let mut exec = ExecutionContext::new().with_cancellation(cancel.clone());
+        if let Some(timeout) = self.tool_timeout {
+            exec = exec.with_call_timeout(timeout);
+        }
+        let run = Run {
+            agent: self,
+            cancel,
+            emitter,
+            exec,
+            behavior: self.system.clone().or(history_system),
+            forced: false,
+            truncations: 0,
+            marker: None,
+            #[cfg(feature = "store")]
+            log,
+            #[cfg(feature = "store")]
+            nodes: Vec::new(),
+        };
+        run.go(context).await
+    }
+}
+
+impl Run<'_> {
+    async fn go(mut self, mut context: ConversationContext) -> Result<AgentOutcome, AgentError> {
+        let agent = self.agent;
+        loop {
+            if self.cancel.is_cancelled() {
+                return Err(self.cancelled(context));
+            }
+            let tools = if self.forced {
+                ToolSet::new()
+            } else {
+                offered(&agent.tools, &agent.providers, &context)
+            };
+            let text_chain = agent.text.as_ref().map(|protocol| {
+                let chain = protocol.chain(tools.clone());
+                let system = protocol.system_prompt(self.behavior.as_deref(), chain.as_ref());
+                (protocol, chain, system)
+            });
+            if let Some((_, _, system)) = &text_chain {
+                context = context.with_system(system, &agent.counter);
+            }
+            context = self.compress(context).await;
+            if self.cancel.is_cancelled() {
+                return Err(self.cancelled(context));
+            }
+            let specs = if text_chain.is_some() {
+                Vec::new()
+            } else {
+                tools.specs()
+            };
+            let answer = match self.answer(&context, specs).await {
+                Ok(answer) => answer,
+                Err(Stop::Cancelled(partial)) => {
+                    return Err(self.cancelled_during_answer(context, partial));
+                }
+                Err(Stop::Failed(error)) => return Err(error),
+            };
+            let next = match &text_chain {
+                None => self.native(context, answer, tools).await?,
+                Some((protocol, chain, _)) => {
+                    self.text(context, answer, protocol, chain.as_ref()).await?
+                }
+            };
+            context = match next {
+                Next::Continue(context) => context,
+                Next::Done(outcome) => return Ok(outcome),
+            };
+        }
+    }
+
+    /// Compresses the chain before a request, when it is over the trigger.
+    async fn compress(&self, mut context: ConversationContext) -> ConversationContext {
+        let agent = self.agent;
+        let compressor = Compressor {
+            policy: &agent.policy,
+            model: agent.model.as_ref(),
+            counter: agent.counter,
+            max_tokens: agent.options.max_tokens,
+            cancel: self.cancel,
+        };
+        let tokens = context.tokens();
+        let chain = context.take_chain();
+        match compressor.run(chain, tokens).await {
+            (chain, tokens, Some(report)) => context.with_compressed(chain, tokens, report),
+            (chain, tokens, None) => context.with_chain(chain, tokens),
+        }
+    }
+
+    /// The answer to the context's request: from the store when it holds a reusable one, else
+    /// from the model (logged to the store).
+    async fn answer(
+        &mut self,
+        context: &ConversationContext,
+        specs: Vec<messages::ToolSpec>,
+    ) -> Result<Answer, Stop> {
+        let agent = self.agent;
+        let round = context.rounds() + 1;
+        let request_tokens = context.tokens();
+        #[cfg(feature = "store")]
+        let lookup = match &self.log {
+            Some(log) => {
+                let lookup = log
+                    .lookup(
+                        context.messages(),
+                        &agent.model.info().id,
+                        &specs,
+                        &agent.options,
+                    )
+                    .await
+                    .map_err(Stop::Failed)?;
+                if let Some((message, node)) = log.cached(&lookup).await.map_err(Stop::Failed)? {
+                    self.nodes.push(node);
+                    self.replay(&message);
+                    let finish = if message.tool_calls().next().is_some() {
+                        FinishReason::ToolCalls
+                    } else {
+                        FinishReason::Stop
+                    };
+                    return Ok(Answer {
+                        message,
+                        usage: Usage::default(),
+                        finish,
+                        request_tokens,
+                        cached: true,
+                        node: Some(node),
+                    });
+                }
+                Some(lookup)
+            }
+            None => None,
+        };
+        let request = context.request(specs, &agent.options);
+        let started = Instant::now();
+        let stream_text = agent.text.is_none();
+        let response = match ask(
+            agent.model.as_ref(),
+            request,
+            self.cancel,
+            self.emitter,
+            stream_text,
+        )
+        .await
+        {
+            Asked::Answer(response) => response,
+            Asked::Cancelled(partial) => return Err(Stop::Cancelled(partial)),
+            Asked::Failed(source) => {
+                return Err(Stop::Failed(AgentError::Provider {
+                    round,
+                    source: Box::new(source),
+                }));
+            }
+        };
+        let ChatResponse {
+            message,
+            usage,
+            finish_reason,
+            ..
+        } = response;
+        #[cfg(feature = "store")]
+        let node = match (&self.log, &lookup) {
+            (Some(log), Some(lookup)) => {
+                let node = log
+                    .log(
+                        lookup,
+                        context.messages(),
+                        &message,
+                        usage,
+                        started.elapsed(),
+                    )
+                    .await
+                    .map_err(Stop::Failed)?;
+                self.nodes.push(node);
+                Some(node)
+            }
+            _ => None,
+        };
+        #[cfg(not(feature = "store"))]
+        let _ = started;
+        Ok(Answer {
+            message,
+            usage,
+            finish: finish_reason,
+            request_tokens,
+            cached: false,
+            #[cfg(feature = "store")]
+            node,
+        })
+    }
+
+    /// Streams a stored answer's text and reasoning as if the model had sent them.
+    #[cfg(feature = "store")]
+    fn replay(&self, message: &Message) {
+        use messages::ContentPart;
+
+        self.emitter.next_answer();
+        for part in &message.parts {
+            match part {
+                ContentPart::Reasoning(reasoning) => self.emitter.reasoning(&reasoning.text),
+                ContentPart::Text { text, .. } if self.agent.text.is_none() => {
+                    self.emitter.content(text);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The outcome of a finished run.
+    fn finish(
+        &mut self,
+        context: ConversationContext,
+        text: String,
+        stop: StopReason,
+        silent: Option<String>,
+    ) -> AgentOutcome {
+        let silent = silent.or_else(|| self.marker.take());
+        let stop = if silent.is_some() {
+            StopReason::SilentExit
+        } else {
+            stop
+        };
+        self.outcome(context, text, Some(stop), silent)
+    }
+
+    fn outcome(
+        &mut self,
+        context: ConversationContext,
+        text: String,
+        stop: Option<StopReason>,
+        silent: Option<String>,
+    ) -> AgentOutcome {
+        #[allow(unused_mut)]
+        let mut outcome = context.into_outcome(text, stop, silent);
+        #[cfg(feature = "store")]
+        {
+            outcome.conversation_id = self.log.as_ref().map(|log| log.conversation().clone());
+            outcome.node_ids = std::mem::take(&mut self.nodes);
+        }
+        outcome
+    }
+
+    /// The error of a run cancelled between steps; the chain is valid as it is.
+    fn cancelled(&mut self, context: ConversationContext) -> AgentError {
+        let text = self.emitter.partial_content();
+        AgentError::Cancelled {
+            outcome: Box::new(self.outcome(context, text, None, None)),
+        }
+    }
+
+    /// The error of a run cancelled while the model answered: what had arrived is kept, and
+    /// its tool calls are answered as chain-ast's repair answers them.
+    fn cancelled_during_answer(
+        &mut self,
+        context: ConversationContext,
+        partial: Option<Message>,
+    ) -> AgentError {
+        let context = match partial {
+            Some(message) => {
+                let calls: Vec<ToolCall> = message.tool_calls().cloned().collect();
+                let tools = answer_all(&calls, FALLBACK_RESPONSE_CONTENT);
+                let answer = Answer {
+                    message,
+                    usage: Usage::default(),
+                    finish: FinishReason::Other("cancelled".into()),
+                    request_tokens: context.tokens(),
+                    cached: false,
+                    #[cfg(feature = "store")]
+                    node: None,
+                };
+                context.with_round(Round::unexecuted(answer, calls, tools), &self.agent.counter)
+            }
+            None => context,
+        };
+        self.cancelled(context)
+    }
+}
+
+/// Why a round stopped before its answer was complete.
+enum Stop {
+    Cancelled(Option<Message>),
+    Failed(AgentError),
+}

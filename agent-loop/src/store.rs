@@ -1,0 +1,118 @@
+//! Logging each response into a conversation-tree [`Store`], and reusing stored answers.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use conversation_tree::{
+    CallOptions, ConversationId, HashOptions, NewResponse, NodeId, PathMatch, Reuse, Store,
+    TokenUsage, tool_specs_hash,
+};
+use messages::{Message, ToolSpec};
+use providers::Usage;
+
+use crate::{AgentError, RequestOptions};
+
+/// A run's place in the store: the conversation and how calls are described to it.
+pub(crate) struct StoreLog {
+    store: Arc<dyn Store>,
+    conversation: ConversationId,
+    reuse: Reuse,
+}
+
+/// The store's view of the next call: where it goes and whether an answer is stored.
+pub(crate) struct Lookup {
+    path: PathMatch,
+    options: CallOptions,
+}
+
+impl StoreLog {
+    pub(crate) fn new(store: Arc<dyn Store>, conversation: ConversationId, reuse: Reuse) -> Self {
+        StoreLog {
+            store,
+            conversation,
+            reuse,
+        }
+    }
+
+    /// The conversation logged under.
+    pub(crate) fn conversation(&self) -> &ConversationId {
+        &self.conversation
+    }
+
+    /// Walks the conversation so far (`transcript`, ending with the turn to answer) through
+    /// the tree. Answers the caller supplied that the store lacks become branches.
+    pub(crate) async fn lookup(
+        &self,
+        transcript: &[Message],
+        model: &str,
+        tools: &[ToolSpec],
+        options: &RequestOptions,
+    ) -> Result<Lookup, AgentError> {
+        let options = CallOptions {
+            model: model.to_owned(),
+            hash: HashOptions {
+                temperature: options.temperature.map(f64::from),
+                max_tokens: options.max_tokens,
+                stop: options.stop.clone(),
+            },
+            reuse: self.reuse,
+            // The tools on offer change the answer but not the tree position.
+            cache_key: Some(tool_specs_hash(tools)),
+        };
+        let path = self
+            .store
+            .find_or_create_path(&self.conversation, transcript, &options)
+            .await
+            .map_err(AgentError::Store)?;
+        Ok(Lookup { path, options })
+    }
+
+    /// The stored answer that may stand in for the call, if the reuse policy allows one.
+    pub(crate) async fn cached(
+        &self,
+        lookup: &Lookup,
+    ) -> Result<Option<(Message, NodeId)>, AgentError> {
+        let Some(node) = &lookup.path.cache_hit else {
+            return Ok(None);
+        };
+        let turn = self
+            .store
+            .turn(node.id())
+            .await
+            .map_err(AgentError::Store)?;
+        Ok(Some((turn.response, node.id())))
+    }
+
+    /// Stores `answer` to the trailing turn of `transcript`.
+    pub(crate) async fn log(
+        &self,
+        lookup: &Lookup,
+        transcript: &[Message],
+        answer: &Message,
+        usage: Usage,
+        duration: Duration,
+    ) -> Result<NodeId, AgentError> {
+        let input = lookup.path.pending_input(transcript).to_vec();
+        let entry = NewResponse::new(
+            self.conversation.clone(),
+            lookup.path.parent(),
+            input,
+            answer.clone(),
+            &lookup.options,
+        )
+        .usage(TokenUsage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cached_input_tokens: usage.cached_input_tokens,
+            cache_creation_tokens: usage.cache_creation_tokens,
+            reasoning_tokens: usage.reasoning_tokens,
+        })
+        .duration(duration);
+        let node = self
+            .store
+            .log_response(entry)
+            .await
+            .map_err(AgentError::Store)?;
+        Ok(node.id())
+    }
+}

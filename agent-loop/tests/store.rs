@@ -1,0 +1,111 @@
+//! Logging every response into a conversation-tree store, continuing from it, and reusing a
+//! stored answer for a deterministic request.
+#![cfg(feature = "store")]
+
+mod common;
+
+use std::sync::Arc;
+
+use agent_loop::{Agent, AgentError, AgentEvent, AgentInput, ConversationId, Store};
+use common::*;
+use conversation_tree::SqliteStore;
+use messages::Message;
+use providers::testing::ScriptedResponse;
+
+#[tokio::test]
+async fn every_response_is_logged_and_the_conversation_continues_from_the_store() {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let model = scripted([
+        ScriptedResponse::new().tool_call("c1", "get_course_outline", r#"{"course":"X"}"#),
+        ScriptedResponse::text("Lesson 4 is about RAG."),
+        ScriptedResponse::text("Lesson 1 is the intro."),
+    ]);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tools(course_tools())
+        .system("You help with courses.")
+        .store(Arc::clone(&store))
+        .build()
+        .unwrap();
+    let conversation = ConversationId::new("ticket-42").unwrap();
+    let input = AgentInput::text("What is lesson 4 of X about?")
+        .in_conversation(conversation.clone())
+        .with_response_id("resp-store");
+    let events: Vec<AgentEvent> =
+        futures::StreamExt::collect(agent.stream(input, Default::default())).await;
+    let outcome = match events.last() {
+        Some(AgentEvent::ResponseDone {
+            outcome,
+            conversation_id,
+            node_ids,
+            ..
+        }) => {
+            assert_eq!(conversation_id.as_deref(), Some("ticket-42"));
+            assert_eq!(node_ids.len(), 2);
+            Arc::clone(outcome)
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(outcome.conversation_id.as_ref(), Some(&conversation));
+    assert_eq!(outcome.node_ids.len(), 2);
+    assert_eq!(outcome.records[1].node_id, Some(outcome.node_ids[1]));
+    // The store holds the whole conversation, reasoning and tool ids included.
+    let latest = store.latest_node(&conversation).await.unwrap().unwrap();
+    assert_eq!(latest.id(), outcome.node_ids[1]);
+    assert_eq!(latest.parent(), Some(outcome.node_ids[0]));
+    let stored = store.messages_for_path(latest.id()).await.unwrap();
+    assert_eq!(stored, outcome.messages);
+
+    // Continue from the store with a new question.
+    let input = AgentInput::text("And lesson 1?")
+        .with_history(stored)
+        .in_conversation(conversation.clone());
+    let next = agent.run(input).await.unwrap();
+    assert_eq!(next.text, "Lesson 1 is the intro.");
+    let node = store.node(next.node_ids[0]).await.unwrap().unwrap();
+    assert_eq!(node.parent(), Some(outcome.node_ids[1]));
+    assert_eq!(store.verify().await.unwrap().problems.len(), 0);
+}
+
+#[tokio::test]
+async fn a_deterministic_request_is_answered_from_the_store() {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let model = scripted([ScriptedResponse::text("Paris.")]);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .temperature(0.0)
+        .store(Arc::clone(&store))
+        .build()
+        .unwrap();
+    let conversation = ConversationId::random();
+    let ask = || AgentInput::text("Capital of France?").in_conversation(conversation.clone());
+    let first = agent.run(ask()).await.unwrap();
+    assert!(!first.records[0].cached);
+    // The script is empty now: a second model call would fail.
+    let events = events(&agent, ask()).await;
+    assert_well_formed(&events);
+    let second = match events.last() {
+        Some(AgentEvent::ResponseDone { outcome, .. }) => Arc::clone(outcome),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(second.text, "Paris.");
+    assert!(second.records[0].cached);
+    assert_eq!(second.node_ids, first.node_ids);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::ContentDelta { text, .. } if text == "Paris."))
+    );
+    assert_eq!(model.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn a_conversation_needs_a_store() {
+    let agent = Agent::builder().model(scripted([])).build().unwrap();
+    let input =
+        AgentInput::from(vec![Message::human("Hi")]).in_conversation(ConversationId::random());
+    assert!(matches!(
+        agent.run(input).await,
+        Err(AgentError::NoStore { .. })
+    ));
+}
