@@ -1,0 +1,164 @@
+//! [`Server`]: the shared state, the [`Router`], serving and graceful shutdown.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::Request;
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use conversation_tree::Store;
+use http::StatusCode;
+use tokio::net::TcpListener;
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::auth::{Auth, require_caller};
+use crate::chat::ChatService;
+use crate::config::ServerConfig;
+use crate::error::{ApiError, ServerError};
+use crate::limit::ConcurrencyLimit;
+use crate::routes::{misc, openapi, response};
+use crate::runs::Runs;
+use crate::store::{StoreKind, open_store};
+use crate::tools::BuiltinTools;
+
+/// What every handler shares.
+#[derive(Debug)]
+pub(crate) struct App {
+    pub(crate) config: ServerConfig,
+    pub(crate) chat: ChatService,
+    pub(crate) auth: Auth,
+    pub(crate) limit: ConcurrencyLimit,
+    pub(crate) runs: Arc<Runs>,
+    pub(crate) started: Instant,
+    pub(crate) store_kind: StoreKind,
+}
+
+/// The Chat Shell service: build one from a [`ServerConfig`], mount its [`router`](Self::router)
+/// or [`serve`](Self::serve) it.
+///
+/// Cloning is cheap; clones share state (runs in flight, limits, the store).
+#[derive(Clone, Debug)]
+pub struct Server {
+    app: Arc<App>,
+}
+
+impl Server {
+    /// A server for `config`, opening the store it names.
+    pub async fn new(config: ServerConfig) -> Result<Self, ServerError> {
+        let store = open_store(&config.store).await?;
+        let kind = StoreKind::of(&config.store);
+        Self::with_store(config, store, kind)
+    }
+
+    /// A server for `config` logging into `store` (of `kind`, for `/health`) instead of the
+    /// one `config.store` names.
+    pub fn with_store(
+        config: ServerConfig,
+        store: Arc<dyn Store>,
+        kind: StoreKind,
+    ) -> Result<Self, ServerError> {
+        if config.concurrency_per_caller == 0 {
+            return Err(ServerError::Config(
+                "`concurrency_per_caller` is 0, so no request could ever be served".to_owned(),
+            ));
+        }
+        let tools = BuiltinTools::new(&config.tools)?;
+        let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone());
+        Ok(Server {
+            app: Arc::new(App {
+                auth: Auth::new(&config.tokens),
+                limit: ConcurrencyLimit::new(config.concurrency_per_caller, config.retry_after()),
+                runs: Arc::new(Runs::default()),
+                started: Instant::now(),
+                store_kind: kind,
+                chat,
+                config,
+            }),
+        })
+    }
+
+    /// The service the routes use, for running agents in-process (the CLI does).
+    pub fn chat(&self) -> &ChatService {
+        &self.app.chat
+    }
+
+    /// The routes: `POST /v1/response`, `POST /v1/response/{id}/cancel`, `GET /health`,
+    /// `GET /openapi.json`.
+    ///
+    /// Authentication reads the peer address from `ConnectInfo<SocketAddr>`: serve with
+    /// `into_make_service_with_connect_info::<SocketAddr>()` (as [`serve`](Self::serve)
+    /// does), or a server without tokens refuses every request.
+    pub fn router(&self) -> Router {
+        let auth = middleware::from_fn_with_state(self.app.auth.clone(), require_caller);
+        let api = Router::new()
+            .route("/v1/response", post(response::create_response))
+            .route("/v1/response/{id}/cancel", post(misc::cancel_response))
+            .route_layer(auth.clone());
+        let mut public = Router::new()
+            .route("/health", get(misc::health))
+            .route("/openapi.json", get(openapi::openapi_json));
+        if self.app.config.tokens.is_empty() {
+            // Without tokens nothing is public: the whole server is loopback-only.
+            public = public.route_layer(auth);
+        }
+        // Layers wrap what is above them: the 413 mapping sees the body limit's answers.
+        api.merge(public)
+            .layer(RequestBodyLimitLayer::new(self.app.config.body_limit))
+            .layer(middleware::from_fn(json_payload_too_large))
+            .with_state(Arc::clone(&self.app))
+    }
+
+    /// Serves on `listener` until `signal` completes, then shuts down gracefully: new
+    /// responses are refused (503), responses in flight may finish within the configured
+    /// grace period, the rest are cancelled (their clients get `response.cancelled`), and the
+    /// call returns once every connection is closed.
+    pub async fn serve(
+        &self,
+        listener: TcpListener,
+        signal: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        let runs = Arc::clone(&self.app.runs);
+        let grace = self.app.config.shutdown_grace();
+        let service = self
+            .router()
+            .into_make_service_with_connect_info::<SocketAddr>();
+        axum::serve(listener, service)
+            .with_graceful_shutdown(async move {
+                signal.await;
+                runs.shutdown(grace).await;
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// Begins the graceful shutdown of the runs without a listener (for embedders that serve
+    /// the router themselves); returns when no run is left.
+    pub async fn shutdown(&self) {
+        self.app
+            .runs
+            .shutdown(self.app.config.shutdown_grace())
+            .await;
+    }
+}
+
+/// Turns tower-http's plain-text 413 (a `Content-Length` over the limit) into the JSON error
+/// every other answer uses.
+async fn json_payload_too_large(request: Request, next: Next) -> Response {
+    let response = next.run(request).await;
+    let is_json = response
+        .headers()
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
+    if response.status() == StatusCode::PAYLOAD_TOO_LARGE && !is_json {
+        return ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "the request body is larger than this server accepts",
+        )
+        .into_response();
+    }
+    response
+}

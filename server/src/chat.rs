@@ -1,0 +1,338 @@
+//! [`ChatService`]: turns a [`RunSpec`] into a running agent — seed 002's "Chat Service",
+//! "Context Preparation" and "Model Factory" steps, shared by the HTTP API and the CLI.
+
+use std::sync::Arc;
+
+use agent_loop::{Agent, AgentError, AgentInput, AgentStream, ContextPolicy, ReasoningEffort};
+use conversation_tree::{ConversationId, Store, StoreError};
+use messages::{Message, Role};
+use providers::{ModelConfig, ModelInfo, Provider, ProviderError};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ProviderBaseUrls;
+use crate::keys::ProviderKeys;
+use crate::model::{ModelCache, resolve_model_config};
+use crate::spec::{RunInput, RunSpec};
+use crate::tools::{BuiltinTools, ToolSelectError};
+
+/// Largest thinking budget deep thinking asks of Anthropic and Gemini models, in tokens.
+const MAX_THINKING_BUDGET: u32 = 16_384;
+/// Smallest budget Anthropic accepts.
+const MIN_THINKING_BUDGET: u32 = 1_024;
+
+/// Why a run could not be started. Each is the caller's to fix, except `Store`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The model could not be built (no key, a provider feature off, a bad header).
+    #[error("{0}")]
+    Model(Box<ProviderError>),
+    /// A requested tool is not available.
+    #[error("{0}")]
+    Tool(#[from] ToolSelectError),
+    /// Deep thinking was asked of a model that does not reason.
+    #[error(
+        "model `{model}` does not reason, so deep thinking cannot be turned on; pick a reasoning \
+         model (e.g. o3, claude-sonnet-4-5, gemini-2.5-flash) or turn deep thinking off"
+    )]
+    NotReasoning {
+        /// The model.
+        model: String,
+    },
+    /// The agent could not be built.
+    #[error("{0}")]
+    Agent(Box<AgentError>),
+    /// The stored history could not be read.
+    #[error("cannot read the stored conversation: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl From<ProviderError> for RunError {
+    fn from(error: ProviderError) -> Self {
+        RunError::Model(Box::new(error))
+    }
+}
+
+impl From<AgentError> for RunError {
+    fn from(error: AgentError) -> Self {
+        RunError::Agent(Box::new(error))
+    }
+}
+
+/// Everything runs share: the store, the built-in tools, the process's keys and endpoints.
+#[derive(Clone)]
+pub struct ChatService {
+    store: Arc<dyn Store>,
+    tools: BuiltinTools,
+    keys: ProviderKeys,
+    base_urls: ProviderBaseUrls,
+    models: Arc<ModelCache>,
+}
+
+impl std::fmt::Debug for ChatService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ChatService")
+            .field("tools", &self.tools)
+            .field("keys", &self.keys)
+            .field("base_urls", &self.base_urls)
+            .field("models", &self.models)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A run ready to stream: its agent and its input (history included).
+#[derive(Debug)]
+pub struct PreparedRun {
+    agent: Agent,
+    input: AgentInput,
+    config: ModelConfig,
+}
+
+impl PreparedRun {
+    /// The model id.
+    pub fn model_id(&self) -> &str {
+        self.agent.model_id()
+    }
+
+    /// The model's configuration, with the key it will send. Its `Debug` hides the key.
+    pub fn model_config(&self) -> &ModelConfig {
+        &self.config
+    }
+
+    /// Starts the run. Cancelling `cancel` (or dropping the stream) stops the model call and
+    /// the tools.
+    pub fn stream(self, cancel: CancellationToken) -> AgentStream {
+        self.agent.stream(self.input, cancel)
+    }
+}
+
+impl ChatService {
+    /// A service logging into `store`, offering `tools`, calling models with `keys` at
+    /// `base_urls`.
+    pub fn new(
+        store: Arc<dyn Store>,
+        tools: BuiltinTools,
+        keys: ProviderKeys,
+        base_urls: ProviderBaseUrls,
+    ) -> Self {
+        ChatService {
+            store,
+            tools,
+            keys,
+            base_urls,
+            models: Arc::default(),
+        }
+    }
+
+    /// The conversation store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The built-in tools.
+    pub fn tools(&self) -> &BuiltinTools {
+        &self.tools
+    }
+
+    /// Builds the run `spec` describes: the model, its tools, the agent, and the input with
+    /// the stored history in front.
+    pub async fn prepare(&self, spec: RunSpec) -> Result<PreparedRun, RunError> {
+        let config = resolve_model_config(&spec.model, &self.keys, &self.base_urls);
+        let model = self.models.model(&config, spec.tool_choice.clone())?;
+        let info = model.info().clone();
+
+        let mut tools = self.tools.select(spec.tools.iter().map(String::as_str))?;
+        if spec.silent_exit_tool {
+            // `silent_exit` is not a built-in name, so it cannot clash.
+            let _ = tools.add_dyn(self.tools.silent_exit());
+        }
+
+        let mut builder = Agent::builder()
+            .model(model)
+            .tools(tools)
+            .max_rounds(spec.max_rounds)
+            .compression(policy(&spec));
+        if let Some(system) = &spec.system {
+            builder = builder.system(system.clone());
+        }
+        if let Some(temperature) = spec.temperature {
+            builder = builder.temperature(temperature);
+        }
+        if let Some(max_tokens) = spec.max_tokens {
+            builder = builder.max_tokens(max_tokens);
+        }
+        if let Some(timeout) = spec.tool_timeout {
+            builder = builder.tool_timeout(timeout);
+        }
+        if spec.deep_thinking {
+            builder = match thinking(&info, spec.max_tokens)? {
+                Thinking::Effort(effort) => builder.reasoning_effort(effort),
+                Thinking::Budget(tokens) => builder.thinking_budget(tokens),
+            };
+        }
+        if spec.log {
+            builder = builder.store(Arc::clone(&self.store));
+        }
+        let agent = builder.build()?;
+
+        let mut input = match spec.input {
+            RunInput::Messages(messages) => AgentInput::messages(messages),
+            RunInput::Parts(parts) => {
+                let history = match (&spec.conversation, spec.include_history) {
+                    (Some(conversation), true) => {
+                        self.history(conversation, spec.history_limit).await?
+                    }
+                    _ => Vec::new(),
+                };
+                AgentInput::parts(parts).with_history(history)
+            }
+        };
+        if let Some(id) = spec.response_id {
+            input = input.with_response_id(id);
+        }
+        if let (true, Some(conversation)) = (spec.log, spec.conversation) {
+            input = input.in_conversation(conversation);
+        }
+        Ok(PreparedRun {
+            agent,
+            input,
+            config,
+        })
+    }
+
+    /// The messages of `conversation` up to its most recent answer, cut to the last `limit`
+    /// turns (the system message kept); empty for a conversation the store does not know.
+    pub async fn history(
+        &self,
+        conversation: &ConversationId,
+        limit: Option<usize>,
+    ) -> Result<Vec<Message>, StoreError> {
+        let Some(node) = self.store.latest_node(conversation).await? else {
+            return Ok(Vec::new());
+        };
+        let messages = self.store.messages_for_path(node.id()).await?;
+        Ok(match limit {
+            Some(turns) => last_turns(messages, turns),
+            None => messages,
+        })
+    }
+}
+
+fn policy(spec: &RunSpec) -> ContextPolicy {
+    if !spec.compression {
+        return ContextPolicy::disabled();
+    }
+    match spec.model.context_window {
+        Some(window) => ContextPolicy::default().with_context_window(window),
+        None => ContextPolicy::default(),
+    }
+}
+
+enum Thinking {
+    Effort(ReasoningEffort),
+    Budget(u32),
+}
+
+/// How deep thinking is asked of this model: OpenAI's reasoning effort, or a thinking budget
+/// of half the output limit (1 024 … 16 384 tokens) for Anthropic and Gemini.
+fn thinking(info: &ModelInfo, max_tokens: Option<u32>) -> Result<Thinking, RunError> {
+    if info.known && !info.supports_reasoning {
+        return Err(RunError::NotReasoning {
+            model: info.id.clone(),
+        });
+    }
+    Ok(match info.provider {
+        Provider::OpenAi => Thinking::Effort(ReasoningEffort::High),
+        Provider::Anthropic | Provider::Google => {
+            let output = max_tokens.unwrap_or(info.max_output_tokens);
+            Thinking::Budget((output / 2).clamp(MIN_THINKING_BUDGET, MAX_THINKING_BUDGET))
+        }
+    })
+}
+
+/// The system message (if the chain starts with one) and the last `turns` turns, a turn
+/// starting at a human message. Cutting there keeps the chain valid: tool calls and their
+/// responses are never separated.
+fn last_turns(messages: Vec<Message>, turns: usize) -> Vec<Message> {
+    let starts: Vec<usize> = messages
+        .iter()
+        .enumerate()
+        .filter(|(_, message)| message.role == Role::Human)
+        .map(|(i, _)| i)
+        .collect();
+    let Some(cut) = starts
+        .len()
+        .checked_sub(turns)
+        .map(|skip| starts.get(skip).copied().unwrap_or(messages.len()))
+    else {
+        return messages;
+    };
+    let system = messages
+        .first()
+        .filter(|message| message.role == Role::System)
+        .cloned();
+    system
+        .into_iter()
+        .chain(messages.into_iter().skip(cut))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(messages: &[Message]) -> Vec<String> {
+        messages.iter().map(Message::text).collect()
+    }
+
+    #[test]
+    fn history_limits_cut_at_turns() {
+        let chain = vec![
+            Message::system("sys"),
+            Message::human("h1"),
+            Message::ai("a1"),
+            Message::human("h2"),
+            Message::ai("a2"),
+            Message::human("h3"),
+            Message::ai("a3"),
+        ];
+        assert_eq!(
+            texts(&last_turns(chain.clone(), 2)),
+            ["sys", "h2", "a2", "h3", "a3"]
+        );
+        assert_eq!(texts(&last_turns(chain.clone(), 0)), ["sys"]);
+        assert_eq!(texts(&last_turns(chain.clone(), 5)), texts(&chain));
+        let no_system = chain[1..].to_vec();
+        assert_eq!(texts(&last_turns(no_system, 1)), ["h3", "a3"]);
+    }
+
+    #[test]
+    fn deep_thinking_per_provider() {
+        let gpt4o = ModelInfo::lookup(Provider::OpenAi, "gpt-4o");
+        assert!(matches!(
+            thinking(&gpt4o, None),
+            Err(RunError::NotReasoning { .. })
+        ));
+        let o3 = ModelInfo::lookup(Provider::OpenAi, "o3");
+        assert!(matches!(
+            thinking(&o3, None),
+            Ok(Thinking::Effort(ReasoningEffort::High))
+        ));
+        let claude = ModelInfo::lookup(Provider::Anthropic, "claude-sonnet-4-5");
+        assert!(matches!(
+            thinking(&claude, None),
+            Ok(Thinking::Budget(16_384))
+        ));
+        assert!(matches!(
+            thinking(&claude, Some(4_000)),
+            Ok(Thinking::Budget(2_000))
+        ));
+        assert!(matches!(
+            thinking(&claude, Some(100)),
+            Ok(Thinking::Budget(1_024))
+        ));
+        // Unknown models may reason: the request goes out and the provider decides.
+        let local = ModelInfo::unknown(Provider::OpenAi, "my-llama");
+        assert!(thinking(&local, None).is_ok());
+    }
+}

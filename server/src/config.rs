@@ -1,0 +1,112 @@
+//! [`ServerConfig`]: what a server allows and where it keeps things.
+//!
+//! Deserialisable (the CLI reads it from a YAML file), with every field defaulted. Provider
+//! keys are never part of it: they come from the environment ([`ProviderKeys::from_env`]).
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::keys::ProviderKeys;
+use crate::schema::Secret;
+use crate::tools::ToolsConfig;
+
+/// Default largest request body, in bytes (base64 images make requests big).
+pub const DEFAULT_BODY_LIMIT: usize = 8 * 1024 * 1024;
+/// Default number of responses one caller may stream at once.
+pub const DEFAULT_CONCURRENCY_PER_CALLER: usize = 8;
+/// Default highest `tools.max_tool_calls` a request may ask for.
+pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 50;
+
+/// How a server runs. `ServerConfig::default()` is a loopback-only server on an in-memory
+/// store with the calculator as its only tool.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Bearer tokens clients must send (`Authorization: Bearer …`). None: only loopback
+    /// clients are served.
+    pub tokens: Vec<Secret>,
+    /// Largest request body in bytes; larger ones get 413.
+    pub body_limit: usize,
+    /// Responses one caller (one token, or all loopback clients together when there are no
+    /// tokens) may stream at once; more get 429 with `Retry-After`.
+    pub concurrency_per_caller: usize,
+    /// The `Retry-After` of a 429, in seconds.
+    pub retry_after_secs: u64,
+    /// On shutdown, how long in-flight responses may run before they are cancelled, in
+    /// seconds.
+    pub shutdown_grace_secs: u64,
+    /// Where conversations are logged: a SQLite file path, a `postgres://` URL (feature
+    /// `postgres`), or `:memory:` (the default; nothing survives a restart).
+    pub store: String,
+    /// Endpoints used with the server's own keys, per provider (`openai`, `anthropic`,
+    /// `google`); absent: the provider's public endpoint.
+    pub base_urls: ProviderBaseUrls,
+    /// Whether a request may set `model_config.base_url`. Off by default: a client could
+    /// otherwise make the server call any host. The server's keys are never sent to a
+    /// request's base URL either way.
+    pub allow_request_base_url: bool,
+    /// The highest `tools.max_tool_calls` (tool rounds) a request may ask for.
+    pub max_tool_rounds: u32,
+    /// The built-in tools and their limits.
+    pub tools: ToolsConfig,
+    /// Provider keys, from the environment; never deserialised from a file.
+    #[serde(skip)]
+    pub keys: ProviderKeys,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            tokens: Vec::new(),
+            body_limit: DEFAULT_BODY_LIMIT,
+            concurrency_per_caller: DEFAULT_CONCURRENCY_PER_CALLER,
+            retry_after_secs: 1,
+            shutdown_grace_secs: 30,
+            store: ":memory:".to_owned(),
+            base_urls: ProviderBaseUrls::default(),
+            allow_request_base_url: false,
+            max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
+            tools: ToolsConfig::default(),
+            keys: ProviderKeys::default(),
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The shutdown grace period.
+    pub fn shutdown_grace(&self) -> Duration {
+        Duration::from_secs(self.shutdown_grace_secs)
+    }
+
+    /// The `Retry-After` delay of a 429.
+    pub fn retry_after(&self) -> Duration {
+        Duration::from_secs(self.retry_after_secs)
+    }
+}
+
+/// The server's own endpoint per provider, used together with its keys.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderBaseUrls {
+    /// OpenAI or any OpenAI-compatible server (`…/v1`).
+    #[serde(default)]
+    pub openai: Option<String>,
+    /// Anthropic (the host, without `/v1`).
+    #[serde(default)]
+    pub anthropic: Option<String>,
+    /// Gemini (`…/v1beta`).
+    #[serde(default)]
+    pub google: Option<String>,
+}
+
+impl ProviderBaseUrls {
+    /// The configured endpoint of `provider`.
+    pub fn get(&self, provider: providers::Provider) -> Option<&str> {
+        match provider {
+            providers::Provider::OpenAi => self.openai.as_deref(),
+            providers::Provider::Anthropic => self.anthropic.as_deref(),
+            providers::Provider::Google => self.google.as_deref(),
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Errors: [`ApiError`] (an HTTP error answer) and [`ServerError`] (a server that cannot start).
+
+use std::time::Duration;
+
+use axum::Json;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderValue, StatusCode, header};
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The JSON body of every error answer; the same fields as a `response.error` event.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// A machine-readable code: `invalid_request`, `unsupported_field`, `unauthorized`,
+    /// `forbidden`, `not_found`, `payload_too_large`, `too_many_requests`,
+    /// `shutting_down`, `provider_error`, `internal_error`, …
+    pub code: String,
+    /// What went wrong and what to do, for people.
+    pub message: String,
+    /// More detail (e.g. each refused field), or null.
+    #[schema(value_type = Object)]
+    pub details: Value,
+}
+
+/// An error answer: status, body and (for 429 and 503) a `Retry-After`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ApiError {
+    status: StatusCode,
+    body: ErrorBody,
+    retry_after: Option<Duration>,
+}
+
+impl ApiError {
+    /// An error with this status, code and message, and null details.
+    pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            body: ErrorBody {
+                code: code.to_owned(),
+                message: message.into(),
+                details: Value::Null,
+            },
+            retry_after: None,
+        }
+    }
+
+    /// Adds details.
+    #[must_use]
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.body.details = details;
+        self
+    }
+
+    /// Adds a `Retry-After` header.
+    #[must_use]
+    pub fn with_retry_after(mut self, after: Duration) -> Self {
+        self.retry_after = Some(after);
+        self
+    }
+
+    /// 400: a body that is not a valid request.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request", message)
+    }
+
+    /// 422: a well-formed request asking for something this server does not do.
+    pub fn unprocessable(code: &str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+    }
+
+    /// 401, with `WWW-Authenticate: Bearer`.
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+
+    /// 403.
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+
+    /// 404.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+
+    /// 500.
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal_error", message)
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> &ErrorBody {
+        &self.body
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut response = (self.status, Json(self.body)).into_response();
+        let headers = response.headers_mut();
+        if self.status == StatusCode::UNAUTHORIZED {
+            headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        if let Some(after) = self.retry_after {
+            // Whole seconds, at least one: `Retry-After: 0` would invite a busy loop.
+            let secs = after.as_secs().max(1);
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
+/// Why a server could not be set up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The conversation store could not be opened.
+    #[error("cannot open the conversation store `{location}`: {source}")]
+    Store {
+        /// The configured store (a path or a URL without its password).
+        location: String,
+        /// Why.
+        #[source]
+        source: conversation_tree::StoreError,
+    },
+    /// A `postgres://` store was configured but this build has no PostgreSQL support.
+    #[error(
+        "the store `{location}` is a PostgreSQL URL, but this build has no PostgreSQL support; \
+         rebuild with the `postgres` feature, or use a SQLite file path"
+    )]
+    PostgresDisabled {
+        /// The configured store, without its password.
+        location: String,
+    },
+    /// The built-in tool configuration is unusable.
+    #[error(transparent)]
+    Tools(#[from] crate::tools::ToolsConfigError),
+    /// The configuration is inconsistent.
+    #[error("invalid server configuration: {0}")]
+    Config(String),
+    /// Listening or serving failed.
+    #[error("the server failed: {0}")]
+    Io(#[from] std::io::Error),
+}

@@ -1,0 +1,121 @@
+//! [`ProviderKeys`]: the provider API keys a process has, from its environment.
+
+use std::fmt;
+
+use providers::Provider;
+
+use crate::schema::Secret;
+
+/// Environment variables the keys are read from, per provider.
+pub const KEY_VARIABLES: [(Provider, &str); 3] = [
+    (Provider::OpenAi, key_variable(Provider::OpenAi)),
+    (Provider::Anthropic, key_variable(Provider::Anthropic)),
+    (Provider::Google, key_variable(Provider::Google)),
+];
+
+/// The environment variable holding `provider`'s key.
+pub const fn key_variable(provider: Provider) -> &'static str {
+    match provider {
+        Provider::OpenAi => "OPENAI_API_KEY",
+        Provider::Anthropic => "ANTHROPIC_API_KEY",
+        Provider::Google => "GEMINI_API_KEY",
+    }
+}
+
+/// API keys per provider. `Debug` says which are set, never what they are.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct ProviderKeys {
+    openai: Option<Secret>,
+    anthropic: Option<Secret>,
+    google: Option<Secret>,
+}
+
+impl ProviderKeys {
+    /// The keys in `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and `GEMINI_API_KEY` (empty values
+    /// count as unset).
+    pub fn from_env() -> Self {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// The keys a lookup function gives for those variable names (for tests and embedders).
+    pub fn from_lookup(mut lookup: impl FnMut(&str) -> Option<String>) -> Self {
+        let mut keys = ProviderKeys::default();
+        for (provider, variable) in KEY_VARIABLES {
+            if let Some(value) = lookup(variable).filter(|value| !value.trim().is_empty()) {
+                keys.set(provider, Secret::new(value.trim()));
+            }
+        }
+        keys
+    }
+
+    /// Sets the key of `provider`.
+    pub fn set(&mut self, provider: Provider, key: Secret) {
+        *self.slot(provider) = Some(key);
+    }
+
+    /// The key of `provider`, if set.
+    pub fn get(&self, provider: Provider) -> Option<&Secret> {
+        match provider {
+            Provider::OpenAi => self.openai.as_ref(),
+            Provider::Anthropic => self.anthropic.as_ref(),
+            Provider::Google => self.google.as_ref(),
+        }
+    }
+
+    /// Whether any key is set.
+    pub fn any(&self) -> bool {
+        KEY_VARIABLES
+            .iter()
+            .any(|(provider, _)| self.get(*provider).is_some())
+    }
+
+    fn slot(&mut self, provider: Provider) -> &mut Option<Secret> {
+        match provider {
+            Provider::OpenAi => &mut self.openai,
+            Provider::Anthropic => &mut self.anthropic,
+            Provider::Google => &mut self.google,
+        }
+    }
+}
+
+impl fmt::Debug for ProviderKeys {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut map = f.debug_map();
+        for (provider, variable) in KEY_VARIABLES {
+            let state = if self.get(provider).is_some() {
+                "set"
+            } else {
+                "unset"
+            };
+            map.entry(&variable, &state);
+        }
+        map.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_three_variables_and_never_shows_them() {
+        let keys = ProviderKeys::from_lookup(|name| match name {
+            "OPENAI_API_KEY" => Some("sk-very-secret".into()),
+            "GEMINI_API_KEY" => Some("   ".into()),
+            _ => None,
+        });
+        assert_eq!(
+            keys.get(Provider::OpenAi).map(Secret::expose),
+            Some("sk-very-secret")
+        );
+        assert!(keys.get(Provider::Google).is_none());
+        assert!(keys.any());
+        let shown = format!("{keys:?}");
+        assert_eq!(
+            shown,
+            r#"{"OPENAI_API_KEY": "set", "ANTHROPIC_API_KEY": "unset", "GEMINI_API_KEY": "unset"}"#
+        );
+        assert!(!shown.contains("secret"));
+        assert_eq!(key_variable(Provider::Anthropic), "ANTHROPIC_API_KEY");
+    }
+}

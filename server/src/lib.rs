@@ -1,0 +1,100 @@
+//! The Chat Shell service (seed 002): `POST /v1/response` answers with the agent's events as
+//! server-sent events, on axum.
+//!
+//! ```text
+//! POST /v1/response ─► auth (bearer token, or loopback only) ─► body limit ─► parse
+//!   ─► plan: every field honoured or refused (422) ─► concurrency slot (else 429)
+//!   ─► ChatService::prepare: model (keys, endpoint), tools, agent, stored history
+//!   ─► spawned run ─► AgentEvents ─► SSE frames (`response.start` … `response.done`)
+//!                       └► every response logged into the conversation tree
+//! ```
+//!
+//! A client that disconnects cancels its run (the model stream is closed, tools stop); so
+//! does `POST /v1/response/{id}/cancel`. Shutdown refuses new responses, lets those in flight
+//! finish for a grace period, then cancels the rest. Provider keys come from the
+//! environment and are never echoed: not in errors, logs, `Debug` or events.
+//!
+//! ```
+//! use std::net::SocketAddr;
+//! use axum::body::Body;
+//! use axum::extract::ConnectInfo;
+//! use server::{Server, ServerConfig};
+//! use tower::ServiceExt as _;
+//!
+//! # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+//! // A loopback-only server with an in-memory store. `Server::serve` listens on a socket;
+//! // here the router answers one request in-process, as an embedder's would.
+//! let server = Server::new(ServerConfig::default()).await?;
+//! let body = serde_json::json!({
+//!     "model_config": {"model_id": "echo"},           // the offline debug model: no key
+//!     "input": {"text": "{\"raw\": \"Hello!\"}"},
+//!     "features": {"streaming": false},               // one JSON body instead of events
+//! });
+//! let mut request = http::Request::post("/v1/response").body(Body::from(body.to_string()))?;
+//! // `serve` records the peer address; loopback is all a server without tokens accepts.
+//! request.extensions_mut().insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40000))));
+//!
+//! let response = server.router().oneshot(request).await?;
+//! assert_eq!(response.status(), 200);
+//! let bytes = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
+//! let answer: serde_json::Value = serde_json::from_slice(&bytes)?;
+//! assert_eq!(answer["content"], "Hello!");
+//! assert_eq!(answer["stop_reason"], "end_turn");
+//! assert_eq!(answer["usage"]["output_tokens"], 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! # }).unwrap();
+//! ```
+//!
+//! # Contents
+//!
+//! - [`Server`]: the [`Router`], [`serve`](Server::serve) with graceful
+//!   shutdown; [`ServerConfig`] (tokens, limits, store, endpoints, tools).
+//! - [`schema`]: the request ([`ResponseRequest`](schema::ResponseRequest)) and answer
+//!   types, with their OpenAPI schemas ([`ApiDoc`], served at `GET /openapi.json`).
+//! - [`plan()`]: a request to a [`RunSpec`], each field honoured or refused.
+//! - [`ChatService`]: a [`RunSpec`] to a running agent (model, tools, history, store); the
+//!   CLI runs agents through it too.
+//! - [`tools`]: the built-in tools (`calculator`, `read_file`, `list_files`, `http_get`),
+//!   safe by default.
+//! - [`ProviderKeys`](keys::ProviderKeys), [`open_store`](store::open_store),
+//!   [`resolve_model_config`]: keys from the environment, stores from a location.
+//! - [`ApiError`], [`ServerError`]: an error answer, a server that cannot start.
+//!
+//! # Features
+//!
+//! - `postgres`: `postgres://` store URLs (conversation-tree's `PostgresStore`).
+//! - `testing`: `testing::StreamingProvider`, a loopback provider streaming as slowly and as
+//!   long as asked (end-to-end tests, the load bench).
+
+mod app;
+mod auth;
+mod chat;
+pub mod config;
+mod error;
+pub mod keys;
+mod limit;
+mod model;
+pub mod plan;
+mod routes;
+mod runs;
+pub mod schema;
+mod spec;
+pub mod store;
+#[cfg(feature = "testing")]
+pub mod testing;
+pub mod tools;
+
+pub use app::Server;
+pub use auth::Caller;
+pub use chat::{ChatService, PreparedRun, RunError};
+pub use config::ServerConfig;
+pub use error::{ApiError, ErrorBody, ServerError};
+pub use model::resolve_model_config;
+pub use plan::{Planned, plan};
+pub use routes::openapi::ApiDoc;
+pub use spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
+
+// What the API exposes, so embedders need only this crate.
+pub use agent_loop::{AgentEvent, AgentStream, CancellationToken, StopReason};
+pub use axum::Router;
+pub use conversation_tree::{ConversationId, Store};

@@ -1,0 +1,543 @@
+//! From a [`ResponseRequest`] to a [`RunSpec`]: every field honoured or refused.
+//!
+//! Chat Shell accepted many fields and ignored them (`temperature`, `tool_choice`,
+//! `max_tool_calls`, `streaming`, …). Here each field either changes the run as documented on
+//! [`ResponseRequest`], or — when it asks for something Skein does not do (MCP servers,
+//! skills, knowledge bases, client-side tools) or has a value that makes no sense — the
+//! request is answered 422 with every such field named in `details`.
+
+mod input;
+
+use std::time::Duration;
+
+use conversation_tree::ConversationId;
+use http::StatusCode;
+use providers::{ModelInfo, RetryPolicy, Timeouts, ToolChoice};
+use serde_json::{Value, json};
+
+use crate::config::ServerConfig;
+use crate::error::ApiError;
+use crate::schema::{Metadata, ResponseRequest, ToolsConfig};
+use crate::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec};
+
+/// The seed's default temperature.
+pub const DEFAULT_TEMPERATURE: f32 = 0.7;
+/// The seed's default output token limit.
+pub const DEFAULT_MAX_TOKENS: u32 = 32_768;
+/// The seed's default tool timeout in seconds.
+pub const DEFAULT_TOOL_TIMEOUT_SECS: f64 = 60.0;
+/// The seed's default provider timeout in seconds.
+pub const DEFAULT_MODEL_TIMEOUT_SECS: f64 = 120.0;
+
+/// A planned request: the run, and how to answer.
+#[derive(Debug)]
+pub struct Planned {
+    /// The run.
+    pub spec: RunSpec,
+    /// Whether to stream events (else one JSON body).
+    pub streaming: bool,
+    /// The request id (`X-Request-ID`).
+    pub request_id: String,
+    /// The correlation labels of `metadata`, as `name=value` pairs, for the logs.
+    pub labels: String,
+}
+
+/// Fields that cannot be honoured, collected so that one answer names them all.
+#[derive(Debug, Default)]
+pub(crate) struct Problems {
+    unsupported: Vec<Value>,
+    invalid: Vec<Value>,
+}
+
+impl Problems {
+    /// A field asking for something this server does not do.
+    fn unsupported(&mut self, field: &str, reason: &str) {
+        self.unsupported
+            .push(json!({"field": field, "reason": reason}));
+    }
+
+    /// A field with a value that makes no sense.
+    fn invalid(&mut self, field: &str, reason: &str) {
+        self.invalid.push(json!({"field": field, "reason": reason}));
+    }
+
+    fn into_error(self) -> Option<ApiError> {
+        let code = if self.invalid.is_empty() {
+            "unsupported_field"
+        } else {
+            "invalid_field"
+        };
+        let all: Vec<Value> = self.invalid.into_iter().chain(self.unsupported).collect();
+        let first = all.first()?;
+        let message = format!(
+            "{} field(s) cannot be honoured; first: `{}`: {}",
+            all.len(),
+            first["field"].as_str().unwrap_or_default(),
+            first["reason"].as_str().unwrap_or_default()
+        );
+        Some(
+            ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, message)
+                .with_details(json!({ "fields": all })),
+        )
+    }
+}
+
+/// Plans `request`. `header_request_id` is the `X-Request-ID` header, if any.
+pub fn plan(
+    request: ResponseRequest,
+    config: &ServerConfig,
+    header_request_id: Option<&str>,
+) -> Result<Planned, ApiError> {
+    let mut problems = Problems::default();
+    let metadata = request.metadata.unwrap_or_default();
+    let features = request.features;
+
+    // The model.
+    let mc = request.model_config;
+    if mc.model_id.trim().is_empty() {
+        problems.invalid(
+            "model_config.model_id",
+            "name the model, e.g. `gpt-4o` or `echo`",
+        );
+    }
+    let mut model = ModelRequest::new(mc.model_id.trim());
+    model.config.model = mc.model;
+    model.config.api_key = mc.api_key.map(|key| key.expose().to_owned());
+    model.config.default_headers = mc.default_headers;
+    match mc.api_format.as_deref() {
+        None | Some("chat") => {}
+        Some("responses") => model.config.api_format = Some("responses".into()),
+        Some(other) => problems.invalid(
+            "model_config.api_format",
+            &format!("`{other}` is not an API format; use `chat` or `responses`"),
+        ),
+    }
+    if let Some(base_url) = mc.base_url {
+        if config.allow_request_base_url {
+            model.config.base_url = Some(base_url);
+            model.custom_endpoint = true;
+        } else {
+            problems.unsupported(
+                "model_config.base_url",
+                "this server does not accept request endpoints (`allow_request_base_url` is off); \
+                 its operator configures the endpoints",
+            );
+        }
+    }
+    let timeout = seconds(
+        "model_config.timeout",
+        mc.timeout.unwrap_or(DEFAULT_MODEL_TIMEOUT_SECS),
+        &mut problems,
+    );
+    model.config.timeouts = Timeouts {
+        first_byte: timeout,
+        idle: timeout,
+        ..Timeouts::default()
+    };
+    model.config.retry = RetryPolicy {
+        max_retries: mc.max_retries.map_or(3, |n| n as usize),
+        initial_backoff: seconds(
+            "model_config.retry_delay",
+            mc.retry_delay.unwrap_or(1.0),
+            &mut problems,
+        ),
+        ..RetryPolicy::default()
+    };
+    if let Some(window) = mc.context_window {
+        if window == 0 {
+            problems.invalid("model_config.context_window", "must be at least 1");
+        }
+        model.context_window = Some(window);
+    }
+    for (field, value) in [
+        ("model_config.model_name", mc.model_name.is_some()),
+        ("model_config.model_namespace", mc.model_namespace.is_some()),
+    ] {
+        if value {
+            problems.unsupported(field, "Skein has no model resources; leave it out");
+        }
+    }
+    let info = ModelInfo::lookup(model.config.provider(), &model.config.model_id);
+    let reasoning_model = info.known && info.supports_reasoning;
+
+    // Sampling and limits.
+    let temperature = match request.temperature {
+        Some(t) if (0.0..=2.0).contains(&t) => Some(t),
+        Some(_) => {
+            problems.invalid("temperature", "must be between 0 and 2");
+            None
+        }
+        None if features.deep_thinking || reasoning_model => None,
+        None => Some(DEFAULT_TEMPERATURE),
+    };
+    let max_tokens = match mc.max_output_tokens.or(request.max_tokens) {
+        Some(0) => {
+            problems.invalid("max_tokens", "must be at least 1");
+            None
+        }
+        Some(tokens) => Some(tokens),
+        // The seed's default, within what the model can produce (a known model rejects more).
+        None if info.known => Some(DEFAULT_MAX_TOKENS.min(info.max_output_tokens)),
+        None => Some(DEFAULT_MAX_TOKENS),
+    };
+
+    // Input and system prompt.
+    let run_input = input::run_input(
+        request.input,
+        request.attachments.unwrap_or_default(),
+        &mut problems,
+    );
+    let system = input::system_prompt(request.system, request.knowledge_context);
+    if request
+        .tool_results
+        .is_some_and(|results| !results.is_empty())
+    {
+        problems.unsupported(
+            "tool_results",
+            "Skein runs no client-side tools, so there are no results to continue with",
+        );
+    }
+
+    // Tools.
+    let tools_config = request.tools.unwrap_or_default();
+    let max_rounds = tools_config
+        .max_tool_calls
+        .map_or(DEFAULT_TOOL_ROUNDS, |n| n as usize);
+    if max_rounds > config.max_tool_rounds as usize {
+        problems.invalid(
+            "tools.max_tool_calls",
+            &format!(
+                "this server allows at most {} tool rounds",
+                config.max_tool_rounds
+            ),
+        );
+    }
+    let tool_timeout = seconds(
+        "tools.tool_timeout_seconds",
+        tools_config
+            .tool_timeout_seconds
+            .unwrap_or(DEFAULT_TOOL_TIMEOUT_SECS),
+        &mut problems,
+    );
+    let tools = builtin_tools(tools_config, &mut problems);
+    let tool_choice = tool_choice(request.tool_choice, &tools, &mut problems);
+
+    // Features.
+    if features.clarification {
+        problems.unsupported(
+            "features.clarification",
+            "clarifying questions are not supported",
+        );
+    }
+    if features.web_search {
+        problems.unsupported(
+            "features.web_search",
+            "web search is not supported; the `http_get` tool fetches allow-listed URLs",
+        );
+    }
+    if features.search_engine.is_some() {
+        problems.unsupported("features.search_engine", "web search is not supported");
+    }
+
+    // Metadata.
+    let conversation = conversation(request.session_id, &metadata, &mut problems);
+    check_metadata(&metadata, &mut problems);
+    let request_id = header_request_id
+        .map(str::to_owned)
+        .or_else(|| metadata.request_id.clone())
+        .unwrap_or_else(new_request_id);
+    let labels = labels(&metadata);
+
+    if let Some(error) = problems.into_error() {
+        return Err(error);
+    }
+    let Some(run_input) = run_input else {
+        return Err(ApiError::internal("the input was refused without a reason"));
+    };
+    let spec = RunSpec {
+        system,
+        tools,
+        silent_exit_tool: metadata.is_subscription,
+        tool_choice,
+        max_rounds,
+        tool_timeout: Some(tool_timeout),
+        temperature,
+        max_tokens,
+        deep_thinking: features.deep_thinking,
+        compression: features.message_compression,
+        conversation,
+        include_history: request.include_history,
+        history_limit: metadata.history_limit.map(|n| n as usize),
+        response_id: None,
+        log: true,
+        ..RunSpec::new(model, run_input)
+    };
+    Ok(Planned {
+        spec,
+        streaming: features.streaming,
+        request_id,
+        labels,
+    })
+}
+
+/// A positive, finite number of seconds.
+fn seconds(field: &str, value: f64, problems: &mut Problems) -> Duration {
+    match Duration::try_from_secs_f64(value) {
+        Ok(duration) if !duration.is_zero() => duration,
+        _ => {
+            problems.invalid(field, "must be a positive number of seconds");
+            Duration::from_secs(1)
+        }
+    }
+}
+
+fn builtin_tools(tools: ToolsConfig, problems: &mut Problems) -> Vec<String> {
+    for (field, list) in [
+        ("tools.custom", &tools.custom),
+        ("tools.mcp_servers", &tools.mcp_servers),
+        ("tools.skills", &tools.skills),
+    ] {
+        if !list.is_empty() {
+            problems.unsupported(
+                field,
+                "only the built-in tools (calculator, read_file, list_files, http_get) are offered",
+            );
+        }
+    }
+    let mut names = Vec::new();
+    for (name, tool) in tools.builtin {
+        if tool.max_results.is_some() {
+            problems.unsupported(
+                &format!("tools.builtin.{name}.max_results"),
+                "the built-in tools have no result limit to set",
+            );
+        }
+        if tool.kb_ids.is_some_and(|ids| !ids.is_empty()) {
+            problems.unsupported(
+                &format!("tools.builtin.{name}.kb_ids"),
+                "knowledge bases are not supported",
+            );
+        }
+        if tool.enabled {
+            names.push(name);
+        }
+    }
+    names
+}
+
+fn tool_choice(
+    value: Option<Value>,
+    tools: &[String],
+    problems: &mut Problems,
+) -> Option<ToolChoice> {
+    let choice = match value? {
+        Value::String(text) => match text.as_str() {
+            // The provider's own default; forcing it would change nothing.
+            "auto" => return None,
+            "none" => ToolChoice::None,
+            "required" | "any" => ToolChoice::Required,
+            other => {
+                problems.invalid(
+                    "tool_choice",
+                    &format!("`{other}` is not a tool choice; use auto, none, required or {{\"type\": \"function\", \"function\": {{\"name\": …}}}}"),
+                );
+                return None;
+            }
+        },
+        object => match object.pointer("/function/name").and_then(Value::as_str) {
+            Some(name) if object.get("type").and_then(Value::as_str) == Some("function") => {
+                ToolChoice::Tool(name.to_owned())
+            }
+            _ => {
+                problems.invalid(
+                    "tool_choice",
+                    "an object tool choice is {\"type\": \"function\", \"function\": {\"name\": …}}",
+                );
+                return None;
+            }
+        },
+    };
+    if let ToolChoice::Tool(name) = &choice
+        && !tools.contains(name)
+    {
+        problems.invalid(
+            "tool_choice",
+            &format!("tool `{name}` is not among the enabled tools"),
+        );
+    }
+    if tools.is_empty() && choice != ToolChoice::None {
+        problems.invalid(
+            "tool_choice",
+            "no tools are enabled, so no tool can be required",
+        );
+    }
+    Some(choice)
+}
+
+/// The conversation named by `session_id`, `metadata.conversation_id` or (failing both)
+/// `metadata.task_id` as `task-{id}`.
+fn conversation(
+    session_id: Option<String>,
+    metadata: &Metadata,
+    problems: &mut Problems,
+) -> Option<ConversationId> {
+    let named = match (session_id, &metadata.conversation_id) {
+        (Some(a), Some(b)) if a != *b => {
+            problems.invalid(
+                "session_id",
+                "`session_id` and `metadata.conversation_id` name different conversations",
+            );
+            return None;
+        }
+        (Some(id), _) => Some(("session_id", id)),
+        (None, Some(id)) => Some(("metadata.conversation_id", id.clone())),
+        (None, None) => metadata
+            .task_id
+            .as_ref()
+            .map(|task| ("metadata.task_id", format!("task-{task}"))),
+    };
+    let (field, id) = named?;
+    match ConversationId::new(id) {
+        Ok(id) => Some(id),
+        Err(err) => {
+            problems.invalid(field, &err.to_string());
+            None
+        }
+    }
+}
+
+fn check_metadata(metadata: &Metadata, problems: &mut Problems) {
+    let non_empty = |list: &Option<Vec<Value>>| list.as_ref().is_some_and(|l| !l.is_empty());
+    let skills = "skills are not supported";
+    let kbs = "knowledge bases are not supported; send excerpts in `knowledge_context`";
+    let checks: [(&str, bool, &str); 10] = [
+        (
+            "metadata.participants",
+            non_empty(&metadata.participants),
+            "group chats are not supported",
+        ),
+        (
+            "metadata.skill_names",
+            non_empty(&metadata.skill_names),
+            skills,
+        ),
+        (
+            "metadata.skill_configs",
+            metadata
+                .skill_configs
+                .as_ref()
+                .is_some_and(|v| !v.is_null() && v != &json!({})),
+            skills,
+        ),
+        (
+            "metadata.preload_skills",
+            non_empty(&metadata.preload_skills),
+            skills,
+        ),
+        (
+            "metadata.user_selected_skills",
+            non_empty(&metadata.user_selected_skills),
+            skills,
+        ),
+        (
+            "metadata.knowledge_base_ids",
+            non_empty(&metadata.knowledge_base_ids),
+            kbs,
+        ),
+        (
+            "metadata.document_ids",
+            non_empty(&metadata.document_ids),
+            kbs,
+        ),
+        (
+            "metadata.is_user_selected_kb",
+            metadata.is_user_selected_kb == Some(false),
+            kbs,
+        ),
+        (
+            "metadata.table_contexts",
+            non_empty(&metadata.table_contexts),
+            kbs,
+        ),
+        (
+            "metadata.task_data",
+            metadata.task_data.as_ref().is_some_and(|v| !v.is_null()),
+            "task data fills MCP placeholders, and MCP is not supported",
+        ),
+    ];
+    for (field, refused, reason) in checks {
+        if refused {
+            problems.unsupported(field, reason);
+        }
+    }
+    match metadata.chat_type.as_deref() {
+        None | Some("single") => {}
+        Some("group") => {
+            problems.unsupported("metadata.chat_type", "group chats are not supported")
+        }
+        Some(other) => problems.invalid(
+            "metadata.chat_type",
+            &format!("`{other}` is not a chat type; use `single`"),
+        ),
+    }
+    if metadata.auth_token.is_some() {
+        problems.unsupported(
+            "metadata.auth_token",
+            "send the bearer token in the Authorization header instead",
+        );
+    }
+}
+
+/// `user_id=7 task_id=12 …` from the correlation labels that are set.
+fn labels(metadata: &Metadata) -> String {
+    let fields: [(&str, Option<String>); 13] = [
+        (
+            "user_id",
+            metadata.user_id.as_ref().map(ToString::to_string),
+        ),
+        ("user_name", metadata.user_name.clone()),
+        (
+            "team_id",
+            metadata.team_id.as_ref().map(ToString::to_string),
+        ),
+        ("team_name", metadata.team_name.clone()),
+        (
+            "task_id",
+            metadata.task_id.as_ref().map(ToString::to_string),
+        ),
+        (
+            "subtask_id",
+            metadata.subtask_id.as_ref().map(ToString::to_string),
+        ),
+        (
+            "user_subtask_id",
+            metadata.user_subtask_id.as_ref().map(ToString::to_string),
+        ),
+        (
+            "message_id",
+            metadata.message_id.as_ref().map(ToString::to_string),
+        ),
+        (
+            "user_message_id",
+            metadata.user_message_id.as_ref().map(ToString::to_string),
+        ),
+        ("bot_name", metadata.bot_name.clone()),
+        ("bot_namespace", metadata.bot_namespace.clone()),
+        ("trace_id", metadata.trace_id.clone()),
+        ("request_id", metadata.request_id.clone()),
+    ];
+    fields
+        .into_iter()
+        .filter_map(|(name, value)| value.map(|value| format!("{name}={value}")))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `req-` and 12 random hex digits, as Chat Shell's request ids.
+fn new_request_id() -> String {
+    let uuid = uuid::Uuid::new_v4().simple().to_string();
+    format!("req-{}", uuid.get(..12).unwrap_or(&uuid))
+}
+
+#[cfg(test)]
+mod tests;

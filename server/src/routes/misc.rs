@@ -1,0 +1,81 @@
+//! `POST /v1/response/{id}/cancel` and `GET /health`.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::{Extension, Json};
+use http::StatusCode;
+use serde_json::json;
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::error::ApiError;
+use crate::schema::{CancelResponse, HealthBody};
+
+/// Cancels a response in flight: its model call and tools stop, its stream ends with
+/// `response.cancelled`, and what it produced so far is logged.
+#[utoipa::path(
+    post,
+    path = "/v1/response/{id}/cancel",
+    tag = "response",
+    params(("id" = String, Path, description = "The response id (`resp-…`) or request id (`X-Request-ID`)")),
+    responses(
+        (status = 200, description = "Cancelled", body = CancelResponse),
+        (status = 404, description = "No such response of this caller in flight", body = crate::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn cancel_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Json<CancelResponse>, ApiError> {
+    if app.runs.cancel(&id, caller) {
+        Ok(Json(CancelResponse {
+            success: true,
+            message: "Request cancelled".to_owned(),
+        }))
+    } else {
+        Err(ApiError::not_found(
+            "Request not found or already completed",
+        ))
+    }
+}
+
+/// The server's state: 200 while it serves, 503 while it shuts down or when its store fails.
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "service",
+    responses(
+        (status = 200, description = "Healthy", body = HealthBody),
+        (status = 503, description = "Shutting down, or the store fails", body = HealthBody),
+    )
+)]
+pub(crate) async fn health(State(app): State<Arc<App>>) -> (StatusCode, Json<HealthBody>) {
+    let store_ok = app.chat.store().conversations(1).await.is_ok();
+    let draining = app.runs.is_draining();
+    let status = if draining || !store_ok {
+        StatusCode::SERVICE_UNAVAILABLE
+    } else {
+        StatusCode::OK
+    };
+    let body = HealthBody {
+        status: if draining {
+            "shutting_down"
+        } else if store_ok {
+            "healthy"
+        } else {
+            "unhealthy"
+        }
+        .to_owned(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        uptime_seconds: app.started.elapsed().as_secs(),
+        active_streams: app.runs.active(),
+        storage: json!({
+            "type": app.store_kind.as_str(),
+            "status": if store_ok { "ok" } else { "error" },
+        }),
+    };
+    (status, Json(body))
+}

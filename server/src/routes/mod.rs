@@ -1,0 +1,5 @@
+//! The HTTP handlers, one module per concern.
+
+pub(crate) mod misc;
+pub(crate) mod openapi;
+pub(crate) mod response;

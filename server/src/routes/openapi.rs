@@ -1,0 +1,56 @@
+//! `GET /openapi.json`: the OpenAPI document, generated from the handlers and types by utoipa.
+
+use axum::Json;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::schema;
+
+/// The API's OpenAPI description.
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Skein",
+        description = "The Chat Shell service: agent responses as server-sent events."
+    ),
+    paths(
+        super::response::create_response,
+        super::misc::cancel_response,
+        super::misc::health,
+        openapi_json,
+    ),
+    components(schemas(
+        schema::ResponseRequest,
+        schema::ResponseBody,
+        crate::ErrorBody,
+    )),
+    modifiers(&BearerAuth),
+    tags(
+        (name = "response", description = "Agent responses"),
+        (name = "service", description = "Health and description"),
+    )
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+/// This document.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "service",
+    responses((status = 200, description = "The OpenAPI document", content_type = "application/json"))
+)]
+pub(crate) async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}

@@ -1,0 +1,281 @@
+//! `POST /v1/response`: plan, acquire a slot, prepare, then stream the run's events (or
+//! answer once, when streaming is off).
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use agent_loop::AgentEvent;
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::channel::mpsc;
+use futures::{SinkExt as _, StreamExt as _};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use providers::ProviderError;
+use serde_json::json;
+use tracing::Instrument as _;
+
+use crate::app::App;
+use crate::auth::Caller;
+use crate::chat::RunError;
+use crate::error::ApiError;
+use crate::plan::plan;
+use crate::schema::{ResponseBody, ResponseRequest, ToolActivity};
+
+/// Events buffered between a run and a slow client before the run waits.
+const EVENT_BUFFER: usize = 64;
+const REQUEST_ID: &str = "x-request-id";
+
+/// Creates a response: an SSE stream of the agent's events, or one JSON body.
+#[utoipa::path(
+    post,
+    path = "/v1/response",
+    tag = "response",
+    request_body = ResponseRequest,
+    responses(
+        (status = 200, description = "With `features.streaming` (the default): a `text/event-stream` \
+of `event: <name>\\ndata: <json>` frames: `response.start` {id, model, created}; then \
+`content.delta` {type, text, block_id, block_offset}, `reasoning.delta` {text}, `tool.start` \
+{id, name, input, display_name, blocks}, `tool.done` {id, name, output, duration_ms, error, \
+sources, display_name, blocks}; then exactly one of `response.done` {id, usage, stop_reason, \
+sources, blocks, silent_exit, silent_exit_reason, rounds, conversation_id, node_ids}, \
+`response.cancelled` {id, partial_content} or `response.error` {id, code, message, details}. \
+Without streaming: one JSON body.",
+            content((String = "text/event-stream"), (ResponseBody = "application/json"))),
+        (status = 400, description = "The body is not JSON", body = crate::ErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::ErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback", body = crate::ErrorBody),
+        (status = 413, description = "The body is larger than the server's limit", body = crate::ErrorBody),
+        (status = 422, description = "A field cannot be honoured; `details.fields` names each", body = crate::ErrorBody),
+        (status = 429, description = "The caller's concurrency limit is reached; see `Retry-After`", body = crate::ErrorBody),
+        (status = 503, description = "The server is shutting down", body = crate::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn create_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    if app.runs.is_draining() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down; retry on another instance",
+        )
+        .with_retry_after(app.config.retry_after()));
+    }
+    let body = body.map_err(|rejection| {
+        let code = match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            _ => "invalid_request",
+        };
+        ApiError::new(rejection.status(), code, rejection.body_text())
+    })?;
+    let request = parse(&body)?;
+    let header_id = headers
+        .get(REQUEST_ID)
+        .and_then(|value| value.to_str().ok());
+    let mut planned = plan(request, &app.config, header_id)?;
+    // The limit is checked before any work and before any event: a refused request is a
+    // plain 429, never a stream that starts and then fails.
+    let permit = app.limit.try_acquire(caller)?;
+
+    let response_id = new_response_id();
+    planned.spec.response_id = Some(response_id.clone());
+    let span = tracing::info_span!(
+        "response",
+        request_id = %planned.request_id,
+        response_id = %response_id,
+        model = %planned.spec.model.config.model_id,
+        labels = %planned.labels,
+    );
+    let prepared = app
+        .chat
+        .prepare(planned.spec)
+        .instrument(span.clone())
+        .await
+        .map_err(run_error)?;
+    let (cancel, registration) = app
+        .runs
+        .register(&[&planned.request_id, &response_id], caller);
+    let (mut sender, receiver) = mpsc::channel::<AgentEvent>(EVENT_BUFFER);
+    let run_cancel = cancel.clone();
+    app.runs.spawn(
+        async move {
+            let _permit = permit;
+            let _registration = registration;
+            let mut events = prepared.stream(run_cancel);
+            while let Some(event) = events.next().await {
+                // A client that went away has cancelled the run (below); the run is still
+                // driven to its end so that what it did is logged.
+                let _ = sender.send(event).await;
+            }
+        }
+        .instrument(span),
+    );
+    // Dropping the answer (the client disconnected, or the handler was dropped) cancels the
+    // run: the model stream is closed and running tools are stopped.
+    let disconnect = cancel.drop_guard();
+
+    if !planned.streaming {
+        let answer = collect(receiver).await;
+        drop(disconnect);
+        return answer.map(|body| with_request_id(axum::Json(body), &planned.request_id));
+    }
+    let events = receiver.map(move |event| {
+        let _keep_until_the_stream_is_dropped = &disconnect;
+        Ok::<_, Infallible>(
+            Event::default()
+                .event(event.sse_name())
+                .data(event.payload().to_string()),
+        )
+    });
+    Ok(with_request_id(Sse::new(events), &planned.request_id))
+}
+
+fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        match inner.classify() {
+            serde_json::error::Category::Data => {
+                ApiError::unprocessable("invalid_field", format!("`{path}`: {inner}"))
+                    .with_details(json!({"fields": [{"field": path, "reason": inner.to_string()}]}))
+            }
+            _ => ApiError::invalid_request(format!("the body is not a JSON request: {inner}")),
+        }
+    })
+}
+
+fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
+    let mut response = response.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(value) = HeaderValue::from_str(request_id) {
+        headers.insert(REQUEST_ID, value);
+    }
+    response
+}
+
+/// The run's events folded into one answer.
+async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody, ApiError> {
+    let mut body = ResponseBody::default();
+    let mut reasoning = String::new();
+    while let Some(event) = events.next().await {
+        match event {
+            AgentEvent::ResponseStart { id, model, created } => {
+                body.id = id;
+                body.model = model;
+                body.created = created;
+            }
+            AgentEvent::ReasoningDelta { text } => reasoning.push_str(&text),
+            AgentEvent::ToolStart { id, name, input } => body.tool_calls.push(ToolActivity {
+                id,
+                name,
+                input,
+                ..ToolActivity::default()
+            }),
+            AgentEvent::ToolDone {
+                id,
+                output,
+                duration_ms,
+                error,
+                ..
+            } => {
+                if let Some(call) = body.tool_calls.iter_mut().rev().find(|call| call.id == id) {
+                    call.output = Some(output);
+                    call.duration_ms = Some(duration_ms);
+                    call.error = error;
+                }
+            }
+            done @ AgentEvent::ResponseDone { .. } => {
+                let payload = done.payload();
+                if let AgentEvent::ResponseDone {
+                    stop_reason,
+                    silent_exit,
+                    silent_exit_reason,
+                    rounds,
+                    conversation_id,
+                    node_ids,
+                    outcome,
+                    ..
+                } = done
+                {
+                    body.content.clone_from(&outcome.text);
+                    body.usage = payload["usage"].clone();
+                    body.stop_reason = stop_reason.as_str().to_owned();
+                    body.silent_exit = silent_exit;
+                    body.silent_exit_reason = silent_exit_reason;
+                    body.rounds = rounds;
+                    body.conversation_id = conversation_id;
+                    body.node_ids = node_ids;
+                }
+                body.reasoning = (!reasoning.is_empty()).then_some(reasoning);
+                return Ok(body);
+            }
+            AgentEvent::ResponseCancelled {
+                id,
+                partial_content,
+                ..
+            } => {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "cancelled",
+                    "the response was cancelled before it finished",
+                )
+                .with_details(json!({"id": id, "partial_content": partial_content})));
+            }
+            AgentEvent::ResponseError {
+                id,
+                code,
+                message,
+                details,
+                ..
+            } => {
+                let status = match code {
+                    "invalid_request" => StatusCode::UNPROCESSABLE_ENTITY,
+                    "provider_error" | "output_truncated" => StatusCode::BAD_GATEWAY,
+                    _ => StatusCode::INTERNAL_SERVER_ERROR,
+                };
+                return Err(ApiError::new(status, code, message)
+                    .with_details(json!({"id": id, "error": details})));
+            }
+            _ => {}
+        }
+    }
+    Err(ApiError::internal("the run ended without a final event"))
+}
+
+/// The HTTP answer for a run that could not start.
+fn run_error(error: RunError) -> ApiError {
+    match &error {
+        RunError::Model(provider)
+            if matches!(
+                **provider,
+                ProviderError::Config { .. } | ProviderError::FeatureDisabled { .. }
+            ) =>
+        {
+            ApiError::unprocessable("invalid_model", error.to_string())
+        }
+        RunError::NotReasoning { .. } => {
+            ApiError::unprocessable("invalid_model", error.to_string())
+        }
+        RunError::Model(_) => {
+            ApiError::new(StatusCode::BAD_GATEWAY, "provider_error", error.to_string())
+        }
+        RunError::Tool(_) => ApiError::unprocessable("unavailable_tool", error.to_string()),
+        _ => ApiError::internal(error.to_string()),
+    }
+}
+
+/// `resp-` and 12 random hex digits, as Chat Shell's ids.
+fn new_response_id() -> String {
+    let uuid = uuid::Uuid::new_v4().simple().to_string();
+    format!("resp-{}", uuid.get(..12).unwrap_or(&uuid))
+}

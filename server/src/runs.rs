@@ -1,0 +1,159 @@
+//! The runs in flight: their cancel tokens by id (for `POST /v1/response/{id}/cancel`), and
+//! the tracker graceful shutdown waits on.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::auth::Caller;
+
+/// Every run in flight.
+#[derive(Debug, Default)]
+pub(crate) struct Runs {
+    by_id: Mutex<HashMap<String, Arc<Entry>>>,
+    tracker: TaskTracker,
+    /// Cancelled when shutdown begins: new responses are refused from then on.
+    draining: CancellationToken,
+    /// Cancelled when the shutdown grace period is over: the parent of every run's token.
+    stop: CancellationToken,
+}
+
+#[derive(Debug)]
+struct Entry {
+    owner: Caller,
+    cancel: CancellationToken,
+}
+
+/// A run's place in [`Runs`]: dropping it (when the run ends) removes its ids.
+#[derive(Debug)]
+pub(crate) struct Registration {
+    runs: Arc<Runs>,
+    ids: Vec<String>,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut by_id = self
+            .runs
+            .by_id
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        for id in &self.ids {
+            by_id.remove(id);
+        }
+    }
+}
+
+impl Runs {
+    /// Registers a run of `owner` under `ids` (request and response id) and returns its cancel
+    /// token, a child of the shutdown token.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        ids: &[&str],
+        owner: Caller,
+    ) -> (CancellationToken, Registration) {
+        let cancel = self.stop.child_token();
+        let entry = Arc::new(Entry {
+            owner,
+            cancel: cancel.clone(),
+        });
+        let mut by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
+        for id in ids {
+            by_id.insert((*id).to_owned(), Arc::clone(&entry));
+        }
+        let registration = Registration {
+            runs: Arc::clone(self),
+            ids: ids.iter().map(|id| (*id).to_owned()).collect(),
+        };
+        (cancel, registration)
+    }
+
+    /// Cancels the run `id` if `caller` started it; whether there was such a run.
+    pub(crate) fn cancel(&self, id: &str, caller: Caller) -> bool {
+        let by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
+        match by_id.get(id) {
+            Some(entry) if entry.owner == caller => {
+                entry.cancel.cancel();
+                true
+            }
+            // Another caller's run is as invisible as a finished one.
+            _ => false,
+        }
+    }
+
+    /// Runs `task` as a tracked run.
+    pub(crate) fn spawn<F>(&self, task: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.tracker.spawn(task);
+    }
+
+    /// How many runs are in flight.
+    pub(crate) fn active(&self) -> usize {
+        self.tracker.len()
+    }
+
+    /// Whether shutdown has begun.
+    pub(crate) fn is_draining(&self) -> bool {
+        self.draining.is_cancelled()
+    }
+
+    /// Refuses new runs, lets the runs in flight finish for up to `grace`, then cancels the
+    /// rest (their clients get `response.cancelled`) and waits for them to wind up.
+    pub(crate) async fn shutdown(&self, grace: Duration) {
+        self.draining.cancel();
+        self.tracker.close();
+        if tokio::time::timeout(grace, self.tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::info!(
+                runs = self.tracker.len(),
+                "shutdown grace period over; cancelling the runs still in flight"
+            );
+            self.stop.cancel();
+            self.tracker.wait().await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn cancel_needs_the_owner_and_ids_go_away_with_the_run() {
+        let runs = Arc::new(Runs::default());
+        let (token, registration) = runs.register(&["req-1", "resp-1"], Caller::Token(0));
+        assert!(!runs.cancel("resp-1", Caller::Token(1)));
+        assert!(!token.is_cancelled());
+        assert!(runs.cancel("req-1", Caller::Token(0)));
+        assert!(token.is_cancelled());
+        drop(registration);
+        assert!(!runs.cancel("resp-1", Caller::Token(0)));
+    }
+
+    #[tokio::test]
+    async fn shutdown_waits_then_cancels() {
+        let runs = Arc::new(Runs::default());
+        let (quick, _r1) = runs.register(&["quick"], Caller::Loopback);
+        let (slow, _r2) = runs.register(&["slow"], Caller::Loopback);
+        runs.spawn(async move {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            drop(quick);
+        });
+        let slow_seen = slow.clone();
+        runs.spawn(async move { slow.cancelled().await });
+        runs.shutdown(Duration::from_millis(200)).await;
+        assert!(runs.is_draining());
+        assert!(
+            slow_seen.is_cancelled(),
+            "the slow run was cancelled after the grace period"
+        );
+        assert_eq!(runs.active(), 0);
+    }
+}

@@ -1,0 +1,83 @@
+//! Answers that are not event streams: the non-streaming response body, cancel and health.
+
+use serde::Serialize;
+use serde_json::Value;
+use utoipa::ToSchema;
+
+/// The answer of `POST /v1/response` when `features.streaming` is false: what the events of a
+/// stream would have said, in one object.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, ToSchema)]
+pub struct ResponseBody {
+    /// The response id (`resp-…`), as in `response.start`.
+    pub id: String,
+    /// The model id.
+    pub model: String,
+    /// When the run started, in Unix seconds.
+    pub created: u64,
+    /// The final answer's text.
+    pub content: String,
+    /// The reasoning text the model streamed, if any.
+    pub reasoning: Option<String>,
+    /// Every tool call of the run, in order.
+    pub tool_calls: Vec<ToolActivity>,
+    /// Token counts, summed over the run: `input_tokens`, `output_tokens`, `total_tokens`,
+    /// `cache_read_input_tokens`, `cache_creation_input_tokens`, `reasoning_tokens`.
+    #[schema(value_type = Object)]
+    pub usage: Value,
+    /// `end_turn`, `tool_limit`, `max_tokens` or `silent_exit`.
+    pub stop_reason: String,
+    /// Whether a tool ended the run without a reply.
+    pub silent_exit: bool,
+    /// The reason the tool gave.
+    pub silent_exit_reason: Option<String>,
+    /// Model calls made.
+    pub rounds: usize,
+    /// The conversation the answer was logged under: send it back as
+    /// `metadata.conversation_id` to continue.
+    pub conversation_id: Option<String>,
+    /// The stored nodes of this run's responses.
+    pub node_ids: Vec<i64>,
+}
+
+/// One tool call of a run, as `tool.start` and `tool.done` reported it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, ToSchema)]
+pub struct ToolActivity {
+    /// The provider's tool-call id.
+    pub id: String,
+    /// The tool.
+    pub name: String,
+    /// The arguments.
+    #[schema(value_type = Object)]
+    pub input: Value,
+    /// What the model read back: the output or the error text.
+    pub output: Option<String>,
+    /// The error, when the call failed.
+    pub error: Option<String>,
+    /// How long the call took.
+    pub duration_ms: Option<u64>,
+}
+
+/// The answer of `POST /v1/response/{id}/cancel`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct CancelResponse {
+    /// Always true (an unknown id is a 404).
+    pub success: bool,
+    /// `Request cancelled`.
+    pub message: String,
+}
+
+/// The answer of `GET /health`.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct HealthBody {
+    /// `healthy`, or `shutting_down` while in-flight responses drain.
+    pub status: String,
+    /// The server's version.
+    pub version: String,
+    /// Seconds since the server started.
+    pub uptime_seconds: u64,
+    /// Responses streaming now.
+    pub active_streams: usize,
+    /// The conversation store: `{"type": "sqlite" | "postgres" | "memory", "status": "ok"}`.
+    #[schema(value_type = Object)]
+    pub storage: Value,
+}

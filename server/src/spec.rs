@@ -1,0 +1,108 @@
+//! [`RunSpec`]: one run, resolved and checked: what `POST /v1/response` and `skein run` both
+//! hand to the [`ChatService`](crate::ChatService).
+
+use std::time::Duration;
+
+use conversation_tree::ConversationId;
+use messages::{ContentPart, Message};
+use providers::{ModelConfig, ToolChoice};
+
+/// Tool rounds a run may make when nothing says otherwise (the seed's `max_tool_calls`).
+pub const DEFAULT_TOOL_ROUNDS: usize = 10;
+/// What the model is asked: the new human input, or a whole conversation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RunInput {
+    /// A new human message (text, images, files), after the stored history.
+    Parts(Vec<ContentPart>),
+    /// A whole conversation whose last message is the one to answer; replaces the history.
+    Messages(Vec<Message>),
+}
+
+/// The model of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelRequest {
+    /// How to reach it. A missing key is filled from the process's keys, unless
+    /// `custom_endpoint` is set.
+    pub config: ModelConfig,
+    /// Whether `config.base_url` was chosen by whoever asked (a request or `--base-url`)
+    /// rather than by the server's configuration. The server's keys never go to such an
+    /// endpoint.
+    pub custom_endpoint: bool,
+    /// The context window to assume instead of the registry's.
+    pub context_window: Option<u32>,
+}
+
+impl ModelRequest {
+    /// The model `model_id`, reached the default way.
+    pub fn new(model_id: impl Into<String>) -> Self {
+        ModelRequest {
+            config: ModelConfig::new(model_id),
+            custom_endpoint: false,
+            context_window: None,
+        }
+    }
+}
+
+/// One run, every choice made.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    /// The model.
+    pub model: ModelRequest,
+    /// The system prompt.
+    pub system: Option<String>,
+    /// What to answer.
+    pub input: RunInput,
+    /// Built-in tools to offer, by name.
+    pub tools: Vec<String>,
+    /// Whether to offer `silent_exit` (subscription runs).
+    pub silent_exit_tool: bool,
+    /// Whether and which tool the model must call (when tools are offered).
+    pub tool_choice: Option<ToolChoice>,
+    /// Tool rounds before the model must answer.
+    pub max_rounds: usize,
+    /// Time limit of one tool call.
+    pub tool_timeout: Option<Duration>,
+    /// Sampling temperature; `None` leaves the provider's default.
+    pub temperature: Option<f32>,
+    /// Output token limit; `None` leaves the provider's default.
+    pub max_tokens: Option<u32>,
+    /// Ask the model to reason first.
+    pub deep_thinking: bool,
+    /// Compress the context near the model's window.
+    pub compression: bool,
+    /// The conversation to continue and log into (`None`: a new one when logging).
+    pub conversation: Option<ConversationId>,
+    /// Whether the conversation's stored history comes before the input.
+    pub include_history: bool,
+    /// Keep only the last this many turns of the history.
+    pub history_limit: Option<usize>,
+    /// The id of the response events (default: a new `resp-…`).
+    pub response_id: Option<String>,
+    /// Whether the run is logged into the store.
+    pub log: bool,
+}
+
+impl RunSpec {
+    /// A run of `model` on a new human message, with every option at its default.
+    pub fn new(model: ModelRequest, input: RunInput) -> Self {
+        RunSpec {
+            model,
+            system: None,
+            input,
+            tools: Vec::new(),
+            silent_exit_tool: false,
+            tool_choice: None,
+            max_rounds: DEFAULT_TOOL_ROUNDS,
+            tool_timeout: None,
+            temperature: None,
+            max_tokens: None,
+            deep_thinking: false,
+            compression: true,
+            conversation: None,
+            include_history: true,
+            history_limit: None,
+            response_id: None,
+            log: true,
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! Opening the conversation store a configuration names.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use conversation_tree::{SqliteStore, Store};
+
+use crate::error::ServerError;
+
+/// Which kind of store a location names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreKind {
+    /// `:memory:`: a SQLite database that lives as long as the process.
+    Memory,
+    /// A SQLite file.
+    Sqlite,
+    /// A `postgres://` or `postgresql://` URL.
+    Postgres,
+}
+
+impl StoreKind {
+    /// What `location` names.
+    pub fn of(location: &str) -> StoreKind {
+        if location == ":memory:" {
+            StoreKind::Memory
+        } else if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+            StoreKind::Postgres
+        } else {
+            StoreKind::Sqlite
+        }
+    }
+
+    /// `memory`, `sqlite` or `postgres`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreKind::Memory => "memory",
+            StoreKind::Sqlite => "sqlite",
+            StoreKind::Postgres => "postgres",
+        }
+    }
+}
+
+/// Opens the store at `location`: `:memory:`, a SQLite file path (its directory is created),
+/// or a PostgreSQL URL (feature `postgres`).
+pub async fn open_store(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+    let failed = |source| ServerError::Store {
+        location: redact(location),
+        source,
+    };
+    match StoreKind::of(location) {
+        StoreKind::Memory => Ok(Arc::new(
+            SqliteStore::open_in_memory().await.map_err(failed)?,
+        )),
+        StoreKind::Sqlite => {
+            if let Some(dir) = Path::new(location)
+                .parent()
+                .filter(|dir| !dir.as_os_str().is_empty())
+            {
+                tokio::fs::create_dir_all(dir).await?;
+            }
+            Ok(Arc::new(SqliteStore::open(location).await.map_err(failed)?))
+        }
+        StoreKind::Postgres => open_postgres(location).await,
+    }
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+    let store = conversation_tree::PostgresStore::connect(location)
+        .await
+        .map_err(|source| ServerError::Store {
+            location: redact(location),
+            source,
+        })?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+    Err(ServerError::PostgresDisabled {
+        location: redact(location),
+    })
+}
+
+/// The location with the password of a URL replaced by `***`.
+pub fn redact(location: &str) -> String {
+    let Some((scheme, rest)) = location.split_once("://") else {
+        return location.to_owned();
+    };
+    let Some((userinfo, host)) = rest.rsplit_once('@') else {
+        return location.to_owned();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
+        None => location.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_and_redaction() {
+        assert_eq!(StoreKind::of(":memory:"), StoreKind::Memory);
+        assert_eq!(StoreKind::of("/tmp/logs.db"), StoreKind::Sqlite);
+        assert_eq!(StoreKind::of("postgresql://u@h/db"), StoreKind::Postgres);
+        assert_eq!(
+            redact("postgres://skein:hunter2@db.local:5432/skein"),
+            "postgres://skein:***@db.local:5432/skein"
+        );
+        assert_eq!(
+            redact("postgres://db.local/skein"),
+            "postgres://db.local/skein"
+        );
+        assert_eq!(redact("logs.db"), "logs.db");
+    }
+
+    #[tokio::test]
+    async fn opens_sqlite_files_in_new_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/dir/logs.db");
+        let store = open_store(path.to_str().unwrap()).await.unwrap();
+        assert!(store.conversations(10).await.unwrap().is_empty());
+        assert!(path.exists());
+    }
+
+    #[cfg(not(feature = "postgres"))]
+    #[tokio::test]
+    async fn postgres_urls_need_the_feature() {
+        let err = match open_store("postgres://u:secret@localhost/db").await {
+            Err(err) => err,
+            Ok(_) => panic!("opened a PostgreSQL store without the feature"),
+        };
+        let message = err.to_string();
+        assert!(message.contains("`postgres` feature"), "{message}");
+        assert!(!message.contains("secret"), "{message}");
+    }
+}
