@@ -1,0 +1,58 @@
+//! [`CliError`]: everything a command can fail with, and its exit code.
+
+use std::path::PathBuf;
+
+/// A failed command. `main` prints it as `skein: error: …` and exits with
+/// [`exit_code`](CliError::exit_code).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CliError {
+    /// A file could not be read.
+    #[error("cannot read `{}`: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not a transcript.
+    #[error("`{}` is not a transcript: {source}", path.display())]
+    Transcript {
+        path: PathBuf,
+        #[source]
+        source: messages::TranscriptError,
+    },
+    /// A transcript breaks a chain rule.
+    #[error(
+        "`{}` is not a valid chain: {detail}\nhint: `skein chain check {} --repair` repairs it",
+        path.display(),
+        path.display()
+    )]
+    BrokenChain { path: PathBuf, detail: String },
+    /// The arguments make no sense together.
+    #[error("{0}")]
+    Usage(String),
+    /// The conversation store failed.
+    #[error("the log database failed: {0}")]
+    Store(#[from] conversation_tree::StoreError),
+    /// Setting up the server or the store failed.
+    #[error(transparent)]
+    Server(#[from] server::ServerError),
+    /// A run failed.
+    #[error("{0}")]
+    Run(String),
+    /// Writing output or reading input failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// Writing JSON failed.
+    #[error("cannot write JSON: {0}")]
+    Json(#[from] serde_json::Error),
+}
+
+impl CliError {
+    /// 2 for usage mistakes (as clap uses), 1 for everything else.
+    pub(crate) fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Usage(_) => 2,
+            _ => 1,
+        }
+    }
+}

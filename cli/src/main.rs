@@ -1,0 +1,122 @@
+//! `skein`: run agents, chat, serve the Chat Shell API, read the logs, check transcripts.
+//!
+//! Every command works offline: without a provider key the `echo` debug model answers. The
+//! commands are thin: agents run through `server::ChatService` (the same code the HTTP API
+//! uses), the logs are conversation-tree stores, transcripts are checked by `chain-ast`.
+
+mod chain;
+mod chat;
+mod common;
+mod error;
+mod logs;
+mod models;
+mod render;
+mod run;
+mod serve;
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::CliError;
+
+/// Run LLM agents from the command line, keep every conversation, serve them over HTTP.
+#[derive(Debug, Parser)]
+#[command(
+    name = "skein",
+    version,
+    propagate_version = true,
+    after_help = "\
+Examples:
+  skein run \"Ten names for a pet pelican\"      stream an answer (echo model without keys)
+  skein run -m gpt-4o-mini --tool calculator \"What is 1231 * 2331?\"
+  cat notes.md | skein run -s \"Summarise\"       stdin is added to the prompt
+  skein run -c \"And in French?\"                continue the last conversation
+  skein chat                                    a conversation in the terminal
+  skein logs --tree                             the last conversation as a tree
+  skein models                                  models, context windows, keys set
+  skein chain check transcript.json             validate a transcript
+  skein serve --listen 127.0.0.1:8080           the HTTP API (POST /v1/response)
+
+Keys come from OPENAI_API_KEY, ANTHROPIC_API_KEY and GEMINI_API_KEY."
+)]
+struct Cli {
+    /// The log database: a SQLite file or a postgres:// URL [default: skein/logs.db in the
+    /// platform data directory].
+    #[arg(long, global = true, env = "SKEIN_DB", value_name = "PATH|URL")]
+    db: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ask once and stream the answer.
+    Run(run::RunArgs),
+    /// Chat in the terminal (a REPL that keeps the conversation).
+    Chat(chat::ChatArgs),
+    /// Serve the HTTP API: POST /v1/response with server-sent events.
+    Serve(serve::ServeArgs),
+    /// List and show logged conversations, or draw one as a tree.
+    Logs(logs::LogsArgs),
+    /// List known models with their context windows, and which provider keys are set.
+    Models(models::ModelsArgs),
+    /// Check transcripts against the chain rules.
+    Chain(chain::ChainArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Models(args) => {
+            models::run(args, &mut std::io::stdout().lock()).map(|()| Outcome::Done)
+        }
+        Command::Chain(args) => chain::run(
+            args,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        )
+        .map(|()| Outcome::Done),
+        _ => runtime().and_then(|runtime| runtime.block_on(dispatch(&cli))),
+    };
+    match result {
+        Ok(Outcome::Done) => ExitCode::SUCCESS,
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
+        // A closed pipe (`skein logs | head`) is the reader's choice, not a failure.
+        Err(CliError::Io(error)) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            let _ = std::io::stdout().flush();
+            eprintln!("skein: error: {error}");
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+async fn dispatch(cli: &Cli) -> Result<Outcome, CliError> {
+    let db = cli.db.as_deref();
+    match &cli.command {
+        Command::Run(args) => run::run(args, db).await,
+        Command::Chat(args) => chat::run(args, db).await,
+        Command::Serve(args) => serve::run(args, db).await.map(|()| Outcome::Done),
+        Command::Logs(args) => logs::run(args, db).await.map(|()| Outcome::Done),
+        Command::Models(_) | Command::Chain(_) => Ok(Outcome::Done),
+    }
+}
+
+/// How a command that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Normally.
+    Done,
+    /// Interrupted (Ctrl-C): exit status 130, as shells expect.
+    Interrupted,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?)
+}

@@ -1,0 +1,96 @@
+//! `skein run PROMPT`: ask once, stream the answer.
+
+use std::io::{IsTerminal as _, Read as _};
+
+use clap::Args;
+use messages::{ContentPart, Message};
+use server::{CancellationToken, RunInput};
+
+use crate::common::{AgentArgs, open_store};
+use crate::{CliError, Outcome, render};
+
+/// Arguments of `skein run`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Examples:
+  skein run \"Ten names for a pet pelican\"
+  skein run -m claude-sonnet-4-5 -s \"Answer in French\" \"Hello\"
+  skein run --tool calculator \"What is 1231 * 2331?\"
+  skein run --tool read_file --tool list_files --root . \"What does this project do?\"
+  git diff | skein run \"Write a commit message for this diff\"
+  skein run -c \"Shorter, please\"              continue the last conversation
+  skein run --cid 7f3a… \"Go on\"               continue a given conversation
+  skein run --from 3 \"Try again\"               a new branch after response #3
+  skein run --json \"Hi\" | jq -c .event        the SSE events as JSON lines
+  skein run --base-url http://localhost:11434/v1 -m llama3.2 \"Hi\"   any OpenAI-compatible server
+
+Ctrl-C stops the answer (and the model call); what was said so far is logged.")]
+pub(crate) struct RunArgs {
+    /// The prompt. Text piped on stdin is put before it.
+    prompt: Option<String>,
+    #[command(flatten)]
+    agent: AgentArgs,
+    /// Print every event as a JSON line: {"event": "content.delta", "data": {…}}.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, CliError> {
+    let prompt = prompt(args.prompt.as_deref())?;
+    let store = open_store(db).await?;
+    let service = args.agent.service(store.clone())?;
+    let mut resume = args.agent.resume(store.as_ref()).await?;
+    let model = args.agent.model(&resume);
+    let input = match resume.history.take() {
+        // After a given response: that path, then the prompt.
+        Some(mut history) => {
+            history.push(Message::human(prompt));
+            RunInput::Messages(history)
+        }
+        // After the conversation's latest response (loaded by the service), or a new one.
+        None => RunInput::Parts(vec![ContentPart::text(prompt)]),
+    };
+    let spec = args.agent.spec(model, input, &resume);
+    let prepared = service
+        .prepare(spec)
+        .await
+        .map_err(|error| CliError::Run(error.to_string()))?;
+    let cancel = CancellationToken::new();
+    let interrupt = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        }
+    });
+    let ended = render::show(
+        prepared.stream(cancel),
+        args.json,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
+    .await;
+    interrupt.abort();
+    Ok(ended?.outcome)
+}
+
+/// The prompt: the argument, after piped stdin when there is any.
+fn prompt(argument: Option<&str>) -> Result<String, CliError> {
+    let mut piped = String::new();
+    if !std::io::stdin().is_terminal() {
+        std::io::stdin().read_to_string(&mut piped)?;
+    }
+    let piped = piped.trim_end();
+    let prompt = match (piped.is_empty(), argument) {
+        (true, Some(argument)) => argument.to_owned(),
+        (false, Some(argument)) => format!("{piped}\n\n{argument}"),
+        (false, None) => piped.to_owned(),
+        (true, None) => {
+            return Err(CliError::Usage(
+                "give a prompt: `skein run \"…\"`, or pipe text into `skein run`".into(),
+            ));
+        }
+    };
+    Ok(prompt)
+}

@@ -1,0 +1,186 @@
+//! `skein serve`: the HTTP API.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use server::keys::ProviderKeys;
+use server::schema::Secret;
+use server::tools::HttpGetPolicy;
+use server::{Server, ServerConfig};
+use tokio::net::TcpListener;
+
+use crate::CliError;
+use crate::common::db_location;
+
+/// Arguments of `skein serve`.
+#[derive(Debug, Args)]
+#[command(after_help = "\
+Without tokens the server answers loopback clients only. Tokens are read from a file (one per
+line) or from SKEIN_TOKENS (comma-separated), never from the command line.
+
+Examples:
+  skein serve
+  skein serve --listen 0.0.0.0:8080 --token-file tokens.txt
+  skein serve --config skein.yaml        every setting of server::ServerConfig, as YAML
+  skein serve --tool-root ./docs --allow-host api.github.com
+
+  curl -N http://127.0.0.1:8080/v1/response -H 'content-type: application/json' \\
+    -d '{\"model_config\": {\"model_id\": \"echo\"}, \"input\": {\"text\": \"Hello\"}}'")]
+pub(crate) struct ServeArgs {
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// A YAML file with the server configuration (flags below override it).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// A file of bearer tokens, one per line.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Responses one client may stream at once (more get 429).
+    #[arg(long)]
+    concurrency: Option<usize>,
+    /// Largest request body in bytes.
+    #[arg(long)]
+    body_limit: Option<usize>,
+    /// Seconds in-flight responses may take to finish on shutdown.
+    #[arg(long)]
+    shutdown_grace: Option<u64>,
+    /// Let requests choose `model_config.base_url` (the server's keys never go there).
+    #[arg(long)]
+    allow_request_base_url: bool,
+    /// The endpoint for OpenAI models (any OpenAI-compatible server).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// The directory read_file and list_files may read.
+    #[arg(long, value_name = "DIR")]
+    tool_root: Option<PathBuf>,
+    /// A host http_get may fetch from (repeat for several).
+    #[arg(long = "allow-host", value_name = "HOST")]
+    allow_hosts: Vec<String>,
+}
+
+pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliError> {
+    let config = config(args, db)?;
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let access = if config.tokens.is_empty() {
+        "no tokens: loopback clients only".to_owned()
+    } else {
+        format!("{} token(s)", config.tokens.len())
+    };
+    let store = server::store::redact(&config.store);
+    let server = Server::new(config).await?;
+    let listener = TcpListener::bind(args.listen).await?;
+    let address = listener.local_addr()?;
+    eprintln!("skein: serving http://{address} ({access}; log: {store})");
+    eprintln!("skein: POST /v1/response, GET /health, GET /openapi.json; Ctrl-C stops");
+    server.serve(listener, shutdown_signal()).await?;
+    eprintln!("skein: stopped");
+    Ok(())
+}
+
+/// The configuration: the file, then the flags, then the tokens and keys.
+fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> {
+    let mut config = match &args.config {
+        Some(path) => {
+            let text = read(path)?;
+            serde_saphyr::from_str::<ServerConfig>(&text).map_err(|err| {
+                CliError::Usage(format!(
+                    "`{}` is not a server configuration: {err}",
+                    path.display()
+                ))
+            })?
+        }
+        None => ServerConfig::default(),
+    };
+    // The store: --db wins, then the file, then the default log file.
+    if db.is_some() || args.config.is_none() {
+        config.store = db_location(db)?;
+    }
+    if let Some(n) = args.concurrency {
+        config.concurrency_per_caller = n;
+    }
+    if let Some(limit) = args.body_limit {
+        config.body_limit = limit;
+    }
+    if let Some(secs) = args.shutdown_grace {
+        config.shutdown_grace_secs = secs;
+    }
+    config.allow_request_base_url |= args.allow_request_base_url;
+    if let Some(url) = &args.base_url {
+        config.base_urls.openai = Some(url.clone());
+    }
+    if let Some(root) = &args.tool_root {
+        config.tools.files_root = Some(root.clone());
+    }
+    if !args.allow_hosts.is_empty() {
+        config.tools.http_get = Some(HttpGetPolicy::allow(args.allow_hosts.clone()));
+    }
+    if let Some(path) = &args.token_file {
+        config.tokens.extend(tokens(&read(path)?, '\n'));
+    }
+    if let Ok(text) = std::env::var("SKEIN_TOKENS") {
+        config.tokens.extend(tokens(&text, ','));
+    }
+    config.keys = ProviderKeys::from_env();
+    Ok(config)
+}
+
+fn tokens(text: &str, separator: char) -> Vec<Secret> {
+    text.split(separator)
+        .map(str::trim)
+        .filter(|token| !token.is_empty() && !token.starts_with('#'))
+        .map(Secret::new)
+        .collect()
+}
+
+fn read(path: &Path) -> Result<String, CliError> {
+    std::fs::read_to_string(path).map_err(|source| CliError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Ctrl-C, or SIGTERM on Unix (what service managers send).
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {}
+        () = terminate => {}
+    }
+    eprintln!("skein: shutting down: finishing the responses in flight");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tokens;
+
+    #[test]
+    fn token_lists() {
+        let parsed = tokens("alpha\n# a comment\n\n beta \n", '\n');
+        assert_eq!(
+            parsed.iter().map(|t| t.expose()).collect::<Vec<_>>(),
+            ["alpha", "beta"]
+        );
+        assert_eq!(tokens("a, b,,", ',').len(), 2);
+    }
+}
