@@ -1,0 +1,38 @@
+//! `cargo xtask bench [OPTIONS]`: the server load scenario.
+//!
+//! Runs the `load` example of the `server` crate in release mode: 200 concurrent streaming
+//! clients for 30 s against a server process whose model is a loopback provider streaming 500
+//! deltas per answer. It prints completed and failed streams, the p50/p99 time to first event
+//! and the server's CPU time per delta, and fails if any stream failed or was lost. Options
+//! (`--concurrency N`, `--seconds S`, `--deltas N`, `--delay-ms MS`) are passed through.
+//! The scenario lives in the server crate so that xtask needs no HTTP dependencies.
+
+use crate::cmd;
+
+/// The scenario the issue asks for; options given on the command line come after and win.
+const DEFAULTS: [&str; 6] = ["--concurrency", "200", "--seconds", "30", "--deltas", "500"];
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        println!(
+            "usage: cargo xtask bench [--concurrency N] [--seconds S] [--deltas N] [--delay-ms MS]\n\
+             defaults: 200 clients, 30 s, 500 deltas per answer, 1 ms between deltas"
+        );
+        return Ok(());
+    }
+    cmd::step(
+        "bench",
+        cmd::cargo()
+            .args([
+                "run",
+                "--release",
+                "-p",
+                "server",
+                "--example",
+                "load",
+                "--",
+            ])
+            .args(DEFAULTS)
+            .args(args),
+    )
+}

@@ -1,0 +1,114 @@
+//! `cargo xtask ci`: the whole CI job.
+
+use crate::cmd::{cargo, has_cargo_subcommand, step};
+
+/// Feature sets of `providers` tested on their own (`--no-default-features --features …`).
+const PROVIDER_FEATURE_SETS: &[&str] = &[
+    "openai",
+    "openai,testing",
+    "anthropic",
+    "anthropic,testing",
+    "gemini",
+    "gemini,testing",
+    "testing",
+];
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    if let Some(extra) = args.first() {
+        return Err(format!("`ci` takes no arguments, got `{extra}`"));
+    }
+    // Snapshots are reviewed and committed: a missing or changed one fails instead of being
+    // written.
+    let env = [("INSTA_UPDATE", "no"), ("CARGO_TERM_COLOR", "always")];
+
+    step("format", cargo().args(["fmt", "--all", "--check"]))?;
+    step(
+        "clippy",
+        cargo()
+            .args([
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--all-features",
+                "--locked",
+                "--",
+                "-D",
+                "warnings",
+            ])
+            .envs(env),
+    )?;
+    // The PostgreSQL tests run against this cluster; it is stopped when `cluster` is dropped,
+    // on every return below, and by its reaper process if xtask itself is killed.
+    let cluster = crate::pg::start_for_ci()?;
+    let pg_url = cluster.url();
+    if has_cargo_subcommand("nextest") {
+        step(
+            "tests",
+            cargo()
+                .args([
+                    "nextest",
+                    "run",
+                    "--workspace",
+                    "--all-features",
+                    "--locked",
+                    "--no-fail-fast",
+                ])
+                .envs(env)
+                .env(crate::pg::URL_ENV, &pg_url),
+        )?;
+    } else {
+        eprintln!("cargo-nextest is not installed; running the tests with cargo test");
+        step(
+            "tests",
+            cargo()
+                .args([
+                    "test",
+                    "--workspace",
+                    "--all-features",
+                    "--locked",
+                    "--no-fail-fast",
+                ])
+                .envs(env)
+                .env(crate::pg::URL_ENV, &pg_url),
+        )?;
+    }
+    step(
+        "doc tests",
+        cargo()
+            .args(["test", "--workspace", "--all-features", "--locked", "--doc"])
+            .envs(env)
+            .env(crate::pg::URL_ENV, &pg_url),
+    )?;
+    cluster.stop().map_err(|err| err.to_string())?;
+    // Each provider feature alone (and the test models alone) must build and pass its tests.
+    for features in PROVIDER_FEATURE_SETS {
+        step(
+            &format!("providers --no-default-features --features {features}"),
+            cargo()
+                .args([
+                    "test",
+                    "-p",
+                    "providers",
+                    "--no-default-features",
+                    "--features",
+                ])
+                .args([features, "--locked"])
+                .envs(env),
+        )?;
+    }
+    step(
+        "docs",
+        cargo()
+            .args([
+                "doc",
+                "--workspace",
+                "--no-deps",
+                "--all-features",
+                "--locked",
+            ])
+            .env("RUSTDOCFLAGS", "-D warnings")
+            .envs(env),
+    )?;
+    eprintln!("\nci: all steps passed");
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! Running commands with a visible trace.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
+
+/// The workspace root (the parent of this crate's directory).
+pub(crate) fn workspace_root() -> PathBuf {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or(manifest_dir)
+}
+
+/// `cargo` as cargo itself was invoked (respects `$CARGO`).
+pub(crate) fn cargo() -> Command {
+    let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    command.current_dir(workspace_root());
+    command
+}
+
+/// Runs `command`, printing it first and its duration after; a non-zero exit is an error that
+/// names the step.
+pub(crate) fn step(step: &str, command: &mut Command) -> Result<(), String> {
+    let shown = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(OsStr::to_string_lossy)
+        .collect::<Vec<_>>()
+        .join(" ");
+    eprintln!("\n==> {step}: {shown}");
+    let started = Instant::now();
+    let status = command
+        .status()
+        .map_err(|err| format!("{step}: could not start `{shown}`: {err}"))?;
+    eprintln!("<== {step}: {status} in {:.1?}", started.elapsed());
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("{step} failed ({status}): `{shown}`"))
+    }
+}
+
+/// Whether `cargo <subcommand> --version` works (an installed cargo plugin such as nextest).
+pub(crate) fn has_cargo_subcommand(subcommand: &str) -> bool {
+    cargo()
+        .args([subcommand, "--version"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}

@@ -1,0 +1,47 @@
+//! Skein's project automation, run as `cargo xtask <command>` (see `.cargo/config.toml`).
+//!
+//! - `cargo xtask ci`: everything CI checks, in the order a failure is cheapest to find: format,
+//!   lints, tests (nextest when installed, else `cargo test`; doc tests too), docs.
+//! - `cargo xtask pg start | stop | status`: a throwaway PostgreSQL cluster for the tests.
+//! - `cargo xtask bench`: the server load scenario (200 concurrent streams for 30 s).
+//!
+//! Each step prints the command it runs and how long it took, and the first failing step stops
+//! the run with its exit status.
+
+mod bench;
+mod ci;
+mod cmd;
+mod pg;
+
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci       format check, clippy -D warnings, tests (nextest + doc tests), cargo doc -D warnings
+  pg       start | stop | status: a throwaway PostgreSQL cluster for the tests
+  bench    server load: 200 concurrent streams x 30 s, p99 time to first event, CPU per delta
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => ci::run(&args[1..]),
+        Some("pg") => pg::run(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{USAGE}")),
+        None => Err(USAGE.to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
