@@ -5,7 +5,7 @@ use std::io::{IsTerminal as _, Write as _};
 use clap::Args;
 use conversation_tree::ConversationId;
 use messages::Message;
-use server::{CancellationToken, RunInput};
+use server::RunInput;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::common::{AgentArgs, open_store};
@@ -69,27 +69,7 @@ pub(crate) async fn run(args: &ChatArgs, db: Option<&str>) -> Result<Outcome, Cl
         let spec = args
             .agent
             .spec(model.clone(), RunInput::Messages(input), &resume);
-        let prepared = service
-            .prepare(spec)
-            .await
-            .map_err(|error| CliError::Run(error.to_string()))?;
-        let cancel = CancellationToken::new();
-        let interrupt = tokio::spawn({
-            let cancel = cancel.clone();
-            async move {
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    cancel.cancel();
-                }
-            }
-        });
-        let ended = render::show(
-            prepared.stream(cancel),
-            false,
-            &mut std::io::stdout().lock(),
-            &mut std::io::stderr().lock(),
-        )
-        .await;
-        interrupt.abort();
+        let ended = render::run_in_terminal(&service, spec, false).await;
         // A failed turn is reported and the chat goes on from where it was.
         match ended {
             Ok(ended) => messages = ended.messages,

@@ -4,7 +4,7 @@
 use std::io::{self, IsTerminal as _, Write};
 
 use futures::StreamExt as _;
-use server::{AgentEvent, AgentStream};
+use server::{AgentEvent, AgentStream, CancellationToken, ChatService, RunSpec};
 
 use crate::{CliError, Outcome};
 
@@ -17,6 +17,37 @@ pub(crate) struct Ended {
     /// The conversation after the run (history, input, answers), when it ended normally or was
     /// cancelled.
     pub(crate) messages: Vec<messages::Message>,
+}
+
+/// Prepares `spec`, then shows its run on stdout and stderr until it ends; Ctrl-C cancels the
+/// run (the model call and the tools) and what was said so far is kept.
+pub(crate) async fn run_in_terminal(
+    service: &ChatService,
+    spec: RunSpec,
+    json: bool,
+) -> Result<Ended, CliError> {
+    let prepared = service
+        .prepare(spec)
+        .await
+        .map_err(|error| CliError::Run(error.to_string()))?;
+    let cancel = CancellationToken::new();
+    let interrupt = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                cancel.cancel();
+            }
+        }
+    });
+    let ended = show(
+        prepared.stream(cancel),
+        json,
+        &mut std::io::stdout().lock(),
+        &mut std::io::stderr().lock(),
+    )
+    .await;
+    interrupt.abort();
+    ended
 }
 
 /// Streams `events` to `out` and `err` until the run ends.

@@ -4,7 +4,7 @@ use std::io::{IsTerminal as _, Read as _};
 
 use clap::Args;
 use messages::{ContentPart, Message};
-use server::{CancellationToken, RunInput};
+use server::RunInput;
 
 use crate::common::{AgentArgs, open_store};
 use crate::{CliError, Outcome, render};
@@ -51,27 +51,7 @@ pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, Cli
         None => RunInput::Parts(vec![ContentPart::text(prompt)]),
     };
     let spec = args.agent.spec(model, input, &resume);
-    let prepared = service
-        .prepare(spec)
-        .await
-        .map_err(|error| CliError::Run(error.to_string()))?;
-    let cancel = CancellationToken::new();
-    let interrupt = tokio::spawn({
-        let cancel = cancel.clone();
-        async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
-        }
-    });
-    let ended = render::show(
-        prepared.stream(cancel),
-        args.json,
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
-    )
-    .await;
-    interrupt.abort();
+    let ended = render::run_in_terminal(&service, spec, args.json).await;
     Ok(ended?.outcome)
 }
 
