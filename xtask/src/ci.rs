@@ -2,15 +2,19 @@
 
 use crate::cmd::{cargo, has_cargo_subcommand, step};
 
-/// Feature sets of `providers` tested on their own (`--no-default-features --features …`).
-const PROVIDER_FEATURE_SETS: &[&str] = &[
-    "openai",
-    "openai,testing",
-    "anthropic",
-    "anthropic,testing",
-    "gemini",
-    "gemini,testing",
-    "testing",
+/// Crates tested with `--no-default-features --features …`, so that each optional part builds
+/// and passes on its own: every `providers` adapter alone (with and without the test models),
+/// and the crates whose default features pull in heavy dependencies, without them.
+const FEATURE_SETS: &[(&str, &str)] = &[
+    ("providers", "openai"),
+    ("providers", "openai,testing"),
+    ("providers", "anthropic"),
+    ("providers", "anthropic,testing"),
+    ("providers", "gemini"),
+    ("providers", "gemini,testing"),
+    ("providers", "testing"),
+    ("agent-loop", ""),
+    ("toolchain", ""),
 ];
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
@@ -80,18 +84,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             .env(crate::pg::URL_ENV, &pg_url),
     )?;
     cluster.stop().map_err(|err| err.to_string())?;
-    // Each provider feature alone (and the test models alone) must build and pass its tests.
-    for features in PROVIDER_FEATURE_SETS {
+    // Each optional part alone must build and pass its tests.
+    for (krate, features) in FEATURE_SETS {
         step(
-            &format!("providers --no-default-features --features {features}"),
+            &format!("{krate} --no-default-features --features '{features}'"),
             cargo()
-                .args([
-                    "test",
-                    "-p",
-                    "providers",
-                    "--no-default-features",
-                    "--features",
-                ])
+                .args(["test", "-p", krate, "--no-default-features", "--features"])
                 .args([features, "--locked"])
                 .envs(env),
         )?;
