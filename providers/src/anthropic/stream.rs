@@ -17,7 +17,7 @@ use super::wire::{
 };
 use crate::ProviderError;
 use crate::assemble::Chunk;
-use crate::http::sse::{EventParser, json, truncated};
+use crate::http::sse::{EventParser, json};
 
 #[derive(Deserialize)]
 struct Event<'a> {
@@ -118,18 +118,11 @@ impl EventParser for StreamParser {
         Ok(())
     }
 
-    fn end(&mut self, finish_seen: bool, out: &mut Vec<Chunk>) -> Result<(), ProviderError> {
-        // A stop reason means the content is complete even if `message_stop` was lost.
-        if finish_seen {
-            out.push(Chunk::Done);
-            Ok(())
-        } else {
-            Err(truncated(
-                PROVIDER,
-                "no message_delta with a stop_reason and no message_stop before the stream ended",
-            ))
-        }
-    }
+    // A stop reason means the content is complete even if `message_stop` was lost.
+    const FINISH_REASON_COMPLETES: bool = true;
+
+    const MISSING_END: &'static str =
+        "no message_delta with a stop_reason and no message_stop before the stream ended";
 }
 
 impl StreamParser {

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::MINTED_ID_PREFIX;
 use super::error::{ErrorEnvelope, WireError, stream_error};
 use crate::assemble::{Chunk, UsageUpdate};
-use crate::http::sse::{EventParser, json, truncated};
+use crate::http::sse::{EventParser, json};
 use crate::{FinishReason, Provider, ProviderError};
 
 const PROVIDER: Provider = Provider::Google;
@@ -260,17 +260,9 @@ impl EventParser for StreamParser {
         self.answer.response(json(PROVIDER, data)?, out)
     }
 
-    fn end(&mut self, finish_seen: bool, out: &mut Vec<Chunk>) -> Result<(), ProviderError> {
-        if finish_seen {
-            out.push(Chunk::Done);
-            Ok(())
-        } else {
-            Err(truncated(
-                PROVIDER,
-                "no finishReason before the stream ended",
-            ))
-        }
-    }
+    const FINISH_REASON_COMPLETES: bool = true;
+
+    const MISSING_END: &'static str = "no finishReason before the stream ended";
 }
 
 /// A non-streamed answer as chunks, in the order a stream would give them. The body is one

@@ -23,10 +23,13 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
     fn parse(&mut self, event: &str, data: &str, out: &mut Vec<Chunk>)
     -> Result<(), ProviderError>;
 
-    /// Called when the body ends before a [`Chunk::Done`]: push `Done` if this format may end
-    /// without a terminator (`finish_seen` says whether a finish reason arrived), or return the
-    /// truncation error.
-    fn end(&mut self, finish_seen: bool, out: &mut Vec<Chunk>) -> Result<(), ProviderError>;
+    /// Whether a body that ends after a finish reason but before the format's terminator is
+    /// a complete answer (compatible servers that omit `[DONE]`, a lost `message_stop`).
+    const FINISH_REASON_COMPLETES: bool;
+
+    /// What the format sends to end a stream, named in the truncation error when the body
+    /// ends without it (and without a finish reason, where that is enough).
+    const MISSING_END: &'static str;
 }
 
 /// Decodes a body of SSE bytes with `parser`. The stream ends after [`StreamEvent::Done`] or
@@ -109,7 +112,12 @@ where
                     this.finished = true;
                     let finish_seen = this.assembler.has_finish_reason()
                         || this.chunks.iter().any(|c| matches!(c, Chunk::Finish(_)));
-                    this.parser.end(finish_seen, &mut this.chunks)
+                    if P::FINISH_REASON_COMPLETES && finish_seen {
+                        this.chunks.push(Chunk::Done);
+                        Ok(())
+                    } else {
+                        Err(truncated(this.provider, P::MISSING_END))
+                    }
                 }
             };
             for chunk in this.chunks.drain(..) {

@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::wire::{ErrorEnvelope, WireError, WireUsage, finish_reason, stream_error};
 use crate::assemble::{Chunk, UsageUpdate};
-use crate::http::sse::{EventParser, json, truncated};
+use crate::http::sse::{EventParser, json};
 use crate::{Provider, ProviderError};
 
 const PROVIDER: Provider = Provider::OpenAi;
@@ -125,18 +125,10 @@ impl EventParser for ChatStreamParser {
         Ok(())
     }
 
-    fn end(&mut self, finish_seen: bool, out: &mut Vec<Chunk>) -> Result<(), ProviderError> {
-        // Some compatible servers omit `[DONE]`; a finish reason is enough to be complete.
-        if finish_seen {
-            out.push(Chunk::Done);
-            Ok(())
-        } else {
-            Err(truncated(
-                PROVIDER,
-                "no finish_reason and no [DONE] before the stream ended",
-            ))
-        }
-    }
+    // Some compatible servers omit `[DONE]`; a finish reason is enough to be complete.
+    const FINISH_REASON_COMPLETES: bool = true;
+
+    const MISSING_END: &'static str = "no finish_reason and no [DONE] before the stream ended";
 }
 
 impl ChatStreamParser {

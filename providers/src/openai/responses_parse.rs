@@ -7,7 +7,7 @@ use serde::Deserialize;
 
 use super::wire::{ErrorEnvelope, WireError, WireUsage, stream_error};
 use crate::assemble::{Chunk, UsageUpdate};
-use crate::http::sse::{EventParser, json, truncated};
+use crate::http::sse::{EventParser, json};
 use crate::{FinishReason, Provider, ProviderError};
 
 const PROVIDER: Provider = Provider::OpenAi;
@@ -195,12 +195,9 @@ impl EventParser for ResponsesStreamParser {
         Ok(())
     }
 
-    fn end(&mut self, _finish_seen: bool, _out: &mut Vec<Chunk>) -> Result<(), ProviderError> {
-        Err(truncated(
-            PROVIDER,
-            "no response.completed event before the stream ended",
-        ))
-    }
+    const FINISH_REASON_COMPLETES: bool = false;
+
+    const MISSING_END: &'static str = "no response.completed event before the stream ended";
 }
 
 /// A finished output item: the authoritative arguments, reasoning summary and encrypted
