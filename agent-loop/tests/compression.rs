@@ -1,17 +1,23 @@
 //! Compression before each request: triggered between tool rounds, signatures of the current
 //! exchange preserved, fake signature on the summary, attachments cut, pruning without a
-//! summary, never a system message mid-chain.
+//! summary (the task, its first answer and the latest exchange kept, the middle pruned, a
+//! notice where it was), never a system message mid-chain.
 
 mod common;
 
 use std::sync::Arc;
 
-use agent_loop::{Agent, ContextPolicy, StopReason};
-use chain_ast::{BodyPairKind, ChainAst, FAKE_THOUGHT_SIGNATURE, SUMMARIZATION_TOOL_NAME};
+use agent_loop::{Agent, AgentInput, ContextPolicy, StopReason, TokenCounter};
+use chain_ast::{
+    BodyPair, BodyPairKind, ChainAst, FAKE_THOUGHT_SIGNATURE, IdTemplate, SUMMARIZATION_TOOL_NAME,
+};
 use common::*;
 use messages::{ContentPart, Message, Reasoning, Role, ToolCall};
+use proptest::prelude::*;
 use providers::testing::{ScriptedModel, ScriptedResponse};
-use providers::{ModelInfo, Provider, ProviderError};
+use providers::{
+    ChatModel, ChatRequest, ChatResponse, EventStream, ModelInfo, Provider, ProviderError,
+};
 use serde::Deserialize;
 use toolchain::{ExecutionContext, JsonSchema, Tool, ToolError, ToolResult, ToolSet, async_trait};
 
@@ -195,16 +201,20 @@ async fn compression_prunes_when_the_summarizer_fails() {
             .unwrap()
             .contains("summaries are down")
     );
-    // The oldest exchange goes; that is enough to get under the target.
+    // The middle exchange goes: the task and its first answer stay at the start, the current
+    // exchange at the end, and a notice stands where the middle was.
     assert_eq!(report.pairs_pruned, 1);
-    assert!(report.tokens_after <= report.limits.unwrap().target);
+    assert_eq!(report.prune_notices, 1);
     let sent = &model.requests()[4].messages;
     let chain = ChainAst::new(sent, false).expect("a valid chain");
+    assert_eq!(sent[0].text(), "Read pages 1 to 3.", "the task stays");
     let body = chain.sections()[0].body();
-    assert_eq!(body.len(), 2);
-    assert_eq!(body[0].ai().tool_calls().next().unwrap().id, "toolu_2");
-    assert_eq!(body[1].ai().tool_calls().next(), Some(&call3));
-    assert_eq!(sent[0].text(), "Read pages 1 to 3.", "the request stays");
+    assert_eq!(body.len(), 3);
+    assert_eq!(body[0].ai().tool_calls().next().unwrap().id, "toolu_1");
+    assert!(is_notice(&body[1]));
+    assert_eq!(body[2].ai().tool_calls().next(), Some(&call3));
+    assert_eq!(report.tokens_after, tokens(sent));
+    assert!(report.tokens_after <= report.limits.unwrap().target);
 }
 
 #[tokio::test]
@@ -235,4 +245,498 @@ async fn no_compression_below_the_trigger() {
     let outcome = agent.run("Hello").await.unwrap();
     assert_eq!(outcome.records[0].compression, None);
     assert!(outcome.records[0].request_tokens < 20);
+}
+
+/// Tokens of messages as the agent counts them for these models (the estimate).
+fn tokens(messages: &[Message]) -> usize {
+    let counter = TokenCounter::estimate();
+    messages.iter().map(|message| counter.count(message)).sum()
+}
+
+/// Whether `pair` is the notice pruning puts where content went.
+fn is_notice(pair: &BodyPair) -> bool {
+    let text = match pair.kind() {
+        BodyPairKind::Summarization => pair.tools()[0]
+            .tool_responses()
+            .next()
+            .unwrap()
+            .content
+            .clone(),
+        _ => pair.ai().text(),
+    };
+    pair.is_summary() && text.contains("Earlier messages were left out here")
+}
+
+/// Notices in a chain.
+fn notices(chain: &ChainAst) -> usize {
+    chain
+        .sections()
+        .iter()
+        .flat_map(|s| s.body())
+        .filter(|p| is_notice(p))
+        .count()
+}
+
+/// A model whose summaries always fail (its `complete`, which the summarizer uses) and whose
+/// rounds (`stream`) come from a script; the script's model records only the rounds.
+struct NoSummaries {
+    rounds: Arc<ScriptedModel>,
+}
+
+#[async_trait]
+impl ChatModel for NoSummaries {
+    fn info(&self) -> &ModelInfo {
+        self.rounds.info()
+    }
+
+    async fn complete(&self, _: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        Err(ProviderError::config("summaries are down"))
+    }
+
+    async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
+        self.rounds.stream(request).await
+    }
+}
+
+/// An assistant message that thinks (signed) and calls `read` with a signed call.
+fn signed_call(id: &str, what: &str) -> Message {
+    let call = ToolCall {
+        reasoning: Some(Reasoning::signature(format!("call-sig-{id}"))),
+        ..ToolCall::new(id, "read", format!(r#"{{"what":"{what}"}}"#))
+    };
+    let mut message = Message::ai_tool_calls(None, vec![call]);
+    message.parts.insert(
+        0,
+        ContentPart::Reasoning(Reasoning {
+            text: format!("I should read {what}."),
+            signature: Some(format!("thinking-sig-{id}")),
+            ..Default::default()
+        }),
+    );
+    message
+}
+
+/// A research conversation: the task and its first answer (a signed tool round, then a short
+/// text), `turns` follow-up turns of about 640 tokens each, and the latest turn: a question
+/// and the signed tool round answering it.
+fn long_history(turns: usize) -> Vec<Message> {
+    let mut history = vec![
+        Message::system("You compare reports."),
+        Message::human("TASK: compare reports A, B and C and list every disagreement."),
+        signed_call("toolu_first", "report A"),
+        Message::tool_response("toolu_first", "read", "report A says ".repeat(100)),
+        Message::ai("Report A read; B and C next."),
+    ];
+    for n in 1..=turns {
+        let id = format!("toolu_mid_{n}");
+        history.push(Message::human(format!("Follow-up {n}: check section {n}.")));
+        history.push(Message::ai_tool_calls(
+            None,
+            vec![ToolCall::new(
+                &id,
+                "read",
+                format!(r#"{{"what":"section {n}"}}"#),
+            )],
+        ));
+        history.push(Message::tool_response(
+            &id,
+            "read",
+            format!("section {n} ").repeat(200),
+        ));
+        history.push(Message::ai(format!("Section {n} checked.")));
+    }
+    history.push(Message::human("LATEST: now list the disagreements."));
+    history.push(signed_call("toolu_last", "reports B and C"));
+    history.push(Message::tool_response(
+        "toolu_last",
+        "read",
+        "B and C say ".repeat(50),
+    ));
+    history
+}
+
+/// An Anthropic model with an 8 000-token window and a 1 000-token output limit: 7 000 tokens
+/// for input, compression above 6 300, down to 4 900.
+fn medium_info() -> ModelInfo {
+    ModelInfo {
+        id: "claude-medium".into(),
+        provider: Provider::Anthropic,
+        context_window: 8_000,
+        max_output_tokens: 1_000,
+        supports_reasoning: true,
+        supports_vision: true,
+        known: true,
+    }
+}
+
+#[tokio::test]
+async fn a_failed_summary_prunes_the_middle_and_keeps_the_task() {
+    let history = long_history(15);
+    let model = Arc::new(
+        ScriptedModel::new([
+            ScriptedResponse::error(ProviderError::config("summaries are down")),
+            ScriptedResponse::text("A and B disagree on section 3."),
+        ])
+        .with_info(medium_info()),
+    );
+    let agent = Agent::builder().model(model.clone()).build().unwrap();
+    let outcome = agent
+        .run(AgentInput::messages(history.clone()))
+        .await
+        .unwrap();
+    assert_eq!(outcome.stop_reason, Some(StopReason::EndTurn));
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "the failed summary, then the answer");
+    assert_eq!(requests[0].messages.len(), 1, "the summarizer's request");
+    let sent = &requests[1].messages;
+    let chain = ChainAst::new(sent, false).expect("a strictly valid chain");
+
+    // The opening, exactly as it was: system message, the task, its first answer.
+    assert_eq!(sent[..4], history[..4]);
+    assert_eq!(sent[0].role, Role::System);
+    assert!(sent.iter().skip(1).all(|m| m.role != Role::System));
+    // Then the notice, where the opening turn's last pair and the oldest turns were.
+    let opening = &chain.sections()[0];
+    assert_eq!(opening.body().len(), 2);
+    assert!(is_notice(&opening.body()[1]));
+    assert_eq!(notices(&chain), 1);
+    // The latest turn, exactly: its question and its signed tool round.
+    assert_eq!(sent[sent.len() - 3..], history[history.len() - 3..]);
+    // Oldest first: the follow-ups kept are the newest ones, whole.
+    let follow_ups: Vec<usize> = chain
+        .sections()
+        .iter()
+        .filter_map(|section| {
+            let text = section.header().human()?.text();
+            text.strip_prefix("Follow-up ")?
+                .split(':')
+                .next()?
+                .parse()
+                .ok()
+        })
+        .collect();
+    assert!(
+        !follow_ups.is_empty() && !follow_ups.contains(&1),
+        "{follow_ups:?}"
+    );
+    assert_eq!(follow_ups, (follow_ups[0]..=15).collect::<Vec<_>>());
+    assert!(
+        chain.sections()[1..chain.sections().len() - 1]
+            .iter()
+            .all(|s| s.body().len() == 2)
+    );
+
+    let report = outcome.records[0].compression.clone().expect("compressed");
+    let limits = report.limits.unwrap();
+    assert!(report.tokens_before > limits.trigger, "{report:?}");
+    assert!(
+        report
+            .summary_error
+            .as_deref()
+            .unwrap()
+            .contains("summaries are down")
+    );
+    assert_eq!(report.pairs_summarized, 0);
+    assert_eq!(report.pairs_pruned, 1);
+    assert_eq!(report.sections_pruned, 15 - follow_ups.len());
+    assert_eq!(report.prune_notices, 1);
+    assert_eq!(report.tokens_after, tokens(sent));
+    assert!(report.tokens_after <= limits.target, "{report:?}");
+    // The transcript keeps everything.
+    assert_eq!(outcome.messages[..history.len()], history[..]);
+}
+
+/// Returns about 900 bytes per note (≈ 270 estimated tokens).
+struct ReadNote;
+
+#[async_trait]
+impl Tool<Page, String> for ReadNote {
+    fn name(&self) -> &str {
+        "read_note"
+    }
+    fn description(&self) -> &str {
+        "Reads a note."
+    }
+    async fn call(
+        &self,
+        _: &ExecutionContext,
+        page: Page,
+    ) -> Result<ToolResult<String>, ToolError> {
+        Ok(ToolResult::text(format!("note {:02} ", page.n).repeat(100)))
+    }
+}
+
+#[tokio::test]
+async fn pruning_round_after_round_keeps_the_task_and_one_notice() {
+    const ROUNDS: u32 = 14;
+    let mut script: Vec<ScriptedResponse> = (1..=ROUNDS)
+        .map(|n| {
+            let call = ToolCall {
+                reasoning: Some(Reasoning::signature(format!("call-sig-{n}"))),
+                ..ToolCall::new(format!("toolu_{n}"), "read_note", format!(r#"{{"n":{n}}}"#))
+            };
+            ScriptedResponse::new()
+                .reasoning_block(Reasoning {
+                    text: format!("Note {n} next."),
+                    signature: Some(format!("thinking-sig-{n}")),
+                    ..Default::default()
+                })
+                .tool_call_with(call)
+        })
+        .collect();
+    script.push(ScriptedResponse::text("All notes read."));
+    let rounds = small_model(script);
+    let agent = Agent::builder()
+        .model(Arc::new(NoSummaries {
+            rounds: rounds.clone(),
+        }))
+        .tools(ToolSet::new().with(ReadNote).unwrap())
+        .max_rounds(20)
+        .build()
+        .unwrap();
+    let outcome = agent.run("Read all the notes.").await.unwrap();
+    assert_eq!(outcome.stop_reason, Some(StopReason::EndTurn));
+
+    let requests = rounds.requests();
+    assert_eq!(requests.len(), ROUNDS as usize + 1);
+    let limits = outcome.records[0].compression.as_ref().map(|r| r.limits);
+    assert_eq!(limits, None, "nothing to compress at first");
+    let compressed: Vec<_> = outcome
+        .records
+        .iter()
+        .filter_map(|record| record.compression.as_ref())
+        .collect();
+    assert!(
+        compressed.len() >= 2,
+        "pruned more than once: {compressed:?}"
+    );
+    let limits = compressed[0].limits.unwrap();
+    for (round, request) in requests.iter().enumerate() {
+        let sent = &request.messages;
+        let chain = ChainAst::new(sent, false).expect("a strictly valid chain");
+        assert_eq!(
+            sent[0].text(),
+            "Read all the notes.",
+            "round {round}: the task"
+        );
+        let body = chain.sections()[0].body();
+        if round >= 1 {
+            // The first answer, as the model wrote it, with its result.
+            assert_eq!(body[0].ai().tool_calls().next().unwrap().id, "toolu_1");
+            assert!(
+                body[0].tools()[0]
+                    .tool_responses()
+                    .next()
+                    .unwrap()
+                    .content
+                    .starts_with("note 01")
+            );
+            // The latest exchange, as the model wrote it.
+            let latest = format!("toolu_{round}");
+            assert_eq!(
+                body.last().unwrap().ai().tool_calls().next().unwrap().id,
+                latest
+            );
+            assert!(body.last().unwrap().ai().parts.iter().any(|part| matches!(
+                part,
+                ContentPart::Reasoning(r) if r.signature.as_deref() == Some(&*format!("thinking-sig-{round}"))
+            )));
+        }
+        assert!(
+            notices(&chain) <= 1,
+            "round {round}: notices do not pile up"
+        );
+        assert!(tokens(sent) <= limits.trigger, "round {round}");
+    }
+    for report in compressed {
+        assert!(report.summary_error.is_some());
+        assert_eq!(report.prune_notices, 1);
+        assert!(report.tokens_after <= limits.target, "{report:?}");
+    }
+}
+
+/// One body pair of a generated history.
+#[derive(Clone, Debug)]
+enum PairSpec {
+    /// A completion of this many bytes.
+    Text(usize),
+    /// Calls answered with results of this many bytes, signed or not.
+    Calls(usize, usize, bool),
+    /// A summary the model wrote earlier.
+    Summary(usize),
+}
+
+fn pair_spec() -> impl Strategy<Value = PairSpec> {
+    prop_oneof![
+        3 => (1usize..1_500).prop_map(PairSpec::Text),
+        6 => (1usize..4, 1usize..2_500, any::<bool>()).prop_map(|(c, s, g)| PairSpec::Calls(c, s, g)),
+        1 => (1usize..300).prop_map(PairSpec::Summary),
+    ]
+}
+
+/// A generated history: a system message or not, a system-only opening (with an AI message)
+/// or not, earlier turns of one to three pairs, and the latest turn: a question and either
+/// nothing more or some pairs ending with a tool round.
+#[derive(Clone, Debug)]
+struct HistorySpec {
+    system: bool,
+    preamble: bool,
+    turns: Vec<(usize, Vec<PairSpec>)>,
+    latest: (usize, Option<(Vec<PairSpec>, usize, bool)>),
+}
+
+fn history_spec() -> impl Strategy<Value = HistorySpec> {
+    (
+        any::<bool>(),
+        prop::bool::weighted(0.15),
+        prop::collection::vec(
+            (1usize..300, prop::collection::vec(pair_spec(), 1..4)),
+            0..6,
+        ),
+        (
+            1usize..300,
+            prop::option::of((
+                prop::collection::vec(pair_spec(), 0..3),
+                1usize..1_500,
+                any::<bool>(),
+            )),
+        ),
+    )
+        .prop_map(|(system, preamble, turns, latest)| HistorySpec {
+            system: system || preamble,
+            preamble,
+            turns,
+            latest,
+        })
+}
+
+impl HistorySpec {
+    fn messages(&self) -> Vec<Message> {
+        let mut messages = Vec::new();
+        if self.system {
+            messages.push(Message::system("You help."));
+        }
+        if self.preamble {
+            messages.push(Message::ai("Hello! What can I do?"));
+        }
+        let mut calls = 0;
+        let mut push = |messages: &mut Vec<Message>, pair: &PairSpec| match *pair {
+            PairSpec::Text(size) => messages.push(Message::ai("a".repeat(size))),
+            PairSpec::Calls(count, size, signed) => {
+                let ids: Vec<String> = (0..count)
+                    .map(|_| {
+                        calls += 1;
+                        format!("call_{calls}")
+                    })
+                    .collect();
+                let message = if signed {
+                    let mut message = signed_call(&ids[0], "it");
+                    message.parts.extend(
+                        ids[1..]
+                            .iter()
+                            .map(|id| ContentPart::ToolCall(ToolCall::new(id, "read", "{}"))),
+                    );
+                    message
+                } else {
+                    let calls = ids
+                        .iter()
+                        .map(|id| ToolCall::new(id, "read", "{}"))
+                        .collect();
+                    Message::ai_tool_calls(None, calls)
+                };
+                messages.push(message);
+                for id in &ids {
+                    messages.push(Message::tool_response(id, "read", "r".repeat(size)));
+                }
+            }
+            PairSpec::Summary(size) => messages.extend(
+                BodyPair::from_summarization("s".repeat(size), &IdTemplate::default(), false)
+                    .messages(),
+            ),
+        };
+        for (n, (size, pairs)) in self.turns.iter().enumerate() {
+            messages.push(Message::human(format!("Turn {n}: {}", "q".repeat(*size))));
+            pairs.iter().for_each(|pair| push(&mut messages, pair));
+        }
+        let (size, latest) = &self.latest;
+        messages.push(Message::human(format!("Latest: {}", "q".repeat(*size))));
+        if let Some((pairs, result, signed)) = latest {
+            pairs.iter().for_each(|pair| push(&mut messages, pair));
+            push(&mut messages, &PairSpec::Calls(1, *result, *signed));
+        }
+        messages
+    }
+}
+
+/// Where the opening ends in `history`: after the first human message's first pair.
+fn opening_end(history: &[Message]) -> usize {
+    let human = history.iter().position(|m| m.role == Role::Human).unwrap();
+    match history.get(human + 1) {
+        Some(ai) if ai.role == Role::Ai => {
+            human
+                + 2
+                + history[human + 2..]
+                    .iter()
+                    .take_while(|m| m.role == Role::Tool)
+                    .count()
+        }
+        _ => human + 1,
+    }
+}
+
+/// Where the latest exchange starts in `history`: at its last AI message after the last human
+/// message, or at the last human message.
+fn latest_start(history: &[Message]) -> usize {
+    let human = history.iter().rposition(|m| m.role == Role::Human).unwrap();
+    history
+        .iter()
+        .rposition(|m| m.role == Role::Ai)
+        .filter(|&ai| ai > human)
+        .unwrap_or(human)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// Whatever the history, when summarising fails the model gets a strictly valid chain that
+    /// starts with the history's opening (system message, task, first answer) and ends with its
+    /// latest exchange; at most two notices; at most the target, unless only those ends (and
+    /// earlier summaries) are left.
+    #[test]
+    fn any_history_keeps_its_task_and_latest_exchange(spec in history_spec()) {
+        let history = spec.messages();
+        prop_assert!(ChainAst::new(&history, false).is_ok(), "generated histories are valid");
+        let rounds = small_model(vec![ScriptedResponse::text("Done.")]);
+        let agent = Agent::builder()
+            .model(Arc::new(NoSummaries { rounds: rounds.clone() }))
+            .build()
+            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let outcome = runtime.block_on(agent.run(AgentInput::messages(history.clone()))).unwrap();
+
+        let requests = rounds.requests();
+        prop_assert_eq!(requests.len(), 1);
+        let sent = &requests[0].messages;
+        let chain = ChainAst::new(sent, false);
+        prop_assert!(chain.is_ok(), "{:?}", chain.err());
+        let chain = chain.unwrap();
+        prop_assert!(sent.starts_with(&history[..opening_end(&history)]));
+        prop_assert!(sent.ends_with(&history[latest_start(&history)..]));
+        prop_assert!(notices(&chain) <= 2);
+        let Some(report) = outcome.records[0].compression.clone() else {
+            prop_assert_eq!(sent, &history);
+            return Ok(());
+        };
+        let limits = report.limits.unwrap();
+        prop_assert_eq!(report.tokens_after, tokens(sent));
+        if report.tokens_after > limits.target {
+            // Nothing more may go: the opening turn and the latest one, each with one
+            // exchange that is not a summary.
+            let turns: Vec<_> = chain.sections().iter().filter(|s| s.header().human().is_some()).collect();
+            prop_assert!(turns.len() <= 2, "{}", chain);
+            let exchanges = turns.iter().flat_map(|s| s.body()).filter(|p| !p.is_summary()).count();
+            prop_assert!(exchanges <= 2, "{}", chain);
+        }
+    }
 }

@@ -8,11 +8,20 @@
 //! 2. old content is summarised by the model itself through [`chain_ast::summarize`] (the
 //!    system message, the last section's header and its last body pair are always kept; a
 //!    summary that replaces signed tool calls carries [`chain_ast::FAKE_THOUGHT_SIGNATURE`]);
-//! 3. whole sections, then the last section's body pairs, are pruned oldest first.
+//! 3. the middle is pruned (seed 002's "keep first N and last M messages, prune middle"): the
+//!    chain's opening — system message, the first human message (the original task) and its
+//!    first answer, [`ContextPolicy::with_kept_pairs`]'s N body pairs — and its end — the last
+//!    section's human message and its last M body pairs — stay; between them whole body pairs
+//!    and whole sections go, oldest first, until the chain is at most the target. So the task
+//!    survives a failed summary. Where content went, a notice body pair tells the model
+//!    (`shrink::PRUNED_NOTICE`; one for the opening turn's tail and the middle turns, one for
+//!    the last turn's older pairs).
 //!
 //! Every step works on whole body pairs, so a tool call never loses its responses, and the
-//! system message only ever opens the chain: no notice is inserted mid-chain (Anthropic rejects
-//! a second system message; seed-era Chat Shell inserted one).
+//! system message only ever opens the chain: no system message is inserted mid-chain (Anthropic
+//! has no system role in `messages`; seed-era Chat Shell inserted one). Pruning's notice is a
+//! body pair shaped like chain-ast's summaries, so the chain stays valid under the seven rules
+//! and providers take it as any other exchange.
 
 mod policy;
 mod shrink;
@@ -47,10 +56,13 @@ pub struct CompressionReport {
     pub fake_signature: bool,
     /// Why summarising failed, if it did (pruning then went on without it).
     pub summary_error: Option<String>,
-    /// Whole older sections pruned.
+    /// Whole sections between the opening and the last turn pruned.
     pub sections_pruned: usize,
-    /// Body pairs of the last section pruned.
+    /// Body pairs pruned from the opening turn (after its first answers) and from the last turn
+    /// (before its last exchanges); those of whole sections are not counted.
     pub pairs_pruned: usize,
+    /// Notices telling the model where pruned content was (one per pruned span, at most two).
+    pub prune_notices: usize,
     /// Tokens the summarizer calls used.
     pub summary_usage: Usage,
 }
@@ -119,12 +131,20 @@ impl Compressor<'_> {
         }
 
         if tokens > limits.target {
-            let (pruned, left, (sections, pairs)) =
-                shrink::prune_middle(chain, tokens, limits.target, &self.counter);
+            let (first, last) = self.policy.kept_pairs();
+            let (pruned, left, done) = shrink::prune_middle(
+                chain,
+                tokens,
+                limits.target,
+                &self.counter,
+                shrink::KeptEnds { first, last },
+                &id_template(self.model.info().provider),
+            );
             chain = pruned;
             tokens = left;
-            report.sections_pruned = sections;
-            report.pairs_pruned = pairs;
+            report.sections_pruned = done.sections;
+            report.pairs_pruned = done.pairs;
+            report.prune_notices = done.notices;
         }
         report.tokens_after = tokens;
         (chain, tokens, Some(report))

@@ -7,6 +7,14 @@ use crate::AgentError;
 /// Attachments (long human or tool texts) are cut to this many characters first.
 pub const ATTACHMENT_TRUNCATE_CHARS: usize = 50_000;
 
+/// Body pairs of the opening turn that pruning keeps by default (seed 002's "first N"): the
+/// first answer to the original task.
+const KEEP_FIRST_PAIRS: usize = 1;
+
+/// Body pairs of the last turn that pruning keeps by default (seed 002's "last M"): the last
+/// exchange, with its signed reasoning.
+const KEEP_LAST_PAIRS: usize = 1;
+
 /// When and how far the chain is compressed before a request (seed 002, "Message
 /// Compression").
 ///
@@ -19,6 +27,9 @@ pub const ATTACHMENT_TRUNCATE_CHARS: usize = 50_000;
 /// early on models with huge output limits (Wegent's later fix): it is 10 % of the window
 /// clamped to 16 000 … 48 000 tokens, at most the model's output limit (or the request's
 /// `max_tokens` when set) and at most half the window.
+///
+/// When pruning is needed, it keeps the start and the end of the chain and removes the middle
+/// (seed 002's "keep first N and last M messages"): see [`ContextPolicy::with_kept_pairs`].
 ///
 /// ```
 /// use agent_loop::ContextPolicy;
@@ -40,6 +51,8 @@ pub struct ContextPolicy {
     attachment_chars: usize,
     summarize: bool,
     context_window: Option<u32>,
+    keep_first: usize,
+    keep_last: usize,
 }
 
 /// Token limits for one model: compress above `trigger`, down to `target`.
@@ -60,6 +73,8 @@ impl Default for ContextPolicy {
             attachment_chars: ATTACHMENT_TRUNCATE_CHARS,
             summarize: true,
             context_window: None,
+            keep_first: KEEP_FIRST_PAIRS,
+            keep_last: KEEP_LAST_PAIRS,
         }
     }
 }
@@ -120,6 +135,27 @@ impl ContextPolicy {
     pub fn with_context_window(mut self, tokens: u32) -> Self {
         self.context_window = Some(tokens);
         self
+    }
+
+    /// How much of each end of the chain pruning keeps (seed 002's N and M), in body pairs (an
+    /// AI message with the tool messages answering it, never split): the first `first` pairs
+    /// of the opening turn (default 1: the first answer to the original task) and the last
+    /// `last` pairs of the last turn (default 1, and never fewer: the current exchange, whose
+    /// signed reasoning providers check).
+    ///
+    /// Whatever these are, the system message, the opening turn's human message (the original
+    /// task) and the last turn's human message are always kept; pruning removes whole body
+    /// pairs and whole turns between the two ends, oldest first.
+    #[must_use]
+    pub fn with_kept_pairs(mut self, first: usize, last: usize) -> Self {
+        self.keep_first = first;
+        self.keep_last = last.max(1);
+        self
+    }
+
+    /// The body pairs pruning keeps at the start and at the end: `(first, last)`.
+    pub fn kept_pairs(&self) -> (usize, usize) {
+        (self.keep_first, self.keep_last)
     }
 
     /// The attachment limit in characters.
