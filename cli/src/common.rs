@@ -36,6 +36,22 @@ pub(crate) async fn open_store(db: Option<&str>) -> Result<Arc<dyn Store>, CliEr
     Ok(server::store::open_store(&db_location(db)?).await?)
 }
 
+/// Opens the log database for reading only, for commands that never write (`skein logs`):
+/// never created, upgraded or written, so a read-only file works, and a writer's lock is
+/// waited for. A store that does not exist yet reads as an empty one.
+pub(crate) async fn open_store_read_only(db: Option<&str>) -> Result<Arc<dyn Store>, CliError> {
+    match server::store::open_store_read_only(&db_location(db)?).await {
+        Ok(store) => Ok(store),
+        Err(server::ServerError::Store {
+            source: conversation_tree::StoreError::NoStore { .. },
+            ..
+        }) => Ok(Arc::new(
+            conversation_tree::SqliteStore::open_in_memory().await?,
+        )),
+        Err(err) => Err(err.into()),
+    }
+}
+
 /// The model and tool options of `skein run` and `skein chat`.
 #[derive(Debug, Args)]
 pub(crate) struct AgentArgs {

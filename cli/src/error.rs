@@ -33,6 +33,13 @@ pub(crate) enum CliError {
     /// The conversation store failed.
     #[error("the log database failed: {0}")]
     Store(#[from] conversation_tree::StoreError),
+    /// A logged conversation cannot be read back.
+    #[error("conversation {conversation} in the log database is damaged: {source}")]
+    Damaged {
+        conversation: String,
+        #[source]
+        source: conversation_tree::StoreError,
+    },
     /// Setting up the server or the store failed.
     #[error(transparent)]
     Server(#[from] server::ServerError),

@@ -486,3 +486,302 @@ fn serve_answers_http_and_stops_gracefully() {
     let listed = report(&stdout_of(skein(dir.path()).args(["logs", "--json"])));
     assert_eq!(listed[0]["name"], "{\"raw\": \"served\"}");
 }
+
+/// The log database's bytes and modification time, and which of its `-wal`/`-shm`/`-journal`
+/// files exist: what a reader must leave as it was.
+fn db_state(path: &Path) -> (Vec<u8>, std::time::SystemTime, Vec<&'static str>) {
+    let sidecars = ["-wal", "-shm", "-journal"]
+        .into_iter()
+        .filter(|suffix| {
+            let mut name = path.as_os_str().to_owned();
+            name.push(suffix);
+            Path::new(&name).exists()
+        })
+        .collect();
+    (
+        std::fs::read(path).unwrap(),
+        std::fs::metadata(path).unwrap().modified().unwrap(),
+        sidecars,
+    )
+}
+
+/// The id of the conversation `skein logs --json` lists whose name is `name`.
+fn conversation_named(dir: &Path, name: &str) -> String {
+    let listed = report(&stdout_of(skein(dir).args(["logs", "-n", "0", "--json"])));
+    listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|summary| summary["name"] == name)
+        .unwrap_or_else(|| panic!("no conversation named {name:?} in {listed}"))["id"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn reading_commands_never_create_the_log_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    skein(dir.path())
+        .args(["logs"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("No conversations logged yet"));
+    skein(dir.path())
+        .args(["logs", "--tree"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no conversations logged yet"));
+    skein(dir.path()).args(["models"]).assert().success();
+    let chain = write(
+        dir.path(),
+        "chain.json",
+        r#"[{"role": "human", "parts": [{"type": "text", "text": "Hi"}]}]"#,
+    );
+    skein(dir.path())
+        .args(["chain", "check"])
+        .arg(&chain)
+        .assert()
+        .success();
+    let created: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name())
+        .filter(|name| name != "chain.json")
+        .collect();
+    assert!(created.is_empty(), "created {created:?}");
+    assert!(!db.exists());
+}
+
+/// `skein logs` on a read-only file in a read-only directory: it lists, shows and draws, and
+/// the file is left byte for byte as it was, with no `-wal`/`-shm` created. Root ignores
+/// permission bits, so then the commands also run as user `nobody` (via `setpriv`, when
+/// present), for whom they are enforced.
+#[cfg(unix)]
+#[test]
+fn logs_reads_a_read_only_database_in_a_read_only_directory() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    stdout_of(skein(dir.path()).args(["run", "Read me later."]));
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o555)).unwrap();
+    let before = db_state(&db);
+    assert!(before.2.is_empty(), "{:?}", before.2);
+    let enforced = std::fs::OpenOptions::new().write(true).open(&db).is_err();
+
+    let check = |run: &dyn Fn(&[&str]) -> std::process::Output| {
+        let listed = run(&["logs"]);
+        let listed_out = String::from_utf8_lossy(&listed.stdout);
+        assert!(
+            listed.status.success() && listed_out.contains("Read me later."),
+            "{listed_out}{}",
+            String::from_utf8_lossy(&listed.stderr)
+        );
+        for args in [&["logs", "--tree"][..], &["logs", "show", "--json"]] {
+            let output = run(args);
+            assert!(
+                output.status.success(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(String::from_utf8_lossy(&output.stdout).contains("Read me later."));
+        }
+        assert_eq!(db_state(&db), before);
+    };
+    check(&|args| skein(dir.path()).args(args).output().unwrap());
+    let setpriv = Path::new("/usr/bin/setpriv");
+    let as_nobody = !enforced && setpriv.exists();
+    if as_nobody {
+        check(&|args| {
+            std::process::Command::new(setpriv)
+                .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+                .arg(assert_cmd::cargo::cargo_bin("skein"))
+                .args(args)
+                .env("SKEIN_DB", &db)
+                .env_remove("SKEIN_TOKENS")
+                .output()
+                .unwrap()
+        });
+        // The permissions do hold for that user: a writing command is refused.
+        let run = std::process::Command::new(setpriv)
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(assert_cmd::cargo::cargo_bin("skein"))
+            .args(["run", "-m", "echo", "Write me."])
+            .env("SKEIN_DB", &db)
+            .output()
+            .unwrap();
+        assert!(
+            !run.status.success()
+                && String::from_utf8_lossy(&run.stderr).contains("readonly database"),
+            "a write as nobody was not refused for want of permission: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        assert_eq!(db_state(&db), before);
+    }
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(
+        enforced || as_nobody,
+        "permissions are not enforced and setpriv is missing: nothing checked them"
+    );
+}
+
+/// Another process holds the write lock (`BEGIN IMMEDIATE`, uncommitted) for 1.5 s: `skein
+/// logs` lists what is committed instead of failing with "database is locked".
+#[test]
+fn logs_reads_while_a_writer_holds_the_write_lock() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    stdout_of(skein(dir.path()).args(["run", "Committed before."]));
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let path = db.clone();
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(
+            "BEGIN IMMEDIATE;
+             INSERT INTO conversations (id, name, created_utc, updated_utc)
+                 VALUES ('uncommitted', 'Not yet', '2999-01-01T00:00:00.000000Z',
+                         '2999-01-01T00:00:00.000000Z');",
+        )
+        .unwrap();
+        locked_tx.send(()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        conn.execute_batch("COMMIT").unwrap();
+    });
+    locked_rx.recv().unwrap();
+    let listed = skein(dir.path()).args(["logs"]).output().unwrap();
+    let still_locked = !holder.is_finished();
+    holder.join().unwrap();
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    let stderr = String::from_utf8_lossy(&listed.stderr);
+    assert!(listed.status.success(), "{stderr}");
+    assert!(!stderr.contains("locked"), "{stderr}");
+    assert!(stdout.contains("Committed before."), "{stdout}");
+    assert!(!stdout.contains("Not yet"), "{stdout}");
+    assert!(
+        still_locked,
+        "the lock was released before `skein logs` ended"
+    );
+    // Once committed, it is listed.
+    let listed = stdout_of(skein(dir.path()).args(["logs"]));
+    assert!(listed.contains("Not yet"), "{listed}");
+}
+
+/// A writer in exclusive locking mode keeps every reader out for 1.5 s: `skein logs` waits for
+/// it (busy timeout) and then lists, instead of failing with "database is locked".
+#[test]
+fn logs_waits_for_an_exclusive_writer() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    stdout_of(skein(dir.path()).args(["run", "Committed before."]));
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let path = db.clone();
+    let hold = std::time::Duration::from_millis(1500);
+    let holder = std::thread::spawn(move || {
+        let conn = rusqlite::Connection::open(path).unwrap();
+        conn.execute_batch(
+            "PRAGMA locking_mode = EXCLUSIVE;
+             BEGIN IMMEDIATE;
+             INSERT INTO conversations (id, name, created_utc, updated_utc)
+                 VALUES ('exclusive', 'Written under the lock', '2999-01-01T00:00:00.000000Z',
+                         '2999-01-01T00:00:00.000000Z');
+             COMMIT;",
+        )
+        .unwrap();
+        locked_tx.send(std::time::Instant::now()).unwrap();
+        std::thread::sleep(hold);
+    });
+    let locked_at = locked_rx.recv().unwrap();
+    let listed = skein(dir.path()).args(["logs"]).output().unwrap();
+    let waited = locked_at.elapsed();
+    holder.join().unwrap();
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    assert!(
+        stdout.contains("Committed before.") && stdout.contains("Written under the lock"),
+        "{stdout}"
+    );
+    assert!(
+        waited >= hold - std::time::Duration::from_millis(200),
+        "listed after {waited:?} while the lock was held for {hold:?}"
+    );
+}
+
+/// One conversation's stored row made unreadable (invalid JSON written with SQL): `skein logs`
+/// lists it as damaged and still lists the other; showing or drawing it is an error naming the
+/// conversation and the response, and the other still shows.
+#[test]
+fn logs_lists_a_damaged_conversation_beside_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    stdout_of(skein(dir.path()).args(["run", "Damaged one."]));
+    stdout_of(skein(dir.path()).args(["run", "Intact one."]));
+    let damaged = conversation_named(dir.path(), "Damaged one.");
+    let intact = conversation_named(dir.path(), "Intact one.");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let node: i64 = conn
+        .query_row(
+            "SELECT id FROM responses WHERE conversation_id = ?1",
+            [&damaged],
+            |row| row.get(0),
+        )
+        .unwrap();
+    conn.execute(
+        "UPDATE responses SET input_json = '[{\"role\": \"human\", \"parts\": [' WHERE id = ?1",
+        [node],
+    )
+    .unwrap();
+    drop(conn);
+
+    let listed = stdout_of(skein(dir.path()).args(["logs"]));
+    let line = |id: &str| {
+        listed
+            .lines()
+            .find(|line| line.starts_with(id))
+            .unwrap_or_else(|| panic!("{id} is not listed: {listed}"))
+            .to_owned()
+    };
+    assert!(
+        line(&damaged).contains(&format!(
+            "[damaged: response {node}: its input_json is not valid JSON] Damaged one."
+        )),
+        "{listed}"
+    );
+    assert!(
+        line(&intact).ends_with("Intact one.") && !line(&intact).contains("damaged"),
+        "{listed}"
+    );
+    assert!(listed.contains("1 conversation is damaged"), "{listed}");
+
+    let json = report(&stdout_of(skein(dir.path()).args(["logs", "--json"])));
+    let summaries = json.as_array().unwrap();
+    let of = |id: &str| summaries.iter().find(|s| s["id"] == id).unwrap().clone();
+    assert_eq!(
+        of(&damaged)["damaged"],
+        format!("response {node}: its input_json is not valid JSON")
+    );
+    assert!(of(&intact).get("damaged").is_none(), "{json}");
+
+    for args in [
+        vec!["logs", "show", damaged.as_str()],
+        vec!["logs", "--tree", "--cid", damaged.as_str()],
+        vec!["logs", "tree", damaged.as_str(), "--json"],
+    ] {
+        skein(dir.path())
+            .args(&args)
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains(format!(
+                "conversation {damaged} in the log database is damaged: stored response {node} \
+                 cannot be read"
+            )))
+            .stderr(predicate::str::contains("panicked").not());
+    }
+    let tree = stdout_of(skein(dir.path()).args(["logs", "--tree", "--cid", &intact]));
+    assert!(tree.contains("\"Intact one.\""), "{tree}");
+}

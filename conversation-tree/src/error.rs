@@ -52,6 +52,46 @@ pub enum StoreError {
         /// Newest schema version this build knows.
         supported: i64,
     },
+    /// A store opened read-only holds no Skein store yet (a missing or empty file, or a database
+    /// without Skein's tables): a reader never creates one.
+    #[error(
+        "{location} holds no Skein conversation store yet ({reason}); opened read-only, it was \
+         not created: the first command that logs a response creates it"
+    )]
+    NoStore {
+        /// The file path, or the PostgreSQL database.
+        location: String,
+        /// What was found instead, e.g. `the file does not exist`.
+        reason: String,
+    },
+    /// A store opened read-only has an older schema than this build reads: a reader does not
+    /// upgrade it. It was left untouched.
+    #[error(
+        "{location} has schema version {found}, older than the version {current} this build \
+         reads; opened read-only, it was not upgraded: run a command that writes to it once \
+         (e.g. `skein run`, or open it with `SqliteStore::open` / `PostgresStore::connect`), \
+         which upgrades it in place"
+    )]
+    OlderSchema {
+        /// The file path, or the PostgreSQL database.
+        location: String,
+        /// Schema version found.
+        found: i64,
+        /// The schema version this build reads and writes.
+        current: i64,
+    },
+    /// A write through a store opened read-only
+    /// ([`SqliteStore::open_read_only`](crate::SqliteStore::open_read_only)).
+    #[error(
+        "{location} was opened read-only, so {operation} is not possible; open it for writing \
+         (`SqliteStore::open`, `PostgresStore::connect`) to write"
+    )]
+    ReadOnly {
+        /// The file path, or the PostgreSQL database.
+        location: String,
+        /// What the caller asked for, e.g. `"logging a response"`.
+        operation: &'static str,
+    },
     /// A conversation id was rejected.
     #[error("invalid conversation id {id:?}: {reason}; use 1 to 128 printable characters")]
     InvalidConversationId {

@@ -83,6 +83,11 @@ impl ConversationId {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// An id read from a damaged row, unchecked: only for listing that row as damaged.
+    pub(crate) fn from_damaged_row(id: String) -> Self {
+        ConversationId(id)
+    }
 }
 
 impl fmt::Display for ConversationId {

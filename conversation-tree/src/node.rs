@@ -172,6 +172,9 @@ pub struct Call {
 }
 
 /// A conversation as listed by [`Store::conversations`](crate::Store::conversations).
+///
+/// A conversation whose stored rows cannot be read is still listed, with
+/// [`damaged`](Self::damaged) saying why, so one damaged row never hides the others.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ConversationSummary {
     /// The conversation's id.
@@ -184,6 +187,15 @@ pub struct ConversationSummary {
     pub updated_utc: Timestamp,
     /// How many nodes it holds.
     pub responses: u64,
+    /// `Some(reason)` when some of its stored rows cannot be read, e.g. `response 42: its
+    /// input_json is not valid JSON`; the first such row is named. The listing checks what it
+    /// can without decoding every message: the conversation's own row, and on SQLite each
+    /// response's JSON syntax and timestamp. Reading the conversation's nodes or turns reports
+    /// [`StoreError::Corrupt`](crate::StoreError::Corrupt) naming the node. When the
+    /// conversation's own timestamps are unreadable, `created_utc` and `updated_utc` hold
+    /// whichever one could be read, else the Unix epoch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub damaged: Option<String>,
 }
 
 /// What [`Store::verify`](crate::Store::verify) found.

@@ -64,6 +64,50 @@ pub async fn open_store(location: &str) -> Result<Arc<dyn Store>, ServerError> {
     }
 }
 
+/// Opens the store at `location` for reading only, for commands that never write (`skein
+/// logs`): a SQLite file is opened with [`SqliteStore::open_read_only`] (never created,
+/// migrated or written; it may be read-only, in a read-only directory, or open in a writer),
+/// a PostgreSQL URL with `PostgresStore::connect_read_only` (read-only sessions, no
+/// migrations). `:memory:` is an empty store, as with [`open_store`].
+///
+/// A missing or empty store is [`conversation_tree::StoreError::NoStore`], an older schema
+/// [`conversation_tree::StoreError::OlderSchema`], inside [`ServerError::Store`].
+pub async fn open_store_read_only(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+    let failed = |source| ServerError::Store {
+        location: redact(location),
+        source,
+    };
+    match StoreKind::of(location) {
+        StoreKind::Memory => Ok(Arc::new(
+            SqliteStore::open_in_memory().await.map_err(failed)?,
+        )),
+        StoreKind::Sqlite => Ok(Arc::new(
+            SqliteStore::open_read_only(location)
+                .await
+                .map_err(failed)?,
+        )),
+        StoreKind::Postgres => open_postgres_read_only(location).await,
+    }
+}
+
+#[cfg(feature = "postgres")]
+async fn open_postgres_read_only(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+    let store = conversation_tree::PostgresStore::connect_read_only(location)
+        .await
+        .map_err(|source| ServerError::Store {
+            location: redact(location),
+            source,
+        })?;
+    Ok(Arc::new(store))
+}
+
+#[cfg(not(feature = "postgres"))]
+async fn open_postgres_read_only(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+    Err(ServerError::PostgresDisabled {
+        location: redact(location),
+    })
+}
+
 #[cfg(feature = "postgres")]
 async fn open_postgres(location: &str) -> Result<Arc<dyn Store>, ServerError> {
     let store = conversation_tree::PostgresStore::connect(location)
@@ -123,6 +167,45 @@ mod tests {
         let store = open_store(path.to_str().unwrap()).await.unwrap();
         assert!(store.conversations(10).await.unwrap().is_empty());
         assert!(path.exists());
+    }
+
+    #[tokio::test]
+    async fn read_only_opening_creates_nothing_and_refuses_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("nested/logs.db");
+        let location = path.to_str().unwrap();
+        let err = match open_store_read_only(location).await {
+            Err(err) => err,
+            Ok(_) => panic!("opened a missing file read-only"),
+        };
+        assert!(
+            matches!(
+                err,
+                ServerError::Store {
+                    source: conversation_tree::StoreError::NoStore { .. },
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(!path.parent().unwrap().exists(), "created the directory");
+
+        drop(open_store(location).await.unwrap());
+        let store = open_store_read_only(location).await.unwrap();
+        assert!(store.conversations(10).await.unwrap().is_empty());
+        let conversation = conversation_tree::ConversationId::random();
+        let response = conversation_tree::NewResponse::new(
+            conversation,
+            None,
+            vec![conversation_tree::Message::human("hi")],
+            conversation_tree::Message::ai("hello"),
+            &conversation_tree::CallOptions::new("echo"),
+        );
+        let err = store.log_response(response).await.unwrap_err();
+        assert!(
+            matches!(err, conversation_tree::StoreError::ReadOnly { .. }),
+            "{err}"
+        );
     }
 
     #[cfg(not(feature = "postgres"))]

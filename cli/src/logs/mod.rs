@@ -6,11 +6,11 @@ mod tree;
 use std::io::Write;
 
 use clap::{Args, Subcommand};
-use conversation_tree::{ConversationId, ConversationSummary, Store, Timestamp};
+use conversation_tree::{ConversationId, ConversationSummary, Store, StoreError, Timestamp};
 use serde_json::json;
 
 use crate::CliError;
-use crate::common::open_store;
+use crate::common::open_store_read_only;
 
 /// Arguments of `skein logs`.
 #[derive(Debug, Args)]
@@ -59,23 +59,46 @@ enum LogsCommand {
 }
 
 pub(crate) async fn run(args: &LogsArgs, db: Option<&str>) -> Result<(), CliError> {
-    let store = open_store(db).await?;
+    // Reading never writes: a read-only file works, and a writer's lock is waited for.
+    let store = open_store_read_only(db).await?;
     let store = store.as_ref();
     let out = &mut std::io::stdout().lock();
     match (&args.command, args.tree) {
         (Some(LogsCommand::Tree { cid }), _) => {
             let summary = conversation(store, cid.as_deref()).await?;
-            tree::draw(store, &summary, args.json, out).await
+            let drawn = tree::draw(store, &summary, args.json, out).await;
+            damaged(&summary, drawn)
         }
         (None, true) => {
             let summary = conversation(store, args.cid.as_deref()).await?;
-            tree::draw(store, &summary, args.json, out).await
+            let drawn = tree::draw(store, &summary, args.json, out).await;
+            damaged(&summary, drawn)
         }
         (Some(LogsCommand::Show { cid, usage }), _) => {
             let summary = conversation(store, cid.as_deref()).await?;
-            show::show(store, &summary, *usage, args.json, out).await
+            let shown = show::show(store, &summary, *usage, args.json, out).await;
+            damaged(&summary, shown)
         }
         (Some(LogsCommand::List) | None, _) => list(store, args.count, args.json, out).await,
+    }
+}
+
+/// A stored row of the conversation that cannot be read back fails the command with an error
+/// naming the conversation (the store's error names the row); the listing's note of damage
+/// that did not stop the command is repeated on stderr.
+fn damaged(summary: &ConversationSummary, result: Result<(), CliError>) -> Result<(), CliError> {
+    match result {
+        Err(CliError::Store(source @ StoreError::Corrupt { .. })) => Err(CliError::Damaged {
+            conversation: summary.id.to_string(),
+            source,
+        }),
+        Ok(()) => {
+            if let Some(reason) = &summary.damaged {
+                eprintln!("skein: conversation {} is damaged: {reason}", summary.id);
+            }
+            Ok(())
+        }
+        other => other,
     }
 }
 
@@ -104,17 +127,35 @@ async fn list(
         "CONVERSATION", "UPDATED (UTC)", "RESPONSES"
     )?;
     for summary in &conversations {
+        let name = summary
+            .name
+            .as_deref()
+            .map(|name| one_line(name, 50))
+            .unwrap_or_default();
+        // A damaged row's id may hold control characters: escape them.
+        let (id, name) = match &summary.damaged {
+            Some(reason) => (
+                summary.id.as_str().escape_debug().to_string(),
+                format!("[damaged: {}] {name}", one_line(reason, 120)),
+            ),
+            None => (summary.id.to_string(), name),
+        };
         writeln!(
             out,
             "{:<38} {:<20} {:>9}  {}",
-            summary.id,
+            id,
             time(summary.updated_utc),
             summary.responses,
-            summary
-                .name
-                .as_deref()
-                .map(|name| one_line(name, 50))
-                .unwrap_or_default()
+            name.trim_end()
+        )?;
+    }
+    let damaged = conversations.iter().filter(|s| s.damaged.is_some()).count();
+    if damaged > 0 {
+        writeln!(
+            out,
+            "\n{damaged} conversation{} damaged: a stored row cannot be read back; the others \
+             are intact.",
+            if damaged == 1 { " is" } else { "s are" }
         )?;
     }
     Ok(())
@@ -159,11 +200,15 @@ fn one_line(text: &str, max: usize) -> String {
 
 /// JSON for a conversation summary.
 fn summary_json(summary: &ConversationSummary) -> serde_json::Value {
-    json!({
+    let mut document = json!({
         "id": summary.id,
         "name": summary.name,
         "created_utc": summary.created_utc.to_string(),
         "updated_utc": summary.updated_utc.to_string(),
         "responses": summary.responses,
-    })
+    });
+    if let Some(reason) = &summary.damaged {
+        document["damaged"] = json!(reason);
+    }
+    document
 }

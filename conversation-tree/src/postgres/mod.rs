@@ -35,10 +35,14 @@ const DEFAULT_POOL_SIZE: usize = 16;
 ///
 /// TLS is not built in: connect over a private network, a Unix socket or loopback, or hand
 /// [`PostgresStore::from_pool`] a pool with your TLS connector. Cheap to clone.
+///
+/// Readers that must never write connect with [`PostgresStore::connect_read_only`].
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
     location: String,
+    /// Opened with [`PostgresStore::connect_read_only`].
+    read_only: bool,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -57,6 +61,51 @@ impl PostgresStore {
             StoreError::database(Backend::Postgres, "reading the connection URL", err)
         })?;
         let location = describe(&config);
+        let pool = Self::pool(config)?;
+        Self::open(pool, location).await
+    }
+
+    /// Connects to the database at `url` for reading only, as
+    /// [`SqliteStore::open_read_only`](crate::SqliteStore::open_read_only) opens a file:
+    /// nothing is ever written. Every session starts with `default_transaction_read_only =
+    /// on`, so the server itself refuses writes; the schema is checked, never migrated (an
+    /// empty database is [`StoreError::NoStore`], an older schema [`StoreError::OlderSchema`]);
+    /// writes through the store fail with [`StoreError::ReadOnly`].
+    ///
+    /// ```no_run
+    /// # async fn example() -> Result<(), conversation_tree::StoreError> {
+    /// use conversation_tree::{PostgresStore, Store};
+    ///
+    /// let store = PostgresStore::connect_read_only("postgres://skein@db.local/skein").await?;
+    /// for summary in store.conversations(10).await? {
+    ///     println!("{} {:?}", summary.id, summary.damaged);
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_read_only(url: &str) -> Result<Self> {
+        let mut config: tokio_postgres::Config = url.parse().map_err(|err| {
+            StoreError::database(Backend::Postgres, "reading the connection URL", err)
+        })?;
+        let location = describe(&config);
+        let options = match config.get_options() {
+            Some(options) if !options.trim().is_empty() => {
+                format!("{options} -c default_transaction_read_only=on")
+            }
+            _ => "-c default_transaction_read_only=on".to_owned(),
+        };
+        config.options(options);
+        let store = PostgresStore {
+            pool: Self::pool(config)?,
+            location,
+            read_only: true,
+        };
+        let client = store.client("connecting").await?;
+        schema::check_read_only(&client, &store.location).await?;
+        Ok(store)
+    }
+
+    fn pool(config: tokio_postgres::Config) -> Result<Pool> {
         let manager = Manager::from_config(
             config,
             NoTls,
@@ -64,11 +113,10 @@ impl PostgresStore {
                 recycling_method: RecyclingMethod::Fast,
             },
         );
-        let pool = Pool::builder(manager)
+        Pool::builder(manager)
             .max_size(DEFAULT_POOL_SIZE)
             .build()
-            .map_err(|err| StoreError::database(Backend::Postgres, "building the pool", err))?;
-        Self::open(pool, location).await
+            .map_err(|err| StoreError::database(Backend::Postgres, "building the pool", err))
     }
 
     /// Uses `pool` (its size, timeouts and TLS are the caller's) and brings the schema up to
@@ -79,10 +127,25 @@ impl PostgresStore {
     }
 
     async fn open(pool: Pool, location: String) -> Result<Self> {
-        let store = PostgresStore { pool, location };
+        let store = PostgresStore {
+            pool,
+            location,
+            read_only: false,
+        };
         let mut client = store.client("connecting").await?;
         schema::migrate(&mut client, &store.location).await?;
         Ok(store)
+    }
+
+    /// [`StoreError::ReadOnly`] when the store was opened read-only.
+    fn writable(&self, operation: &'static str) -> Result<()> {
+        if self.read_only {
+            return Err(StoreError::ReadOnly {
+                location: self.location.clone(),
+                operation,
+            });
+        }
+        Ok(())
     }
 
     async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Client> {
@@ -156,6 +219,7 @@ impl Store for PostgresStore {
             Step::Done(found) => return Ok(found),
             Step::NeedsWrite(progress) => progress,
         };
+        self.writable(OPERATION)?;
         let tx = client.transaction().await.map_err(pg(OPERATION))?;
         let write = PgTx::new(&tx, OPERATION);
         let mode = Mode::Write { at: record::now() };
@@ -181,6 +245,7 @@ impl Store for PostgresStore {
 
     async fn log_response(&self, response: NewResponse) -> Result<Node> {
         const OPERATION: &str = "logging a response";
+        self.writable(OPERATION)?;
         let now = record::now();
         let (row, name) = cpu(OPERATION, move || {
             let name = record::conversation_name(&response.input);

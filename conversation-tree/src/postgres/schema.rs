@@ -117,3 +117,75 @@ pub(super) async fn migrate(client: &mut Client, location: &str) -> Result<()> {
     tx.commit().await.map_err(&sql)?;
     Ok(())
 }
+
+/// Checks, without writing, that the database holds a Skein store at the schema version this
+/// build reads: what a read-only store does instead of migrating.
+pub(super) async fn check_read_only(client: &Client, location: &str) -> Result<()> {
+    const OPERATION: &str = "checking the schema";
+    let sql = pg(OPERATION);
+    let has_meta: bool = client
+        .query_one("SELECT to_regclass('skein_meta') IS NOT NULL", &[])
+        .await
+        .map_err(&sql)?
+        .try_get(0)
+        .map_err(&sql)?;
+    if !has_meta {
+        for table in OUR_TABLES {
+            let exists: bool = client
+                .query_one("SELECT to_regclass($1) IS NOT NULL", &[table])
+                .await
+                .map_err(&sql)?
+                .try_get(0)
+                .map_err(&sql)?;
+            if exists {
+                return Err(StoreError::NotAStore {
+                    location: location.to_owned(),
+                    reason: format!(
+                        "it has a table named {table} but no skein_meta table, so the table \
+                         belongs to another application"
+                    ),
+                });
+            }
+        }
+        return Err(StoreError::NoStore {
+            location: location.to_owned(),
+            reason: "the database has no Skein tables yet".to_owned(),
+        });
+    }
+    let rows = client
+        .query("SELECT key, value FROM skein_meta", &[])
+        .await
+        .map_err(&sql)?;
+    let value = |key: &str| {
+        rows.iter()
+            .find(|row| row.try_get::<_, &str>(0).is_ok_and(|found| found == key))
+            .and_then(|row| row.try_get::<_, String>(1).ok())
+    };
+    if value("application").as_deref() != Some(APPLICATION) {
+        return Err(StoreError::NotAStore {
+            location: location.to_owned(),
+            reason: "its skein_meta table does not name a Skein conversation store".to_owned(),
+        });
+    }
+    let version = value("schema_version")
+        .and_then(|version| version.parse::<i64>().ok())
+        .ok_or_else(|| StoreError::NotAStore {
+            location: location.to_owned(),
+            reason: "its skein_meta table holds no readable schema_version".to_owned(),
+        })?;
+    if version > LATEST {
+        return Err(StoreError::NewerSchema {
+            location: location.to_owned(),
+            found: version,
+            supported: LATEST,
+        });
+    }
+    if version < LATEST {
+        return Err(StoreError::OlderSchema {
+            location: location.to_owned(),
+            found: version,
+            current: LATEST,
+        });
+    }
+    Ok(())
+}

@@ -65,3 +65,77 @@ async fn walk_lookups_use_the_composite_index() -> crate::Result<()> {
     }
     Ok(())
 }
+
+/// A read-only store checks the schema without migrating, reads, and writes nothing: the
+/// store refuses writes with a typed error, and its sessions are read-only on the server too.
+#[tokio::test]
+async fn a_read_only_store_reads_and_never_writes() -> crate::Result<()> {
+    use crate::{CallOptions, ConversationId, Message, NewResponse, Store, StoreError};
+
+    let url = crate::testing::fresh_postgres_database().await;
+    let err = PostgresStore::connect_read_only(&url).await.unwrap_err();
+    assert!(matches!(err, StoreError::NoStore { .. }), "{err}");
+
+    let writer = PostgresStore::connect(&url).await?;
+    let conversation = ConversationId::new("pg-read-only")?;
+    let response = NewResponse::new(
+        conversation.clone(),
+        None,
+        vec![Message::human("Capital of France?")],
+        Message::ai("Paris"),
+        &CallOptions::new("echo"),
+    );
+    writer.log_response(response.clone()).await?;
+    let client = writer.client("test").await?;
+    // A conversation whose id is not a valid conversation id is listed as damaged.
+    client
+        .batch_execute(
+            "INSERT INTO conversations (id, created_utc, updated_utc) \
+             VALUES ('', now() - interval '1 day', now() - interval '1 day')",
+        )
+        .await
+        .map_err(super::pg("test"))?;
+
+    let reader = PostgresStore::connect_read_only(&url).await?;
+    let listed = reader.conversations(10).await?;
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    assert_eq!(listed[0].id, conversation);
+    assert_eq!(listed[0].damaged, None);
+    assert!(
+        listed[1]
+            .damaged
+            .as_deref()
+            .is_some_and(|reason| reason.contains("empty")),
+        "{listed:?}"
+    );
+    let err = reader.log_response(response).await.unwrap_err();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+    let branch = [Message::human("Capital of France?"), Message::ai("Lyon")];
+    let err = reader
+        .find_or_create_path(&conversation, &branch, &CallOptions::new("echo"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+    let session = reader.client("test").await?;
+    let refused = session
+        .batch_execute("DELETE FROM calls")
+        .await
+        .expect_err("a read-only session wrote");
+    assert_eq!(
+        refused.code(),
+        Some(&tokio_postgres::error::SqlState::READ_ONLY_SQL_TRANSACTION)
+    );
+    drop(session);
+
+    // An older schema is refused, not upgraded.
+    client
+        .batch_execute(
+            "UPDATE skein_meta SET value = (value::bigint - 1)::text \
+             WHERE key = 'schema_version'",
+        )
+        .await
+        .map_err(super::pg("test"))?;
+    let err = PostgresStore::connect_read_only(&url).await.unwrap_err();
+    assert!(matches!(err, StoreError::OlderSchema { .. }), "{err}");
+    Ok(())
+}

@@ -376,16 +376,20 @@ pub(super) async fn conversations(
     };
     rows.iter()
         .map(|row| {
+            // PostgreSQL types the columns; an id that is not a valid conversation id marks the
+            // conversation damaged instead of failing the listing.
             let id: String = row.try_get(0).map_err(pg(OPERATION))?;
+            let (id, damaged) = match ConversationId::new(id.clone()) {
+                Ok(id) => (id, None),
+                Err(err) => (ConversationId::from_damaged_row(id), Some(err.to_string())),
+            };
             Ok(ConversationSummary {
-                id: ConversationId::new(id.clone()).map_err(|err| StoreError::Corrupt {
-                    what: format!("conversation {id:?}"),
-                    reason: err.to_string(),
-                })?,
+                id,
                 name: row.try_get(1).map_err(pg(OPERATION))?,
                 created_utc: row.try_get(2).map_err(pg(OPERATION))?,
                 updated_utc: row.try_get(3).map_err(pg(OPERATION))?,
                 responses: record::to_u64(row.try_get(4).map_err(pg(OPERATION))?),
+                damaged,
             })
         })
         .collect()

@@ -6,6 +6,10 @@
 //! its busy-wait backoff), and up to [`MAX_IDLE_READERS`] reader connections serve reads beside
 //! it, which WAL mode allows. Other processes writing the same file wait up to
 //! [`BUSY_TIMEOUT`] for the lock.
+//!
+//! A store opened with [`SqliteStore::open_read_only`] has no writer connection and only
+//! read-only readers (see [`Inner::with_read_only`] for how they reach a file nobody else has
+//! open without creating its `-wal` and `-shm` files).
 
 mod schema;
 mod tx;
@@ -13,7 +17,7 @@ mod tx;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use futures::FutureExt as _;
@@ -36,12 +40,17 @@ pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// Reader connections kept open between reads.
 const MAX_IDLE_READERS: usize = 4;
 
+/// How often a read-only store reads a file nobody has open as an immutable file before it
+/// joins the writer that keeps changing it (see [`Inner::with_read_only`]).
+const IMMUTABLE_ATTEMPTS: usize = 3;
+
 /// A conversation-tree store in one SQLite file (WAL mode), or in memory.
 ///
 /// Opening a file checks it first without writing: a file that is not a Skein store, or that a
 /// newer Skein wrote, is refused with [`StoreError::NotAStore`] or [`StoreError::NewerSchema`]
 /// and left byte for byte as it was. A Skein store from an older version is upgraded in place
-/// by the versioned migrations, in one transaction.
+/// by the versioned migrations, in one transaction. Readers that must never write open it with
+/// [`SqliteStore::open_read_only`] instead.
 ///
 /// Cheap to clone: clones share the connections. Needs a tokio runtime (it uses
 /// `spawn_blocking`).
@@ -54,7 +63,8 @@ struct Inner {
     ctx: Ctx,
     /// `None` in memory, where every connection would be a separate database.
     path: Option<PathBuf>,
-    writer: Mutex<Connection>,
+    /// `None` when opened read-only.
+    writer: Option<Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
 }
 
@@ -132,15 +142,133 @@ impl SqliteStore {
         .await
     }
 
+    /// Opens the store at `path` for reading only: what commands that only read use
+    /// (`skein logs`), so that they work on a file they may not write, beside a running
+    /// writer, and never change the file.
+    ///
+    /// Nothing is written, ever. Every connection is opened with `SQLITE_OPEN_READ_ONLY`. A
+    /// missing or empty file is [`StoreError::NoStore`] and is not created; a file an older
+    /// Skein wrote is [`StoreError::OlderSchema`] and is not upgraded (a writing open such as
+    /// [`SqliteStore::open`] upgrades it once); foreign and newer files are refused as by
+    /// [`SqliteStore::open`]. Writes through the store fail with [`StoreError::ReadOnly`]:
+    /// [`Store::log_response`] always, [`Store::find_or_create_path`] when the messages would
+    /// need a new branch or a cache-hit record (a walk through stored nodes only still
+    /// answers).
+    ///
+    /// While another connection has the database open, its `-wal` and `-shm` files exist and
+    /// readers join them like any WAL reader: they see the last committed state, do not block
+    /// the writer, and wait up to 10 s for a lock (a writer in exclusive locking mode, a WAL
+    /// recovery) instead of failing with "database is locked". While nobody has it open, the
+    /// file alone holds every committed write: it is then read as an immutable file (SQLite's
+    /// `immutable` URI parameter), which creates no `-wal` or `-shm` file, so a read-only file
+    /// in a read-only directory can be read; the read is repeated if the file changed
+    /// meanwhile (a writer started and checkpointed during it).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use conversation_tree::{
+    ///     CallOptions, ConversationId, Message, NewResponse, SqliteStore, Store, StoreError,
+    /// };
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), StoreError> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let path = dir.path().join("logs.db");
+    /// // A missing file is an error, and is not created.
+    /// let missing = SqliteStore::open_read_only(&path).await.unwrap_err();
+    /// assert!(matches!(missing, StoreError::NoStore { .. }));
+    /// assert!(!path.exists());
+    ///
+    /// // A writer logs a response ...
+    /// let writer = SqliteStore::open(&path).await?;
+    /// let conversation = ConversationId::random();
+    /// let options = CallOptions::new("echo");
+    /// let input = vec![Message::human("Capital of France?")];
+    /// let answer = Message::ai("Paris");
+    /// let response = NewResponse::new(conversation.clone(), None, input, answer, &options);
+    /// writer.log_response(response.clone()).await?;
+    ///
+    /// // ... a reader lists it, damaged conversations included, and cannot write.
+    /// let reader = SqliteStore::open_read_only(&path).await?;
+    /// for summary in reader.conversations(10).await? {
+    ///     match &summary.damaged {
+    ///         Some(why) => println!("{} is damaged: {why}", summary.id),
+    ///         None => println!("{}: {} responses", summary.id, summary.responses),
+    ///     }
+    /// }
+    /// let refused = reader.log_response(response).await.unwrap_err();
+    /// assert!(matches!(refused, StoreError::ReadOnly { .. }));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn open_read_only(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let ctx = Ctx {
+            location: path.display().to_string().into(),
+        };
+        blocking("opening the store read-only", move || {
+            let no_store = |reason: &str| StoreError::NoStore {
+                location: ctx.location().to_owned(),
+                reason: reason.to_owned(),
+            };
+            match std::fs::metadata(&path) {
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(no_store("the file does not exist"));
+                }
+                Err(source) => {
+                    return Err(StoreError::Io {
+                        operation: "read",
+                        path: path.display().to_string(),
+                        source,
+                    });
+                }
+                Ok(metadata) if metadata.is_dir() => {
+                    return Err(ctx.not_a_store("it is a directory"));
+                }
+                Ok(metadata) if metadata.len() == 0 => return Err(no_store("the file is empty")),
+                Ok(_) => {}
+            }
+            let store = SqliteStore {
+                inner: Arc::new(Inner {
+                    ctx: ctx.clone(),
+                    path: Some(path),
+                    writer: None,
+                    readers: Mutex::new(Vec::new()),
+                }),
+            };
+            let found = store
+                .inner
+                .with_reader("opening the store read-only", schema::inspect_connection)?;
+            match found {
+                schema::Found::Empty => Err(no_store("the database has no tables yet")),
+                schema::Found::Store(version) if version < schema::LATEST => {
+                    Err(StoreError::OlderSchema {
+                        location: ctx.location().to_owned(),
+                        found: version,
+                        current: schema::LATEST,
+                    })
+                }
+                schema::Found::Store(_) => Ok(store),
+            }
+        })
+        .await
+    }
+
     fn from_writer(ctx: Ctx, path: Option<PathBuf>, writer: Connection) -> Self {
         SqliteStore {
             inner: Arc::new(Inner {
                 ctx,
                 path,
-                writer: Mutex::new(writer),
+                writer: Some(Mutex::new(writer)),
                 readers: Mutex::new(Vec::new()),
             }),
         }
+    }
+
+    /// Whether the store was opened with [`SqliteStore::open_read_only`].
+    pub fn is_read_only(&self) -> bool {
+        self.inner.writer.is_none()
     }
 
     /// The file the store lives in (`None` in memory).
@@ -148,11 +276,12 @@ impl SqliteStore {
         self.inner.path.as_deref()
     }
 
-    /// Runs `read` on a reader connection, on the blocking pool.
+    /// Runs `read` on a reader connection, on the blocking pool (more than once when a
+    /// read-only store must read again, see [`Inner::with_read_only`]).
     async fn read<R, F>(&self, operation: &'static str, read: F) -> Result<R>
     where
         R: Send + 'static,
-        F: FnOnce(&Connection, &Ctx) -> Result<R> + Send + 'static,
+        F: Fn(&Connection, &Ctx) -> Result<R> + Send + 'static,
     {
         let inner = self.inner.clone();
         blocking(operation, move || inner.with_reader(operation, read)).await
@@ -166,7 +295,7 @@ impl SqliteStore {
     {
         let inner = self.inner.clone();
         blocking(operation, move || {
-            let mut writer = inner.writer.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut writer = inner.writer(operation)?;
             write(&mut writer, &inner.ctx)
         })
         .await
@@ -174,15 +303,74 @@ impl SqliteStore {
 }
 
 impl Inner {
+    /// The writer connection, locked; [`StoreError::ReadOnly`] for a read-only store.
+    fn writer(&self, operation: &'static str) -> Result<std::sync::MutexGuard<'_, Connection>> {
+        match &self.writer {
+            Some(writer) => Ok(writer.lock().unwrap_or_else(PoisonError::into_inner)),
+            None => Err(StoreError::ReadOnly {
+                location: self.ctx.location().to_owned(),
+                operation,
+            }),
+        }
+    }
+
     fn with_reader<R>(
         &self,
         operation: &'static str,
-        read: impl FnOnce(&Connection, &Ctx) -> Result<R>,
+        read: impl Fn(&Connection, &Ctx) -> Result<R>,
     ) -> Result<R> {
         let Some(path) = &self.path else {
-            let writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+            // In memory: the writer is the database.
+            let writer = self.writer(operation)?;
             return read(&writer, &self.ctx);
         };
+        if self.writer.is_none() {
+            return self.with_read_only(path, operation, read);
+        }
+        self.with_pooled_reader(path, operation, read)
+    }
+
+    /// Reads through a read-only store. While another connection has the database open, its
+    /// `-wal` and `-shm` files exist: read like any WAL reader, with locks and the busy
+    /// timeout. While nobody has it open, there are none, and the file alone holds every
+    /// committed write (the last connection to close checkpoints the WAL into it and deletes
+    /// both files): read it as an immutable file, which needs no lock and creates neither file,
+    /// so it works in a directory this process may not write. A writer that starts meanwhile
+    /// writes to its new WAL and changes the file only when it checkpoints; if the file
+    /// changed during the read, the read is repeated, and after [`IMMUTABLE_ATTEMPTS`] the
+    /// reader joins the writer's WAL instead.
+    fn with_read_only<R>(
+        &self,
+        path: &Path,
+        operation: &'static str,
+        read: impl Fn(&Connection, &Ctx) -> Result<R>,
+    ) -> Result<R> {
+        for _ in 0..IMMUTABLE_ATTEMPTS {
+            if wal_files_exist(path) {
+                break;
+            }
+            let io_error = |source| StoreError::Io {
+                operation: "read",
+                path: path.display().to_string(),
+                source,
+            };
+            let before = FileStamp::of(path).map_err(io_error)?;
+            let conn = open_immutable(path).map_err(|err| self.ctx.open_error(err))?;
+            let result = read(&conn, &self.ctx);
+            drop(conn);
+            if FileStamp::of(path).map_err(io_error)? == before {
+                return result;
+            }
+        }
+        self.with_pooled_reader(path, operation, read)
+    }
+
+    fn with_pooled_reader<R>(
+        &self,
+        path: &Path,
+        operation: &'static str,
+        read: impl Fn(&Connection, &Ctx) -> Result<R>,
+    ) -> Result<R> {
         let idle = self
             .readers
             .lock()
@@ -190,7 +378,10 @@ impl Inner {
             .pop();
         let conn = match idle {
             Some(conn) => conn,
-            None => self.open_reader(path).map_err(self.ctx.sql(operation))?,
+            None => self.open_reader(path).map_err(|err| match self.writer {
+                Some(_) => self.ctx.sql(operation)(err),
+                None => self.ctx.open_error(err),
+            })?,
         };
         let result = read(&conn, &self.ctx);
         let mut readers = self.readers.lock().unwrap_or_else(PoisonError::into_inner);
@@ -201,13 +392,93 @@ impl Inner {
     }
 
     fn open_reader(&self, path: &Path) -> rusqlite::Result<Connection> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags)?;
+        let access = if self.writer.is_some() {
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+        } else {
+            OpenFlags::SQLITE_OPEN_READ_ONLY
+        };
+        let conn = Connection::open_with_flags(path, access | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
         conn.pragma_update(None, "query_only", true)?;
         schema::tune(&conn)?;
         Ok(conn)
     }
+}
+
+/// Whether the database's `-wal` or `-shm` file exists: another connection has it open (or
+/// one crashed with it open, leaving a WAL to recover).
+fn wal_files_exist(path: &Path) -> bool {
+    ["-wal", "-shm"].iter().any(|suffix| {
+        let mut name = path.as_os_str().to_owned();
+        name.push(suffix);
+        // An error other than "not found" (a permission problem): assume it exists, and let
+        // SQLite's own reader report what is wrong.
+        !matches!(std::fs::symlink_metadata(name), Err(err) if err.kind() == std::io::ErrorKind::NotFound)
+    })
+}
+
+/// What changes when anything writes the file.
+#[derive(Debug, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    /// Device and inode: the file replaced by another.
+    #[cfg(unix)]
+    identity: (u64, u64),
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> std::io::Result<Self> {
+        let metadata = std::fs::metadata(path)?;
+        Ok(FileStamp {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+            #[cfg(unix)]
+            identity: {
+                use std::os::unix::fs::MetadataExt as _;
+                (metadata.dev(), metadata.ino())
+            },
+        })
+    }
+}
+
+/// A read-only connection to a file nobody has open, as an immutable file: no locks, no
+/// `-wal` or `-shm` file. No memory map either: a writer could truncate the file under it.
+fn open_immutable(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn = Connection::open_with_flags(format!("{}?immutable=1", file_uri(path)), flags)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    conn.pragma_update(None, "query_only", true)?;
+    conn.pragma_update(None, "cache_size", -16 * 1024)?;
+    Ok(conn)
+}
+
+/// `path` as a SQLite `file:` URI, every byte but unreserved ones and `/` percent-encoded.
+fn file_uri(path: &Path) -> String {
+    #[cfg(unix)]
+    let bytes = {
+        use std::os::unix::ffi::OsStrExt as _;
+        path.as_os_str().as_bytes().to_vec()
+    };
+    #[cfg(not(unix))]
+    let bytes = {
+        // Windows: `C:\dir\file` is `file:/C:/dir/file`.
+        let text = path.to_string_lossy().replace('\\', "/");
+        let absolute = text.as_bytes().get(1) == Some(&b':');
+        let text = if absolute { format!("/{text}") } else { text };
+        text.into_bytes()
+    };
+    let mut uri = String::from("file:");
+    for byte in bytes {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'/' | b'-' | b'.' | b'_' | b'~') {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
 }
 
 /// Runs `work` on tokio's blocking pool.
@@ -265,7 +536,8 @@ impl Store for SqliteStore {
                 Step::Done(found) => return Ok(found),
                 Step::NeedsWrite(progress) => progress,
             };
-            let mut writer = inner.writer.lock().unwrap_or_else(PoisonError::into_inner);
+            // A read-only store answers a walk through stored nodes only.
+            let mut writer = inner.writer(OPERATION)?;
             let sql = inner.ctx.sql(OPERATION);
             let tx = writer
                 .transaction_with_behavior(TransactionBehavior::Immediate)
@@ -405,5 +677,7 @@ impl Store for SqliteStore {
     }
 }
 
+#[cfg(test)]
+mod read_only_tests;
 #[cfg(test)]
 mod tests;

@@ -66,6 +66,11 @@ pub(crate) fn inspect(path: &Path, ctx: &Ctx) -> Result<Found> {
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags).map_err(|err| ctx.open_error(err))?;
+    inspect_connection(&conn, ctx)
+}
+
+/// Looks at the database `conn` reads, without writing to it.
+pub(crate) fn inspect_connection(conn: &Connection, ctx: &Ctx) -> Result<Found> {
     let header = conn.query_row(
         "SELECT (SELECT application_id FROM pragma_application_id()),
                 (SELECT user_version FROM pragma_user_version()),
@@ -182,7 +187,7 @@ pub(crate) fn migrate_to(conn: &mut Connection, ctx: &Ctx, target: i64) -> Resul
 }
 
 impl Ctx {
-    fn not_a_store(&self, reason: &str) -> StoreError {
+    pub(super) fn not_a_store(&self, reason: &str) -> StoreError {
         StoreError::NotAStore {
             location: self.location().to_owned(),
             reason: reason.to_owned(),
@@ -190,7 +195,7 @@ impl Ctx {
     }
 
     /// An error opening or inspecting the file: "not a database" is a refusal, not a crash.
-    fn open_error(&self, err: rusqlite::Error) -> StoreError {
+    pub(super) fn open_error(&self, err: rusqlite::Error) -> StoreError {
         match err.sqlite_error_code() {
             Some(ErrorCode::NotADatabase) => self.not_a_store("it is not a SQLite database"),
             _ => self.sql("opening the store")(err),

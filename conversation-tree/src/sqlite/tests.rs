@@ -122,9 +122,8 @@ async fn walk_lookups_use_the_composite_index() {
         .unwrap_or_else(|err| panic!("{err}"));
     let writer = store
         .inner
-        .writer
-        .lock()
-        .unwrap_or_else(|err| err.into_inner());
+        .writer("test")
+        .unwrap_or_else(|err| panic!("{err}"));
     let index = "USING INDEX idx_responses_conversation_parent_prompt \
                  (conversation_id=? AND parent_response_id=? AND prompt_hash=?)";
     for parent in [None, Some(7_i64)] {

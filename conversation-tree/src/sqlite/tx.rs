@@ -270,19 +270,42 @@ pub(super) fn messages_for_path(conn: &Connection, ctx: &Ctx, id: NodeId) -> Res
     Ok(messages)
 }
 
+/// The first response of a conversation that cannot be read back, as `response N: why`: what
+/// SQLite can check without decoding messages (JSON syntax, a parseable timestamp).
+macro_rules! first_damaged_response {
+    () => {
+        "(SELECT 'response ' || r.id || ': ' || CASE \
+         WHEN typeof(r.input_json) <> 'text' OR NOT json_valid(r.input_json) \
+         THEN 'its input_json is not valid JSON' \
+         WHEN typeof(r.response_json) <> 'text' OR NOT json_valid(r.response_json) \
+         THEN 'its response_json is not valid JSON' \
+         WHEN typeof(r.stop_json) <> 'text' OR NOT json_valid(r.stop_json) \
+         THEN 'its stop_json is not valid JSON' \
+         WHEN typeof(r.datetime_utc) <> 'text' OR julianday(r.datetime_utc) IS NULL \
+         THEN 'its datetime_utc ' || quote(r.datetime_utc) || ' is not a timestamp' \
+         END AS damage \
+         FROM responses r WHERE r.conversation_id = c.id AND damage IS NOT NULL \
+         ORDER BY r.id LIMIT 1)"
+    };
+}
+
+/// Lists conversations. A row that cannot be read does not fail the listing: its summary says
+/// why in `damaged` (see [`ConversationSummary::damaged`]).
 pub(super) fn conversations(
     conn: &Connection,
     ctx: &Ctx,
     only: Option<&ConversationId>,
     limit: usize,
 ) -> Result<Vec<ConversationSummary>> {
+    use rusqlite::types::Value;
     let operation = "listing conversations";
     macro_rules! select_conversations {
         ($filter:literal) => {
             concat!(
                 "SELECT c.id, c.name, c.created_utc, c.updated_utc, \
-                 (SELECT count(*) FROM responses r WHERE r.conversation_id = c.id) \
-                 FROM conversations c ",
+                 (SELECT count(*) FROM responses r WHERE r.conversation_id = c.id), ",
+                first_damaged_response!(),
+                " FROM conversations c ",
                 $filter,
                 " ORDER BY c.updated_utc DESC, c.id LIMIT ?1"
             )
@@ -296,13 +319,15 @@ pub(super) fn conversations(
     let rows = conn
         .prepare_cached(sql)
         .and_then(|mut statement| {
+            // Read as loose values: a column of the wrong type marks its row damaged.
             let map = |row: &Row<'_>| {
                 Ok((
-                    row.get::<_, String>(0)?,
-                    row.get::<_, Option<String>>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, String>(3)?,
+                    row.get::<_, Value>(0)?,
+                    row.get::<_, Value>(1)?,
+                    row.get::<_, Value>(2)?,
+                    row.get::<_, Value>(3)?,
                     row.get::<_, i64>(4)?,
+                    row.get::<_, Option<String>>(5)?,
                 ))
             };
             match only {
@@ -315,21 +340,65 @@ pub(super) fn conversations(
             }
         })
         .map_err(ctx.sql(operation))?;
-    rows.into_iter()
-        .map(|(id, name, created, updated, responses)| {
-            let corrupt = |reason: String| StoreError::Corrupt {
-                what: format!("conversation {id:?}"),
-                reason,
-            };
-            Ok(ConversationSummary {
-                id: ConversationId::new(id.clone()).map_err(|err| corrupt(err.to_string()))?,
-                name,
-                created_utc: parse_time(&created).map_err(corrupt)?,
-                updated_utc: parse_time(&updated).map_err(corrupt)?,
-                responses: record::to_u64(responses),
-            })
-        })
-        .collect()
+    Ok(rows.into_iter().map(summary).collect())
+}
+
+/// A `conversations` row as read, before its checks: id, name, created and updated time,
+/// number of responses, the first damaged response.
+type ConversationRow = (
+    rusqlite::types::Value,
+    rusqlite::types::Value,
+    rusqlite::types::Value,
+    rusqlite::types::Value,
+    i64,
+    Option<String>,
+);
+
+/// The summary of a row, with whatever cannot be read noted in `damaged`.
+fn summary(row: ConversationRow) -> ConversationSummary {
+    use rusqlite::types::Value;
+    let (id, name, created, updated, responses, damaged_response) = row;
+    let mut damage = Vec::new();
+    let text = |value: Value, column: &str| match value {
+        Value::Text(text) => Ok(text),
+        Value::Integer(n) => Ok(n.to_string()),
+        Value::Real(x) => Ok(x.to_string()),
+        Value::Null => Err(format!("its {column} is NULL")),
+        Value::Blob(_) => Err(format!("its {column} is a blob, not text")),
+    };
+    let id = match text(id, "id") {
+        Ok(id) => ConversationId::new(id.clone()).unwrap_or_else(|err| {
+            damage.push(err.to_string());
+            ConversationId::from_damaged_row(id)
+        }),
+        Err(reason) => {
+            damage.push(reason);
+            ConversationId::from_damaged_row(String::new())
+        }
+    };
+    let name = match name {
+        Value::Null => None,
+        name => text(name, "name")
+            .map_err(|reason| damage.push(reason))
+            .ok(),
+    };
+    let mut time = |value: Value, column: &str| {
+        text(value, column)
+            .and_then(|text| parse_time(&text).map_err(|reason| format!("{column}: {reason}")))
+            .map_err(|reason| damage.push(reason))
+            .ok()
+    };
+    let created = time(created, "created_utc");
+    let updated = time(updated, "updated_utc");
+    damage.extend(damaged_response);
+    ConversationSummary {
+        id,
+        name,
+        created_utc: created.or(updated).unwrap_or(Timestamp::UNIX_EPOCH),
+        updated_utc: updated.or(created).unwrap_or(Timestamp::UNIX_EPOCH),
+        responses: record::to_u64(responses),
+        damaged: (!damage.is_empty()).then(|| damage.join("; ")),
+    }
 }
 
 pub(super) fn conversation_nodes(
