@@ -21,6 +21,25 @@
 //!   answer is an alternative, never a substitute. Every answered request, cache hits
 //!   included, is a row of the `calls` table with its own timestamp ([`Store::calls`]).
 //!
+//! # History is matched by what was said
+//!
+//! A prompt hash covers the deterministic options its turn was asked with (temperature 0,
+//! `max_tokens`, stop sequences), so that a deterministic repeat can be recognised. Those are
+//! the options of *that* turn. When a message array is walked, each earlier turn is matched
+//! against the stored nodes by its messages and answer, whatever options the stored turn was
+//! asked with; only the trailing turn, the one to answer now, is hashed with the new call's
+//! options, and they decide only whether a stored answer may stand in for the model. Take the
+//! seed's example, asked first at the default temperature:
+//!
+//! ```text
+//! [User "Capital of France?", Asst "Paris", User "Germany?"]   at temperature 0
+//! ```
+//!
+//! finds the root "Capital of France?" → "Paris" although it was stored without temperature 0,
+//! and hangs "Germany?" below it: continuing with another temperature, output limit, stop list,
+//! tool set or model continues the same path instead of copying the history into a new branch.
+//! Asking "Germany?" a second time at temperature 0 with the same model is then a cache hit.
+//!
 //! # Stores
 //!
 //! - [`SqliteStore`]: the embedded default; one file in WAL mode, versioned migrations that
@@ -68,6 +87,12 @@
 //! // Continuing later: the full message list of the latest node.
 //! let latest = store.latest_node(&conversation).await?.expect("the conversation has nodes");
 //! assert_eq!(store.messages_for_path(latest.id()).await?.len(), 3);
+//!
+//! // A turn asked with other options continues the same path.
+//! let other = CallOptions::new("echo").with_hash(HashOptions { temperature: Some(0.7), ..HashOptions::default() });
+//! let moved_on = store.find_or_create_path(&conversation, &messages, &other).await?;
+//! assert_eq!(moved_on.parent(), Some(root.id()));
+//! assert!(moved_on.fully_matched());
 //! # Ok(())
 //! # }
 //! ```
@@ -105,7 +130,8 @@ pub use id::{ConversationId, NodeId};
 pub use jiff::Timestamp;
 pub use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, ToolSpec};
 pub use node::{
-    Call, CallKind, ConversationSummary, Node, Problem, ProblemKind, TokenUsage, Turn, VerifyReport,
+    Call, CallKind, ConversationSummary, Node, Problem, ProblemKind, ResponseStatus, TokenUsage,
+    Turn, UnknownStatus, VerifyReport,
 };
 pub use options::{CallOptions, HashOptions, Reuse};
 #[cfg(feature = "postgres")]

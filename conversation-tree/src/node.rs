@@ -27,6 +27,7 @@ pub struct Node {
     pub(crate) usage: Option<TokenUsage>,
     pub(crate) duration: Option<Duration>,
     pub(crate) datetime_utc: Timestamp,
+    pub(crate) status: ResponseStatus,
 }
 
 impl Node {
@@ -94,6 +95,73 @@ impl Node {
     /// When the answer was generated or supplied (UTC, microsecond precision).
     pub fn datetime_utc(&self) -> Timestamp {
         self.datetime_utc
+    }
+
+    /// How the call that produced the answer ended: a cancelled or failed node holds what
+    /// had arrived when it stopped.
+    pub fn status(&self) -> ResponseStatus {
+        self.status
+    }
+}
+
+/// How the model call behind a node ended.
+///
+/// A run that stops early still logs what happened, so the conversation can continue from
+/// it: the partial answer (possibly empty) with `Cancelled` or `Failed`. Nodes written before
+/// statuses were recorded read back as `Completed`.
+///
+/// ```
+/// use conversation_tree::ResponseStatus;
+///
+/// let status: ResponseStatus = "cancelled".parse().unwrap();
+/// assert_eq!(status, ResponseStatus::Cancelled);
+/// assert_eq!(status.to_string(), "cancelled");
+/// assert!("paused".parse::<ResponseStatus>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResponseStatus {
+    /// The model finished its answer.
+    #[default]
+    Completed,
+    /// The run was cancelled (by its caller, a disconnect, a signal) before the answer ended.
+    Cancelled,
+    /// The provider failed before the answer ended.
+    Failed,
+}
+
+impl ResponseStatus {
+    /// The name stored in the database and shown to users.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponseStatus::Completed => "completed",
+            ResponseStatus::Cancelled => "cancelled",
+            ResponseStatus::Failed => "failed",
+        }
+    }
+}
+
+impl std::fmt::Display for ResponseStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A status name that is not `completed`, `cancelled` or `failed`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("`{0}` is not a response status; expected completed, cancelled or failed")]
+pub struct UnknownStatus(pub String);
+
+impl std::str::FromStr for ResponseStatus {
+    type Err = UnknownStatus;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text {
+            "completed" => Ok(ResponseStatus::Completed),
+            "cancelled" => Ok(ResponseStatus::Cancelled),
+            "failed" => Ok(ResponseStatus::Failed),
+            other => Err(UnknownStatus(other.to_owned())),
+        }
     }
 }
 

@@ -6,8 +6,8 @@ use jiff::Timestamp;
 use messages::{ContentPart, Message, Role, transcript};
 
 use crate::{
-    ConversationId, HashOptions, NewResponse, Node, NodeId, Problem, ProblemKind, Result,
-    StoreError, TokenUsage, path_hash, prompt_hash, response_hash,
+    ConversationId, HashOptions, NewResponse, Node, NodeId, Problem, ProblemKind, ResponseStatus,
+    Result, StoreError, TokenUsage, path_hash, prompt_hash, response_hash,
 };
 
 /// A node ready to insert: hashed, serialised, validated. Only its id is missing.
@@ -29,6 +29,7 @@ pub(crate) struct NodeRow {
     pub(crate) usage: Option<TokenUsage>,
     pub(crate) duration: Option<Duration>,
     pub(crate) datetime_utc: Timestamp,
+    pub(crate) status: ResponseStatus,
 }
 
 impl NodeRow {
@@ -74,6 +75,7 @@ impl NodeRow {
             usage: None,
             duration: None,
             datetime_utc: micros(datetime_utc),
+            status: ResponseStatus::Completed,
         })
     }
 
@@ -106,6 +108,7 @@ impl NodeRow {
         row.cache_key = entry.cache_key;
         row.usage = entry.usage;
         row.duration = entry.duration;
+        row.status = entry.status;
         Ok(row)
     }
 
@@ -136,6 +139,7 @@ impl NodeRow {
                 Duration::from_millis(duration.as_millis().try_into().unwrap_or(u64::MAX))
             }),
             datetime_utc: self.datetime_utc,
+            status: self.status,
         }
     }
 }
@@ -267,6 +271,7 @@ pub(crate) struct NodeColumns {
     pub(crate) duration_ms: Option<i64>,
     /// Parsed by the backend (SQLite stores text, PostgreSQL a timestamp).
     pub(crate) datetime_utc: std::result::Result<Timestamp, String>,
+    pub(crate) status: String,
 }
 
 impl NodeColumns {
@@ -292,6 +297,10 @@ impl NodeColumns {
             usage: usage_from_columns(self.usage),
             duration: self.duration_ms.map(|ms| Duration::from_millis(to_u64(ms))),
             datetime_utc: self.datetime_utc.map_err(corrupt)?,
+            status: self
+                .status
+                .parse::<ResponseStatus>()
+                .map_err(|err| corrupt(err.to_string()))?,
         })
     }
 }

@@ -7,8 +7,8 @@ use jiff::Timestamp;
 use messages::Message;
 
 use crate::{
-    Call, CallOptions, ConversationId, ConversationSummary, HashOptions, Node, NodeId, Result,
-    TokenUsage, Turn, VerifyReport,
+    Call, CallOptions, ConversationId, ConversationSummary, HashOptions, Node, NodeId,
+    ResponseStatus, Result, TokenUsage, Turn, VerifyReport,
 };
 
 /// A conversation-tree store: SQLite ([`SqliteStore`](crate::SqliteStore)) or PostgreSQL
@@ -32,10 +32,37 @@ pub trait Store: Send + Sync {
     /// [`CacheHit`](crate::CallKind::CacheHit) call; the others are listed in
     /// [`PathMatch::alternatives`].
     ///
-    /// `options.hash` is used for every turn's prompt hash.
+    /// Earlier turns are matched by what was said: a stored node matches when its input and
+    /// answer are the caller's, whatever deterministic options it was asked with (its prompt
+    /// hash is recomputed with its own options). `options.hash` hashes the trailing turn and
+    /// any branch this call creates; `options` decide only whether a stored answer to the
+    /// trailing turn may be reused.
     async fn find_or_create_path(
         &self,
         conversation: &ConversationId,
+        messages: &[Message],
+        options: &CallOptions,
+    ) -> Result<PathMatch> {
+        self.find_or_create_path_after(conversation, None, messages, options)
+            .await
+    }
+
+    /// [`Store::find_or_create_path`] for the messages that follow node `after`'s answer
+    /// (`None`: the whole conversation, from the roots).
+    ///
+    /// An agent that logged an answer continues below *that* node: siblings with the same
+    /// content (two runs that asked the same question at once, each answered alike) cannot be
+    /// told apart by hashes, so a walk from the roots could hang one run's next turn below the
+    /// other run's node.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::UnknownNode`] or [`StoreError::ParentInOtherConversation`] for an
+    /// `after` that is not a node of `conversation`, and the store's own errors.
+    async fn find_or_create_path_after(
+        &self,
+        conversation: &ConversationId,
+        after: Option<NodeId>,
         messages: &[Message],
         options: &CallOptions,
     ) -> Result<PathMatch>;
@@ -93,6 +120,9 @@ pub trait Store: Send + Sync {
 /// Where a message array leads in the tree: what [`Store::find_or_create_path`] returns.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PathMatch {
+    /// The node the walk started below ([`Store::find_or_create_path_after`]); `None` when it
+    /// started at the roots.
+    pub after: Option<NodeId>,
     /// One entry per answered turn (input messages followed by the caller's AI message), root
     /// first: the node holding it, found or created.
     pub turns: Vec<MatchedTurn>,
@@ -107,9 +137,10 @@ pub struct PathMatch {
 }
 
 impl PathMatch {
-    /// The node a new answer hangs from: the last answered turn's node, `None` at the root.
+    /// The node a new answer hangs from: the last answered turn's node, else the node the walk
+    /// started below, `None` at the root.
     pub fn parent(&self) -> Option<NodeId> {
-        self.turns.last().map(|turn| turn.node)
+        self.turns.last().map(|turn| turn.node).or(self.after)
     }
 
     /// The node ids of the answered turns, root first.
@@ -170,6 +201,7 @@ pub struct NewResponse {
     pub(crate) usage: Option<TokenUsage>,
     pub(crate) duration: Option<Duration>,
     pub(crate) datetime_utc: Option<Timestamp>,
+    pub(crate) status: ResponseStatus,
 }
 
 impl NewResponse {
@@ -194,7 +226,16 @@ impl NewResponse {
             usage: None,
             duration: None,
             datetime_utc: None,
+            status: ResponseStatus::Completed,
         }
+    }
+
+    /// Sets how the call ended ([`ResponseStatus::Completed`] unless set): a cancelled or
+    /// failed call is logged with what had arrived, so the conversation continues from it.
+    #[must_use]
+    pub fn status(mut self, status: ResponseStatus) -> Self {
+        self.status = status;
+        self
     }
 
     /// Sets the call's token usage.

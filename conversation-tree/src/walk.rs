@@ -4,13 +4,15 @@
 //! SQLite's `Tx` is synchronous underneath: its futures are ready on first poll and run on a
 //! blocking thread with `now_or_never`; PostgreSQL's are real I/O.
 
+use std::sync::LazyLock;
+
 use jiff::Timestamp;
 use messages::{Message, Role};
 
 use crate::record::{NodeRow, conversation_name};
 use crate::{
-    CallKind, CallOptions, ConversationId, MatchedTurn, Node, NodeId, PathMatch, Result,
-    StoreError, prompt_hash, response_hash,
+    CallKind, CallOptions, ConversationId, HashOptions, MatchedTurn, Node, NodeId, PathMatch,
+    ResponseStatus, Result, StoreError, prompt_hash, response_hash,
 };
 
 /// The statements the shared algorithms need, inside one transaction.
@@ -35,6 +37,13 @@ pub(crate) trait Tx {
         conversation: &ConversationId,
         parent: Option<NodeId>,
         prompt_hash: &str,
+    ) -> Result<Vec<Node>>;
+
+    /// Every node at (conversation, parent), whatever its prompt hash, oldest first.
+    async fn at_position(
+        &self,
+        conversation: &ConversationId,
+        parent: Option<NodeId>,
     ) -> Result<Vec<Node>>;
 
     async fn insert_node(&self, row: &NodeRow) -> Result<NodeId>;
@@ -114,6 +123,35 @@ pub(crate) struct Progress {
     turns: Vec<MatchedTurn>,
     parent: Option<Node>,
     next: usize,
+    /// The node the walk started below, `None` at the roots.
+    after: Option<NodeId>,
+}
+
+impl Progress {
+    /// A walk of messages that follow `after`'s answer: it starts below that node, which must
+    /// belong to `conversation`.
+    pub(crate) async fn after<T: Tx>(
+        tx: &T,
+        conversation: &ConversationId,
+        after: Option<NodeId>,
+    ) -> Result<Progress> {
+        let Some(id) = after else {
+            return Ok(Progress::default());
+        };
+        let node = tx.node(id).await?.ok_or(StoreError::UnknownNode { id })?;
+        if node.conversation_id() != conversation {
+            return Err(StoreError::ParentInOtherConversation {
+                parent: id,
+                found: node.conversation_id().to_string(),
+                expected: conversation.to_string(),
+            });
+        }
+        Ok(Progress {
+            parent: Some(node),
+            after: Some(id),
+            ..Progress::default()
+        })
+    }
 }
 
 /// Where a walk ended.
@@ -147,6 +185,7 @@ pub(crate) async fn walk<T: Tx>(
         mut turns,
         mut parent,
         next,
+        after,
     } = progress;
     for (index, turn) in plan.turns.iter().enumerate().skip(next) {
         let stop = |turns, parent| {
@@ -154,6 +193,7 @@ pub(crate) async fn walk<T: Tx>(
                 turns,
                 parent,
                 next: index,
+                after,
             }))
         };
         let parent_id = parent.as_ref().map(Node::id);
@@ -164,7 +204,9 @@ pub(crate) async fn walk<T: Tx>(
             // The trailing turn: the model's to answer, unless a stored answer may stand in.
             let hit = candidates
                 .iter()
-                .position(|node| options.may_reuse(node.model(), node.cache_key()))
+                .position(|node| {
+                    reusable(node) && options.may_reuse(node.model(), node.cache_key())
+                })
                 .map(|index| candidates.remove(index));
             if let Some(hit) = &hit {
                 let Mode::Write { at } = mode else {
@@ -182,17 +224,25 @@ pub(crate) async fn walk<T: Tx>(
                 .await?;
             }
             return Ok(Step::Done(PathMatch {
+                after,
                 turns,
                 first_unmatched: turn.start,
                 cache_hit: hit,
                 alternatives: candidates,
             }));
         };
-        if let Some(index) = candidates
+        let input = messages.get(turn.start..*answer_index).unwrap_or_default();
+        let found = match candidates
             .iter()
             .position(|node| node.response_hash() == answer_hash)
         {
-            let node = candidates.swap_remove(index);
+            Some(index) => Some(candidates.swap_remove(index)),
+            None => {
+                said_with_other_options(tx, conversation, parent_id, input, answer_hash, options)
+                    .await?
+            }
+        };
+        if let Some(node) = found {
             turns.push(MatchedTurn {
                 node: node.id(),
                 start: turn.start,
@@ -205,7 +255,6 @@ pub(crate) async fn walk<T: Tx>(
         let Mode::Write { at } = mode else {
             return stop(turns, parent);
         };
-        let input = messages.get(turn.start..*answer_index).unwrap_or_default();
         let answer = messages
             .get(*answer_index)
             .ok_or_else(|| StoreError::InvalidTurn {
@@ -233,11 +282,58 @@ pub(crate) async fn walk<T: Tx>(
         parent = Some(row.into_node(id));
     }
     Ok(Step::Done(PathMatch {
+        after,
         turns,
         first_unmatched: plan.len,
         cache_hit: None,
         alternatives: Vec::new(),
     }))
+}
+
+/// Whether a stored answer may stand in for a model call at all: a cancelled or failed
+/// answer is partial, and an empty one (kept for the tool results in its input) says nothing.
+fn reusable(node: &Node) -> bool {
+    static EMPTY_ANSWER: LazyLock<String> =
+        LazyLock::new(|| response_hash(&Message::new(Role::Ai, Vec::new())));
+    node.status() == ResponseStatus::Completed && node.response_hash() != EMPTY_ANSWER.as_str()
+}
+
+/// The stored node at this position holding `input` answered by `answer_hash`, asked with
+/// other deterministic options than the current call's.
+///
+/// A prompt hash covers the options the turn was asked with, so a conversation continued at
+/// another temperature, output limit or stop list would hash its earlier turns differently
+/// and fork the whole history into a copy. Earlier turns are matched by what was said: each
+/// stored node's prompt hash is recomputed with that node's own options. Only the new turn's
+/// options decide whether a stored answer may stand in for a model call.
+async fn said_with_other_options<T: Tx>(
+    tx: &T,
+    conversation: &ConversationId,
+    parent: Option<NodeId>,
+    input: &[Message],
+    answer_hash: &str,
+    options: &CallOptions,
+) -> Result<Option<Node>> {
+    let nodes = tx.at_position(conversation, parent).await?;
+    // Siblings usually share their options: hash the input once per distinct set.
+    let mut hashed: Vec<(&HashOptions, String)> = Vec::new();
+    for node in &nodes {
+        if node.response_hash() != answer_hash || node.options() == &options.hash {
+            continue;
+        }
+        let hash = match hashed.iter().find(|(seen, _)| *seen == node.options()) {
+            Some((_, hash)) => hash.clone(),
+            None => {
+                let hash = prompt_hash(input, node.options());
+                hashed.push((node.options(), hash.clone()));
+                hash
+            }
+        };
+        if hash == node.prompt_hash() {
+            return Ok(Some(node.clone()));
+        }
+    }
+    Ok(None)
 }
 
 /// Stores a prepared answer: checks its parent, derives its path hash, writes node and call.

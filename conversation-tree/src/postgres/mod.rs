@@ -190,9 +190,10 @@ async fn cpu<R: Send + 'static>(
 
 #[async_trait]
 impl Store for PostgresStore {
-    async fn find_or_create_path(
+    async fn find_or_create_path_after(
         &self,
         conversation: &ConversationId,
+        after: Option<NodeId>,
         messages: &[Message],
         options: &CallOptions,
     ) -> Result<PathMatch> {
@@ -206,6 +207,7 @@ impl Store for PostgresStore {
         .await?;
         let mut client = self.client(OPERATION).await?;
         let read = PgTx::new(&client, OPERATION);
+        let start = Progress::after(&read, conversation, after).await?;
         let walk = walk::walk(
             &read,
             conversation,
@@ -213,7 +215,7 @@ impl Store for PostgresStore {
             &plan,
             &options,
             Mode::Read,
-            Progress::default(),
+            start,
         );
         let progress = match walk.await? {
             Step::Done(found) => return Ok(found),

@@ -16,6 +16,7 @@ const APPLICATION: &str = "skein-conversation-tree";
 const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_tree.sql"),
     include_str!("migrations/002_calls.sql"),
+    include_str!("migrations/003_status.sql"),
 ];
 
 /// The schema version this build writes.

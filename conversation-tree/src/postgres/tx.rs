@@ -19,7 +19,8 @@ macro_rules! select_nodes {
             "SELECT r.id, r.conversation_id, r.parent_response_id, r.prompt_hash, \
              r.response_hash, r.path_hash, r.model, r.temperature, r.max_tokens, r.stop_json, \
              r.cache_key, r.input_tokens, r.output_tokens, r.cached_input_tokens, \
-             r.cache_creation_tokens, r.reasoning_tokens, r.duration_ms, r.datetime_utc ",
+             r.cache_creation_tokens, r.reasoning_tokens, r.duration_ms, r.datetime_utc, \
+             r.status ",
             $($rest),*
         )
     };
@@ -102,6 +103,36 @@ impl<C: GenericClient> Tx for PgTx<'_, C> {
         }
     }
 
+    async fn at_position(
+        &self,
+        conversation: &ConversationId,
+        parent: Option<NodeId>,
+    ) -> Result<Vec<Node>> {
+        let conversation = conversation.as_str();
+        match parent {
+            Some(parent) => {
+                let sql = select_nodes!(
+                    "FROM responses r WHERE r.conversation_id = $1 \
+                     AND r.parent_response_id = $2 ORDER BY r.id"
+                );
+                query_nodes(
+                    self.client,
+                    self.operation,
+                    sql,
+                    &[&conversation, &parent.get()],
+                )
+                .await
+            }
+            None => {
+                let sql = select_nodes!(
+                    "FROM responses r WHERE r.conversation_id = $1 \
+                     AND r.parent_response_id IS NULL ORDER BY r.id"
+                );
+                query_nodes(self.client, self.operation, sql, &[&conversation]).await
+            }
+        }
+    }
+
     async fn insert_node(&self, row: &NodeRow) -> Result<NodeId> {
         let usage = row.usage.unwrap_or_default();
         let count = |value: u64| row.usage.map(|_| i64::try_from(value).unwrap_or(i64::MAX));
@@ -112,9 +143,9 @@ impl<C: GenericClient> Tx for PgTx<'_, C> {
                  response_hash, path_hash, input_json, response_json, model, temperature, \
                  max_tokens, stop_json, cache_key, input_tokens, output_tokens, \
                  cached_input_tokens, cache_creation_tokens, reasoning_tokens, duration_ms, \
-                 datetime_utc) \
+                 datetime_utc, status) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-                 $17, $18, $19) RETURNING id",
+                 $17, $18, $19, $20) RETURNING id",
             )
             .await
             .map_err(pg(self.operation))?;
@@ -142,6 +173,7 @@ impl<C: GenericClient> Tx for PgTx<'_, C> {
                     &count(usage.reasoning_tokens),
                     &row.duration_ms(),
                     &row.datetime_utc,
+                    &row.status.as_str(),
                 ],
             )
             .await
@@ -236,6 +268,7 @@ fn node_columns(row: &Row) -> std::result::Result<NodeColumns, tokio_postgres::E
         ],
         duration_ms: row.try_get(16)?,
         datetime_utc: Ok(row.try_get(17)?),
+        status: row.try_get(18)?,
     })
 }
 

@@ -505,9 +505,10 @@ fn run_ready<F: Future>(operation: &'static str, future: F) -> Result<F::Output>
 
 #[async_trait]
 impl Store for SqliteStore {
-    async fn find_or_create_path(
+    async fn find_or_create_path_after(
         &self,
         conversation: &ConversationId,
+        after: Option<NodeId>,
         messages: &[Message],
         options: &CallOptions,
     ) -> Result<PathMatch> {
@@ -521,6 +522,7 @@ impl Store for SqliteStore {
             let read = inner.with_reader(OPERATION, |conn, ctx| {
                 let tx = conn.unchecked_transaction().map_err(ctx.sql(OPERATION))?;
                 let stx = SqliteTx::new(&tx, ctx, OPERATION);
+                let start = run_ready(OPERATION, Progress::after(&stx, &conversation, after))??;
                 let walk = walk::walk(
                     &stx,
                     &conversation,
@@ -528,7 +530,7 @@ impl Store for SqliteStore {
                     &plan,
                     &options,
                     Mode::Read,
-                    Progress::default(),
+                    start,
                 );
                 run_ready(OPERATION, walk)?
             })?;

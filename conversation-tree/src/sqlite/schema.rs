@@ -31,6 +31,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 2,
         sql: include_str!("migrations/002_calls.sql"),
     },
+    Migration {
+        version: 3,
+        sql: include_str!("migrations/003_status.sql"),
+    },
 ];
 
 /// The schema version this build writes.

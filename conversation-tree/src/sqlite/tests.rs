@@ -20,6 +20,29 @@ fn user_version(path: &std::path::Path) -> i64 {
         .unwrap_or(-1)
 }
 
+/// Inserts a row as schema version 1 had it (no status column).
+fn insert_v1(conn: &Connection, ctx: &Ctx, row: &NodeRow) -> crate::Result<NodeId> {
+    conn.execute(
+        "INSERT INTO responses (conversation_id, parent_response_id, prompt_hash, response_hash, \
+         path_hash, input_json, response_json, model, stop_json, datetime_utc) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        rusqlite::params![
+            row.conversation.as_str(),
+            row.parent.map(NodeId::get),
+            row.prompt_hash,
+            row.response_hash,
+            row.path_hash,
+            row.input_json,
+            row.response_json,
+            row.model,
+            row.stop_json,
+            super::tx::format_time(row.datetime_utc),
+        ],
+    )
+    .map_err(ctx.sql("test"))?;
+    Ok(NodeId::from_db(conn.last_insert_rowid()))
+}
+
 /// A file written at schema version 1 (before the `calls` table) opens, is upgraded in place,
 /// keeps its nodes and gains one call per node.
 #[tokio::test]
@@ -53,7 +76,7 @@ async fn a_version_1_file_is_upgraded() -> crate::Result<()> {
             at,
         )?;
         root.model = Some("gpt-4".into());
-        let root_id = run_ready("test", stx.insert_node(&root))??;
+        let root_id = insert_v1(&tx, &ctx, &root)?;
         let mut child = NodeRow::new(
             conversation.clone(),
             Some(root_id),
@@ -63,7 +86,7 @@ async fn a_version_1_file_is_upgraded() -> crate::Result<()> {
             at,
         )?;
         child.set_parent_path(Some(&root.path_hash));
-        let child_id = run_ready("test", stx.insert_node(&child))??;
+        let child_id = insert_v1(&tx, &ctx, &child)?;
         tx.commit().map_err(ctx.sql("test"))?;
         (root_id, child_id)
     };

@@ -19,7 +19,8 @@ macro_rules! select_nodes {
             "SELECT r.id, r.conversation_id, r.parent_response_id, r.prompt_hash, \
              r.response_hash, r.path_hash, r.model, r.temperature, r.max_tokens, r.stop_json, \
              r.cache_key, r.input_tokens, r.output_tokens, r.cached_input_tokens, \
-             r.cache_creation_tokens, r.reasoning_tokens, r.duration_ms, r.datetime_utc ",
+             r.cache_creation_tokens, r.reasoning_tokens, r.duration_ms, r.datetime_utc, \
+             r.status ",
             $($rest),*
         )
     };
@@ -91,6 +92,24 @@ impl Tx for SqliteTx<'_> {
         )
     }
 
+    async fn at_position(
+        &self,
+        conversation: &ConversationId,
+        parent: Option<NodeId>,
+    ) -> Result<Vec<Node>> {
+        let sql = select_nodes!(
+            "FROM responses r WHERE r.conversation_id = ?1 AND r.parent_response_id IS ?2 \
+             ORDER BY r.id"
+        );
+        query_nodes(
+            self.conn,
+            self.ctx,
+            self.operation,
+            sql,
+            params![conversation.as_str(), parent.map(NodeId::get)],
+        )
+    }
+
     async fn insert_node(&self, row: &NodeRow) -> Result<NodeId> {
         let usage = row.usage.unwrap_or_default();
         let has_usage = row.usage.is_some();
@@ -101,9 +120,9 @@ impl Tx for SqliteTx<'_> {
                  response_hash, path_hash, input_json, response_json, model, temperature, \
                  max_tokens, stop_json, cache_key, input_tokens, output_tokens, \
                  cached_input_tokens, cache_creation_tokens, reasoning_tokens, duration_ms, \
-                 datetime_utc) \
+                 datetime_utc, status) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
-                 ?17, ?18, ?19)",
+                 ?17, ?18, ?19, ?20)",
             )
             .and_then(|mut statement| {
                 statement.execute(params![
@@ -126,6 +145,7 @@ impl Tx for SqliteTx<'_> {
                     count(usage.reasoning_tokens),
                     row.duration_ms(),
                     format_time(row.datetime_utc),
+                    row.status.as_str(),
                 ])
             })
             .map_err(self.ctx.sql(self.operation))?;
@@ -560,6 +580,7 @@ fn node_columns(row: &Row<'_>) -> rusqlite::Result<NodeColumns> {
         ],
         duration_ms: row.get(16)?,
         datetime_utc: parse_time(&row.get::<_, String>(17)?),
+        status: row.get(18)?,
     })
 }
 

@@ -7,6 +7,7 @@
 )]
 
 pub(crate) mod cases;
+pub(crate) mod continuation;
 pub(crate) mod edges;
 pub(crate) mod reliability;
 
@@ -43,6 +44,10 @@ macro_rules! suite {
             cases::extension_finds_the_root_and_creates_the_child,
             cases::a_different_answer_branches_and_never_overwrites,
             cases::non_deterministic_duplicates_are_kept_and_listed,
+            continuation::other_options_continue_the_same_path,
+            continuation::a_different_answer_still_branches_whatever_the_options,
+            continuation::stopped_answers_keep_their_status_and_are_never_reused,
+            continuation::walking_after_a_node_continues_below_that_node,
             edges::equal_image_bytes_at_different_paths_hash_equal,
             edges::url_only_attachments_match_by_url,
             edges::nested_tool_arguments_match_whatever_their_key_order,
