@@ -125,6 +125,12 @@ impl Agent {
         let id = input
             .response_id()
             .map_or_else(new_response_id, str::to_owned);
+        let run_cancel = cancel.child_token();
+        let token = run_cancel.clone();
+        #[cfg(feature = "store")]
+        let finish_on_drop = inner.store.is_some();
+        #[cfg(not(feature = "store"))]
+        let finish_on_drop = false;
         let driver = async move {
             emitter.send(AgentEvent::ResponseStart {
                 id: id.clone(),
@@ -133,9 +139,8 @@ impl Agent {
                     .duration_since(UNIX_EPOCH)
                     .map_or(0, |since| since.as_secs()),
             });
-            // Cancelled when this future is dropped with the stream, so that work a tool
-            // started elsewhere on the run's token stops too.
-            let run_cancel = cancel.child_token();
+            // Cancelled when this future is dropped, so that work a tool started elsewhere on
+            // the run's token stops too.
             let _guard = run_cancel.clone().drop_guard();
             let result = inner
                 .drive(input, &run_cancel, &emitter)
@@ -146,6 +151,8 @@ impl Agent {
         AgentStream {
             driver: Some(Box::pin(driver)),
             events: rx,
+            cancel: token,
+            finish_on_drop,
         }
     }
 
@@ -187,9 +194,35 @@ impl Agent {
 
 /// A run's [`AgentEvent`]s: what [`Agent::stream`] returns. The run makes progress only while
 /// the stream is polled; dropping it cancels the run.
+///
+/// An agent with a store finishes a dropped run in the background on the current tokio
+/// runtime, cancelled: the model stream and the tools stop at once as for any cancellation,
+/// and what had arrived is logged as a `cancelled` node, so a client that goes away loses
+/// nothing it was shown and leaves a conversation that continues.
 pub struct AgentStream {
     driver: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
     events: UnboundedReceiver<AgentEvent>,
+    /// The run's own token: cancelled when the stream is dropped mid-run.
+    cancel: CancellationToken,
+    /// Whether a dropped run is finished in the background to log its end.
+    finish_on_drop: bool,
+}
+
+impl Drop for AgentStream {
+    fn drop(&mut self) {
+        let Some(driver) = self.driver.take() else {
+            return;
+        };
+        self.cancel.cancel();
+        if !self.finish_on_drop {
+            return;
+        }
+        // Outside a runtime (or while it shuts down) the run is dropped as it stands; history
+        // loading repairs whatever it left unanswered.
+        if let Ok(handle) = tokio::runtime::Handle::try_current() {
+            drop(handle.spawn(driver));
+        }
+    }
 }
 
 impl fmt::Debug for AgentStream {

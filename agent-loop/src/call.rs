@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::StreamExt;
-use messages::{Message, ToolCall};
+use messages::{ContentPart, Message, Reasoning, Role, ToolCall};
 use providers::{
     ChatModel, ChatRequest, ChatResponse, EventStream, ProviderError, StreamEvent, collect,
 };
@@ -15,26 +15,40 @@ use crate::emit::Emitter;
 pub(crate) enum Asked {
     /// The whole answer.
     Answer(ChatResponse),
-    /// Cancelled; what had arrived: the text and the complete tool calls, if any.
+    /// Cancelled; what had arrived: the reasoning, the text and the complete tool calls, if
+    /// any.
     Cancelled(Option<Message>),
-    /// The provider failed (before or during the stream).
-    Failed(ProviderError),
+    /// The provider failed (before or during the stream), with what had arrived before.
+    Failed(ProviderError, Option<Message>),
 }
 
-/// What arrived of an answer, for a cancellation mid-stream.
+/// What arrived of an answer, for a stream that did not end.
 #[derive(Default)]
 struct Partial {
+    /// Complete reasoning blocks, with the opaque fields providers want back.
+    blocks: Vec<Reasoning>,
+    /// Reasoning deltas of a block not complete yet.
+    reasoning: String,
     text: String,
     calls: Vec<ToolCall>,
 }
 
 impl Partial {
     fn into_message(self) -> Option<Message> {
-        if self.text.is_empty() && self.calls.is_empty() {
-            return None;
-        }
-        let text = (!self.text.is_empty()).then_some(self.text);
-        Some(Message::ai_tool_calls(text, self.calls))
+        // An unfinished block has no signature: providers that need one do not get it back.
+        let open = (!self.reasoning.is_empty()).then(|| Reasoning {
+            text: self.reasoning,
+            ..Reasoning::default()
+        });
+        let reasoning = self
+            .blocks
+            .into_iter()
+            .chain(open)
+            .map(ContentPart::Reasoning);
+        let text = (!self.text.is_empty()).then(|| ContentPart::text(self.text));
+        let calls = self.calls.into_iter().map(ContentPart::ToolCall);
+        let parts: Vec<ContentPart> = reasoning.chain(text).chain(calls).collect();
+        (!parts.is_empty()).then(|| Message::new(Role::Ai, parts))
     }
 }
 
@@ -52,7 +66,7 @@ pub(crate) async fn ask(
     emitter.next_answer();
     let stream = match cancel.run_until_cancelled(model.stream(request)).await {
         None => return Asked::Cancelled(None),
-        Some(Err(error)) => return Asked::Failed(error),
+        Some(Err(error)) => return Asked::Failed(error, None),
         Some(Ok(stream)) => stream,
     };
     let partial = Arc::new(Mutex::new(Partial::default()));
@@ -68,20 +82,28 @@ pub(crate) async fn ask(
                         emitter.content(text);
                     }
                 }
-                Ok(StreamEvent::ReasoningDelta { text }) => emitter.reasoning(text),
+                Ok(StreamEvent::ReasoningDelta { text }) => {
+                    lock().reasoning.push_str(text);
+                    emitter.reasoning(text);
+                }
+                Ok(StreamEvent::Reasoning(block)) => {
+                    let mut partial = lock();
+                    partial.reasoning.clear();
+                    partial.blocks.push(block.clone());
+                }
                 Ok(StreamEvent::ToolCall(call)) => lock().calls.push(call.clone()),
                 _ => {}
             }
         }
     };
     let tapped: EventStream = Box::pin(stream.inspect(tap));
-    match cancel.run_until_cancelled(collect(tapped)).await {
+    let result = cancel.run_until_cancelled(collect(tapped)).await;
+    let partial = || {
+        std::mem::take(&mut *partial.lock().unwrap_or_else(PoisonError::into_inner)).into_message()
+    };
+    match result {
         Some(Ok(response)) => Asked::Answer(response),
-        Some(Err(error)) => Asked::Failed(error),
-        None => {
-            let partial =
-                std::mem::take(&mut *partial.lock().unwrap_or_else(PoisonError::into_inner));
-            Asked::Cancelled(partial.into_message())
-        }
+        Some(Err(error)) => Asked::Failed(error, partial()),
+        None => Asked::Cancelled(partial()),
     }
 }

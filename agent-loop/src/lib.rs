@@ -23,11 +23,14 @@
 //!   dropping the stream, closes the model stream and stops running tools at once; the
 //!   conversation is left a valid chain.
 //! - **Compression** ([`ContextPolicy`]) before every request: long attachments cut, old
-//!   content summarised by the model itself, then whole pairs pruned; token counts from
-//!   tiktoken for OpenAI models ([`TokenCounter`]). Reasoning signatures of the current turn
-//!   are never touched.
-//! - **Store** (feature `store`): every response logged into a conversation-tree `Store`, and
-//!   stored answers reused when the request is deterministic.
+//!   content summarised by the model itself, then whole pairs pruned from the middle (the
+//!   task, its first answer and the latest exchange kept); token counts from tiktoken for
+//!   OpenAI models ([`TokenCounter`]). Reasoning signatures of the current turn are never
+//!   touched.
+//! - **Store** (feature `store`): every response logged into a conversation-tree `Store` as it
+//!   arrives — a cancelled or failed answer too, with its status and what had arrived — and
+//!   stored answers reused when the request is deterministic. [`history::continuation`] loads
+//!   a stored conversation so that it always continues, whatever stopped it.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -74,6 +77,8 @@ mod context;
 mod emit;
 mod error;
 mod event;
+#[cfg(feature = "store")]
+pub mod history;
 mod input;
 mod notice;
 mod outcome;

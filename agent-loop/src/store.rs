@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use conversation_tree::{
-    CallOptions, ConversationId, HashOptions, NewResponse, NodeId, PathMatch, Reuse, Store,
-    TokenUsage, tool_specs_hash,
+    CallOptions, ConversationId, HashOptions, NewResponse, NodeId, PathMatch, ResponseStatus,
+    Reuse, Store, TokenUsage, tool_specs_hash,
 };
 use messages::{Message, ToolSpec};
 use providers::Usage;
@@ -17,12 +17,21 @@ pub(crate) struct StoreLog {
     store: Arc<dyn Store>,
     conversation: ConversationId,
     reuse: Reuse,
+    /// The node of this run's last answer (logged or reused) and the transcript length up to
+    /// and including that answer: later rounds continue below that very node. Two runs that
+    /// asked the same question at once get sibling answers with equal hashes, which a walk
+    /// from the roots could not tell apart.
+    anchor: Option<(NodeId, usize)>,
 }
 
 /// The store's view of the next call: where it goes and whether an answer is stored.
 pub(crate) struct Lookup {
     path: PathMatch,
     options: CallOptions,
+    /// Where in the transcript the walked messages start (after the anchor's answer).
+    offset: usize,
+    /// The transcript's length when it was walked: the answer goes at this index.
+    len: usize,
 }
 
 impl StoreLog {
@@ -31,6 +40,7 @@ impl StoreLog {
             store,
             conversation,
             reuse,
+            anchor: None,
         }
     }
 
@@ -59,17 +69,27 @@ impl StoreLog {
             // The tools on offer change the answer but not the tree position.
             cache_key: Some(tool_specs_hash(tools)),
         };
+        let (after, offset) = match self.anchor {
+            Some((node, len)) if len <= transcript.len() => (Some(node), len),
+            _ => (None, 0),
+        };
+        let walked = transcript.get(offset..).unwrap_or_default();
         let path = self
             .store
-            .find_or_create_path(&self.conversation, transcript, &options)
+            .find_or_create_path_after(&self.conversation, after, walked, &options)
             .await
             .map_err(AgentError::Store)?;
-        Ok(Lookup { path, options })
+        Ok(Lookup {
+            path,
+            options,
+            offset,
+            len: transcript.len(),
+        })
     }
 
     /// The stored answer that may stand in for the call, if the reuse policy allows one.
     pub(crate) async fn cached(
-        &self,
+        &mut self,
         lookup: &Lookup,
     ) -> Result<Option<(Message, NodeId)>, AgentError> {
         let Some(node) = &lookup.path.cache_hit else {
@@ -80,19 +100,22 @@ impl StoreLog {
             .turn(node.id())
             .await
             .map_err(AgentError::Store)?;
+        self.anchor = Some((node.id(), lookup.len + 1));
         Ok(Some((turn.response, node.id())))
     }
 
     /// Stores `answer` to the trailing turn of `transcript`.
     pub(crate) async fn log(
-        &self,
+        &mut self,
         lookup: &Lookup,
         transcript: &[Message],
         answer: &Message,
         usage: Usage,
         duration: Duration,
+        status: ResponseStatus,
     ) -> Result<NodeId, AgentError> {
-        let input = lookup.path.pending_input(transcript).to_vec();
+        let walked = transcript.get(lookup.offset..).unwrap_or_default();
+        let input = lookup.path.pending_input(walked).to_vec();
         let entry = NewResponse::new(
             self.conversation.clone(),
             lookup.path.parent(),
@@ -107,12 +130,14 @@ impl StoreLog {
             cache_creation_tokens: usage.cache_creation_tokens,
             reasoning_tokens: usage.reasoning_tokens,
         })
-        .duration(duration);
+        .duration(duration)
+        .status(status);
         let node = self
             .store
             .log_response(entry)
             .await
             .map_err(AgentError::Store)?;
+        self.anchor = Some((node.id(), lookup.len + 1));
         Ok(node.id())
     }
 }

@@ -25,6 +25,8 @@ use crate::{AgentError, AgentInput, AgentOutcome, ConversationContext, StopReaso
 
 #[cfg(feature = "store")]
 use crate::store::StoreLog;
+#[cfg(feature = "store")]
+use conversation_tree::ResponseStatus as Status;
 
 mod step;
 
@@ -122,7 +124,7 @@ impl Run<'_> {
         let agent = self.agent;
         loop {
             if self.cancel.is_cancelled() {
-                return Err(self.cancelled(context));
+                return Err(self.cancelled_between_rounds(context).await);
             }
             let tools = if self.forced {
                 ToolSet::new()
@@ -139,7 +141,7 @@ impl Run<'_> {
             }
             context = self.compress(context).await;
             if self.cancel.is_cancelled() {
-                return Err(self.cancelled(context));
+                return Err(self.cancelled_between_rounds(context).await);
             }
             let specs = if text_chain.is_some() {
                 Vec::new()
@@ -161,7 +163,12 @@ impl Run<'_> {
             };
             context = match next {
                 Next::Continue(context) => context,
-                Next::Done(outcome) => return Ok(outcome),
+                Next::Done(outcome) => {
+                    // A silent exit ends the run after its tools: their results are kept.
+                    #[cfg(feature = "store")]
+                    self.log_tail(&outcome.messages, Status::Completed).await;
+                    return Ok(outcome);
+                }
             };
         }
     }
@@ -195,7 +202,7 @@ impl Run<'_> {
         let round = context.rounds() + 1;
         let request_tokens = context.tokens();
         #[cfg(feature = "store")]
-        let lookup = match &self.log {
+        let lookup = match &mut self.log {
             Some(log) => {
                 let lookup = log
                     .lookup(
@@ -240,8 +247,28 @@ impl Run<'_> {
         .await
         {
             Asked::Answer(response) => response,
-            Asked::Cancelled(partial) => return Err(Stop::Cancelled(partial)),
-            Asked::Failed(source) => {
+            Asked::Cancelled(partial) => {
+                #[cfg(feature = "store")]
+                self.log_stopped(
+                    lookup.as_ref(),
+                    context.messages(),
+                    partial.as_ref(),
+                    Status::Cancelled,
+                    started,
+                )
+                .await;
+                return Err(Stop::Cancelled(partial));
+            }
+            Asked::Failed(source, _partial) => {
+                #[cfg(feature = "store")]
+                self.log_stopped(
+                    lookup.as_ref(),
+                    context.messages(),
+                    _partial.as_ref(),
+                    Status::Failed,
+                    started,
+                )
+                .await;
                 return Err(Stop::Failed(AgentError::Provider {
                     round,
                     source: Box::new(source),
@@ -255,7 +282,7 @@ impl Run<'_> {
             ..
         } = response;
         #[cfg(feature = "store")]
-        let node = match (&self.log, &lookup) {
+        let node = match (&mut self.log, &lookup) {
             (Some(log), Some(lookup)) => {
                 let node = log
                     .log(
@@ -264,6 +291,7 @@ impl Run<'_> {
                         &message,
                         usage,
                         started.elapsed(),
+                        Status::Completed,
                     )
                     .await
                     .map_err(Stop::Failed)?;
@@ -334,6 +362,79 @@ impl Run<'_> {
             outcome.node_ids = std::mem::take(&mut self.nodes);
         }
         outcome
+    }
+
+    /// The error of a run cancelled between rounds, after what its tools returned is logged.
+    pub(super) async fn cancelled_between_rounds(
+        &mut self,
+        context: ConversationContext,
+    ) -> AgentError {
+        #[cfg(feature = "store")]
+        self.log_tail(context.messages(), Status::Cancelled).await;
+        self.cancelled(context)
+    }
+
+    /// Logs the messages after the last logged answer (tool results, a question not asked
+    /// yet) with an empty answer of `status`, so that what the tools returned is kept and the
+    /// conversation continues after them.
+    #[cfg(feature = "store")]
+    async fn log_tail(&mut self, transcript: &[Message], status: Status) {
+        let Some(log) = &self.log else { return };
+        if transcript
+            .last()
+            .is_none_or(|message| message.role == Role::Ai)
+        {
+            return;
+        }
+        let lookup = match log
+            .lookup(
+                transcript,
+                &self.agent.model.info().id,
+                &[],
+                &self.agent.options,
+            )
+            .await
+        {
+            Ok(lookup) => lookup,
+            Err(error) => {
+                tracing::warn!(%error, "could not log the end of a stopped run");
+                return;
+            }
+        };
+        self.log_stopped(Some(&lookup), transcript, None, status, Instant::now())
+            .await;
+    }
+
+    /// Logs what had arrived of an answer that did not end (possibly nothing) with its
+    /// status. A failure to log is reported in the trace and does not hide why the run stopped.
+    #[cfg(feature = "store")]
+    async fn log_stopped(
+        &mut self,
+        lookup: Option<&crate::store::Lookup>,
+        transcript: &[Message],
+        partial: Option<&Message>,
+        status: Status,
+        started: Instant,
+    ) {
+        let (Some(log), Some(lookup)) = (&mut self.log, lookup) else {
+            return;
+        };
+        let empty = Message::new(Role::Ai, Vec::new());
+        let answer = partial.unwrap_or(&empty);
+        match log
+            .log(
+                lookup,
+                transcript,
+                answer,
+                Usage::default(),
+                started.elapsed(),
+                status,
+            )
+            .await
+        {
+            Ok(node) => self.nodes.push(node),
+            Err(error) => tracing::warn!(%error, %status, "could not log a stopped answer"),
+        }
     }
 
     /// The error of a run cancelled between steps; the chain is valid as it is.

@@ -61,7 +61,7 @@ impl Run<'_> {
         };
         let context = context.with_round(round, counter);
         if self.cancel.is_cancelled() {
-            return Err(self.cancelled(context));
+            return Err(self.cancelled_between_rounds(context).await);
         }
         Ok(match exit {
             Some(reason) => {
@@ -162,7 +162,7 @@ impl Run<'_> {
             .with_round(round, counter)
             .with_human(observation, counter);
         if self.cancel.is_cancelled() {
-            return Err(self.cancelled(context));
+            return Err(self.cancelled_between_rounds(context).await);
         }
         Ok(match exit {
             Some(reason) => Next::Done(self.finish(

@@ -25,6 +25,10 @@ use crate::{
 ///   was called it answers.
 /// - A prompt that is a JSON object `{"raw": "text"}` is answered with `text` verbatim; one
 ///   with `{"tool_calls": [{"name": …, "arguments": {…}}]}` makes it call exactly those tools.
+/// - The same object may also set, for trying out interruptions: `"reasoning": "text"`
+///   (streamed as reasoning first), `"delay_ms": N` (a pause before every streamed event
+///   after the first, at most 10 s) and `"error": "message"` (the stream fails with that
+///   message after the answer's events instead of ending).
 /// - Usage counts whitespace-separated words; text streams word by word.
 ///
 /// ```
@@ -73,7 +77,14 @@ impl ChatModel for EchoModel {
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        let mut chunks = answer(&request);
+        let knobs = Knobs::of(&request);
+        let mut chunks: Vec<Chunk> = knobs
+            .reasoning
+            .iter()
+            .flat_map(|text| word_deltas(text))
+            .map(|text| Chunk::ReasoningDelta { key: 0, text })
+            .collect();
+        chunks.extend(answer(&request));
         let input_words: usize = request.messages.iter().map(|m| words(&m.text())).sum();
         let output_words: usize = chunks
             .iter()
@@ -87,7 +98,49 @@ impl ChatModel for EchoModel {
             output_tokens: Some(output_words as u64),
             ..Default::default()
         }));
-        Ok(replay(chunks, std::time::Duration::ZERO, None))
+        let failure = knobs.error.map(|message| ProviderError::Stream {
+            provider: Provider::OpenAi,
+            error_type: Some("echo_error".to_owned()),
+            message,
+            retryable: false,
+        });
+        Ok(replay(chunks, knobs.delay, failure))
+    }
+}
+
+/// What the last human prompt asks of the stream itself.
+#[derive(Default)]
+struct Knobs {
+    reasoning: Option<String>,
+    delay: std::time::Duration,
+    error: Option<String>,
+}
+
+impl Knobs {
+    /// Longest pause between events.
+    const MAX_DELAY_MS: u64 = 10_000;
+
+    fn of(request: &ChatRequest) -> Knobs {
+        let prompt = request
+            .messages
+            .iter()
+            .rfind(|m| m.role == Role::Human)
+            .map(Message::text);
+        let Some(Value::Object(object)) = prompt.and_then(|p| serde_json::from_str(&p).ok()) else {
+            return Knobs::default();
+        };
+        let text = |key: &str| object.get(key).and_then(Value::as_str).map(str::to_owned);
+        Knobs {
+            reasoning: text("reasoning"),
+            delay: std::time::Duration::from_millis(
+                object
+                    .get("delay_ms")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0)
+                    .min(Self::MAX_DELAY_MS),
+            ),
+            error: text("error"),
+        }
     }
 }
 
