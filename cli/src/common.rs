@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
-use conversation_tree::{ConversationId, Node, NodeId, Store};
+use conversation_tree::{ConversationId, NodeId, Store};
 use messages::Message;
 use providers::{ECHO_MODEL_ID, ModelConfig, Provider};
 use server::config::ProviderBaseUrls;
@@ -37,10 +37,15 @@ pub(crate) async fn open_store(db: Option<&str>) -> Result<Arc<dyn Store>, CliEr
 }
 
 /// Opens the log database for reading only, for commands that never write (`skein logs`):
-/// never created, upgraded or written, so a read-only file works, and a writer's lock is
-/// waited for. A store that does not exist yet reads as an empty one.
+/// never created or written, so a read-only file works, and a writer's lock is waited for. A
+/// store that does not exist yet reads as an empty one.
+///
+/// A log written by an older Skein is upgraded once, as any writing command would do, so that
+/// the first `skein logs` after an upgrade does not send the user off to run something else;
+/// where it cannot be upgraded (a read-only file), the error says so.
 pub(crate) async fn open_store_read_only(db: Option<&str>) -> Result<Arc<dyn Store>, CliError> {
-    match server::store::open_store_read_only(&db_location(db)?).await {
+    let location = db_location(db)?;
+    match server::store::open_store_read_only(&location).await {
         Ok(store) => Ok(store),
         Err(server::ServerError::Store {
             source: conversation_tree::StoreError::NoStore { .. },
@@ -48,6 +53,15 @@ pub(crate) async fn open_store_read_only(db: Option<&str>) -> Result<Arc<dyn Sto
         }) => Ok(Arc::new(
             conversation_tree::SqliteStore::open_in_memory().await?,
         )),
+        Err(
+            err @ server::ServerError::Store {
+                source: conversation_tree::StoreError::OlderSchema { .. },
+                ..
+            },
+        ) => match server::store::open_store(&location).await {
+            Ok(_upgraded) => Ok(server::store::open_store_read_only(&location).await?),
+            Err(_) => Err(err.into()),
+        },
         Err(err) => Err(err.into()),
     }
 }
@@ -113,16 +127,6 @@ pub(crate) struct Resume {
     pub(crate) history: Option<Vec<Message>>,
     /// The model of the response picked up from.
     pub(crate) model: Option<String>,
-    /// Its temperature: kept unless `--temperature` says otherwise, since the options are
-    /// part of where a turn sits in the tree (another temperature would branch the history).
-    pub(crate) temperature: Option<f32>,
-}
-
-/// The temperature a logged response was asked with.
-fn temperature(node: &Node) -> Option<f32> {
-    // Stored as f64; every temperature came from an f32 in the first place.
-    #[allow(clippy::cast_possible_truncation)]
-    node.options().temperature.map(|t| t as f32)
 }
 
 /// The model a run uses when `-m` is not given, and a note for stderr when it is the echo
@@ -177,11 +181,11 @@ impl AgentArgs {
                     "no response #{from} in the log; `skein logs show` lists them"
                 ))
             })?;
+            let history = agent_loop::history::continuation(store, id).await?.messages;
             return Ok(Resume {
                 conversation: Some(node.conversation_id().clone()),
-                history: Some(store.messages_for_path(id).await?),
+                history: Some(history),
                 model: node.model().map(str::to_owned),
-                temperature: temperature(&node),
             });
         }
         let conversation = if let Some(cid) = &self.cid {
@@ -215,7 +219,6 @@ impl AgentArgs {
             model: latest
                 .as_ref()
                 .and_then(|node| node.model().map(str::to_owned)),
-            temperature: latest.as_ref().and_then(temperature),
         })
     }
 
@@ -244,7 +247,7 @@ impl AgentArgs {
             system: self.system.clone(),
             tools: self.tools.clone(),
             max_rounds: self.max_rounds,
-            temperature: self.temperature.or(resume.temperature),
+            temperature: self.temperature,
             max_tokens: self.max_tokens,
             deep_thinking: self.think,
             conversation: resume.conversation.clone(),

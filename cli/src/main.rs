@@ -13,6 +13,7 @@ mod models;
 mod render;
 mod run;
 mod serve;
+mod signal;
 
 use std::io::Write as _;
 use std::process::ExitCode;

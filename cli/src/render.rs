@@ -19,8 +19,8 @@ pub(crate) struct Ended {
     pub(crate) messages: Vec<messages::Message>,
 }
 
-/// Prepares `spec`, then shows its run on stdout and stderr until it ends; Ctrl-C cancels the
-/// run (the model call and the tools) and what was said so far is kept.
+/// Prepares `spec`, then shows its run on stdout and stderr until it ends; Ctrl-C or SIGTERM
+/// cancels the run (the model call and the tools) and what was said so far is logged.
 pub(crate) async fn run_in_terminal(
     service: &ChatService,
     spec: RunSpec,
@@ -34,9 +34,8 @@ pub(crate) async fn run_in_terminal(
     let interrupt = tokio::spawn({
         let cancel = cancel.clone();
         async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                cancel.cancel();
-            }
+            crate::signal::interrupted().await;
+            cancel.cancel();
         }
     });
     let ended = show(

@@ -149,24 +149,7 @@ fn read(path: &Path) -> Result<String, CliError> {
 
 /// Ctrl-C, or SIGTERM on Unix (what service managers send).
 async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
-    }
+    crate::signal::interrupted().await;
     eprintln!("skein: shutting down: finishing the responses in flight");
 }
 

@@ -141,14 +141,14 @@ fn run_continues_conversations() {
             "no conversation `no-such-conversation`",
         ));
 
-    // Continuing keeps the conversation's temperature, so the history is found in the tree
-    // as it was logged (another temperature would branch it off as a supplied copy).
+    // The history is found in the tree by what was said: continuing at another temperature
+    // (here the model's default) continues the same path, with no supplied copy.
     let deterministic = tempfile::tempdir().unwrap();
     stdout_of(skein(deterministic.path()).args(["run", "--temperature", "0", "One"]));
     let next = report(&stdout_of(
         skein(deterministic.path()).args(["run", "-c", "Two"]),
     ));
-    assert_eq!(next["options"]["temperature"], 0.0);
+    assert_eq!(next["options"]["temperature"], Value::Null);
     let tree = stdout_of(skein(deterministic.path()).args(["logs", "--tree"]));
     assert!(tree.contains("(2 responses, 0 branch points"), "{tree}");
     assert!(!tree.contains("supplied"), "{tree}");
@@ -784,4 +784,58 @@ fn logs_lists_a_damaged_conversation_beside_the_others() {
     }
     let tree = stdout_of(skein(dir.path()).args(["logs", "--tree", "--cid", &intact]));
     assert!(tree.contains("\"Intact one.\""), "{tree}");
+}
+
+/// A log database as a Skein of schema version 2 (before response statuses) wrote it, with one
+/// answered question.
+fn version_2_log(path: &Path) {
+    let conn = rusqlite::Connection::open(path).unwrap();
+    conn.execute_batch(include_str!(
+        "../../conversation-tree/src/sqlite/migrations/001_tree.sql"
+    ))
+    .unwrap();
+    conn.execute_batch(include_str!(
+        "../../conversation-tree/src/sqlite/migrations/002_calls.sql"
+    ))
+    .unwrap();
+    conn.execute_batch(
+        "PRAGMA application_id = 1397441870; PRAGMA user_version = 2; PRAGMA journal_mode = wal;
+         INSERT INTO conversations VALUES ('old-one', 'From before', '2026-01-01T00:00:00.000000Z',
+             '2026-01-01T00:00:00.000000Z');
+         INSERT INTO responses (conversation_id, prompt_hash, response_hash, path_hash, input_json,
+             response_json, model, datetime_utc)
+         VALUES ('old-one', 'p', 'r', 'p',
+             '[{\"role\": \"human\", \"parts\": [{\"type\": \"text\", \"text\": \"From before\"}]}]',
+             '[{\"role\": \"ai\", \"parts\": [{\"type\": \"text\", \"text\": \"Still here\"}]}]',
+             'echo', '2026-01-01T00:00:00.000000Z');
+         INSERT INTO calls (response_id, conversation_id, kind, model, datetime_utc)
+         VALUES (1, 'old-one', 'generated', 'echo', '2026-01-01T00:00:00.000000Z');",
+    )
+    .unwrap();
+}
+
+#[test]
+fn logs_upgrades_a_log_from_an_older_skein_once_and_lists_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    version_2_log(&db);
+    let listed = stdout_of(skein(dir.path()).args(["logs"]));
+    assert!(
+        listed.contains("old-one") && listed.contains("From before"),
+        "{listed}"
+    );
+    let version: i64 = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row("PRAGMA user_version", [], |row| row.get(0))
+        .unwrap();
+    assert_eq!(version, 3);
+    // Its answers read back as completed ones, and it continues.
+    let shown = stdout_of(skein(dir.path()).args(["logs", "show", "old-one"]));
+    assert!(
+        shown.contains("Still here") && !shown.contains("cancelled"),
+        "{shown}"
+    );
+    let out =
+        stdout_of(skein(dir.path()).args(["run", "--cid", "old-one", r#"{"raw": "Onwards"}"#]));
+    assert_eq!(out, "Onwards\n");
 }

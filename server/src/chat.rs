@@ -202,6 +202,11 @@ impl ChatService {
 
     /// The messages of `conversation` up to its most recent answer, cut to the last `limit`
     /// turns (the system message kept); empty for a conversation the store does not know.
+    ///
+    /// The most recent answer may be one a run was still working on, or one whose run was
+    /// cancelled or killed: its open tool calls are answered with the fallback response
+    /// ([`agent_loop::history::continuation`]), so the new run branches from there and a
+    /// stored conversation always continues.
     pub async fn history(
         &self,
         conversation: &ConversationId,
@@ -210,7 +215,9 @@ impl ChatService {
         let Some(node) = self.store.latest_node(conversation).await? else {
             return Ok(Vec::new());
         };
-        let messages = self.store.messages_for_path(node.id()).await?;
+        let messages = agent_loop::history::continuation(self.store.as_ref(), node.id())
+            .await?
+            .messages;
         Ok(match limit {
             Some(turns) => last_turns(messages, turns),
             None => messages,

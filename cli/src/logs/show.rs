@@ -4,7 +4,7 @@
 
 use std::io::Write;
 
-use conversation_tree::{ConversationSummary, Node, Store, Turn};
+use conversation_tree::{ConversationSummary, Node, ResponseStatus, Store, Turn};
 use messages::{ContentPart, Message, Role};
 use serde_json::json;
 
@@ -37,6 +37,7 @@ pub(super) async fn show(
                     "id": node.id(),
                     "parent": node.parent(),
                     "model": node.model(),
+                    "status": node.status(),
                     "datetime_utc": node.datetime_utc().to_string(),
                     "usage": node.usage(),
                     "input": turn.input,
@@ -77,8 +78,12 @@ fn write_node(
         .parent()
         .map(|parent| format!(" (after #{parent})"))
         .unwrap_or_default();
+    let status = match node.status() {
+        ResponseStatus::Completed => String::new(),
+        stopped => format!(", {stopped} before it ended"),
+    };
     match node.model() {
-        Some(model) => writeln!(out, "Model: **{model}**{parent}\n")?,
+        Some(model) => writeln!(out, "Model: **{model}**{parent}{status}\n")?,
         None => writeln!(out, "Supplied by the caller{parent}\n")?,
     }
     let prompt: Vec<String> = turn

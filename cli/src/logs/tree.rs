@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 
-use conversation_tree::{CallKind, ConversationSummary, Node, NodeId, Store, Turn};
+use conversation_tree::{CallKind, ConversationSummary, Node, NodeId, ResponseStatus, Store, Turn};
 use messages::{Message, Role};
 use serde_json::json;
 
@@ -110,9 +110,13 @@ impl View<'_> {
             Some(&n) if n > 0 => format!("  [cache hit ×{n}]"),
             _ => String::new(),
         };
+        let status = match node.status() {
+            ResponseStatus::Completed => String::new(),
+            stopped => format!("  [{stopped}]"),
+        };
         writeln!(
             out,
-            "{indent}{branch}#{} {who}: {} → {}{hits}",
+            "{indent}{branch}#{} {who}: {} → {}{status}{hits}",
             node.id(),
             turn.map(prompt).unwrap_or_default(),
             turn.map(|turn| answer(&turn.response)).unwrap_or_default(),
