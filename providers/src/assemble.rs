@@ -13,7 +13,41 @@
 
 use messages::{Reasoning, ToolCall};
 
-use crate::{FinishReason, StreamEvent, Usage};
+use crate::{FinishReason, Limit, Provider, ProviderError, StreamEvent, Usage};
+
+/// Most tool calls, and most reasoning blocks, one answer may have open at the same time (and,
+/// for parsers that remember every call of an answer, most calls per answer).
+///
+/// Keys come from the wire (an OpenAI tool-call `index`, a Responses `output_index`, an
+/// Anthropic content-block `index`), so they are only ever keys into maps of at most this many
+/// entries, never sizes or positions: a provider sending `"index": 4294967295` opens one call,
+/// and one sending a thousand distinct indexes gets its answer ended with
+/// [`ProviderError::LimitExceeded`] instead of a thousand buffers.
+pub const MAX_OPEN_BLOCKS: usize = 1024;
+
+/// A chunk that would have opened one block more than [`MAX_OPEN_BLOCKS`] allows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Overflow {
+    /// What kind of block: `tool call`, `reasoning block`, `content block`.
+    pub(crate) kind: &'static str,
+    /// The key the wire gave it.
+    pub(crate) key: usize,
+}
+
+impl Overflow {
+    /// The error that ends `provider`'s answer.
+    pub(crate) fn into_error(self, provider: Provider) -> ProviderError {
+        ProviderError::LimitExceeded {
+            provider,
+            limit: Limit::OpenBlocks,
+            what: format!(
+                "one {} too many (key {}) in one answer",
+                self.kind, self.key
+            ),
+            max: MAX_OPEN_BLOCKS as u64,
+        }
+    }
+}
 
 /// One fact an adapter read off the wire. `key` identifies a block within one answer (an
 /// Anthropic content index, an OpenAI `output_index` or tool-call `index`); keys of reasoning
@@ -154,10 +188,16 @@ impl Assembler {
         self.finish.is_some()
     }
 
-    /// Applies one chunk, appending the events it produces to `out`.
-    pub(crate) fn push(&mut self, chunk: Chunk, out: &mut Vec<StreamEvent>) {
+    /// Applies one chunk, appending the events it produces to `out`. A chunk that would open
+    /// more than [`MAX_OPEN_BLOCKS`] tool calls or reasoning blocks is refused; the caller ends
+    /// the answer with the error.
+    pub(crate) fn push(
+        &mut self,
+        chunk: Chunk,
+        out: &mut Vec<StreamEvent>,
+    ) -> Result<(), Overflow> {
         if self.done {
-            return;
+            return Ok(());
         }
         match chunk {
             Chunk::Started { id, model } => out.push(StreamEvent::Started { id, model }),
@@ -173,12 +213,12 @@ impl Assembler {
             }
             Chunk::ReasoningDelta { key, text } => {
                 if !text.is_empty() {
-                    self.reasoning_block(key).text.push_str(&text);
+                    self.reasoning_block(key)?.text.push_str(&text);
                     out.push(StreamEvent::ReasoningDelta { text });
                 }
             }
             Chunk::ReasoningSet { key, fields } => {
-                let block = self.reasoning_block(key);
+                let block = self.reasoning_block(key)?;
                 if !fields.text.is_empty() {
                     block.text = fields.text;
                 }
@@ -213,9 +253,9 @@ impl Assembler {
                     if open.call.id.is_empty() {
                         open.call.id = id;
                     }
-                    return;
+                    return Ok(());
                 }
-                let index = self.open_call(key);
+                let index = self.open_call(key)?;
                 if let Some(open) = self.calls.last_mut() {
                     open.call.id.clone_from(&id);
                     open.call.name.clone_from(&name);
@@ -230,9 +270,9 @@ impl Assembler {
             }
             Chunk::ToolCallArgs { key, arguments } => {
                 if arguments.is_empty() {
-                    return;
+                    return Ok(());
                 }
-                let open = self.call(key);
+                let open = self.call(key)?;
                 open.call.arguments.push_str(&arguments);
                 let index = open.index;
                 out.push(StreamEvent::ToolCallDelta {
@@ -242,7 +282,9 @@ impl Assembler {
                     arguments,
                 });
             }
-            Chunk::ToolCallArgsDone { key, arguments } => self.call(key).call.arguments = arguments,
+            Chunk::ToolCallArgsDone { key, arguments } => {
+                self.call(key)?.call.arguments = arguments
+            }
             Chunk::ToolCallEnd { key } => {
                 if let Some(position) = self.calls.iter().position(|open| open.key == key) {
                     let open = self.calls.remove(position);
@@ -265,6 +307,7 @@ impl Assembler {
             Chunk::Finish(reason) => self.finish = Some(reason),
             Chunk::Done => self.finish(out),
         }
+        Ok(())
     }
 
     /// Ends the answer: closes open reasoning blocks and tool calls, then emits the usage and
@@ -289,15 +332,21 @@ impl Assembler {
         self.done = true;
     }
 
-    fn reasoning_block(&mut self, key: usize) -> &mut Reasoning {
+    fn reasoning_block(&mut self, key: usize) -> Result<&mut Reasoning, Overflow> {
         let position = match self.reasoning.iter().position(|(k, _)| *k == key) {
             Some(position) => position,
             None => {
+                if self.reasoning.len() >= MAX_OPEN_BLOCKS {
+                    return Err(Overflow {
+                        kind: "reasoning block",
+                        key,
+                    });
+                }
                 self.reasoning.push((key, Reasoning::default()));
                 self.reasoning.len() - 1
             }
         };
-        &mut self.reasoning[position].1
+        Ok(&mut self.reasoning[position].1)
     }
 
     fn close_reasoning(&mut self, out: &mut Vec<StreamEvent>) {
@@ -307,7 +356,13 @@ impl Assembler {
     }
 
     /// Opens call `key` and returns its public index.
-    fn open_call(&mut self, key: usize) -> usize {
+    fn open_call(&mut self, key: usize) -> Result<usize, Overflow> {
+        if self.calls.len() >= MAX_OPEN_BLOCKS {
+            return Err(Overflow {
+                kind: "tool call",
+                key,
+            });
+        }
         let index = self.calls_seen;
         self.calls_seen += 1;
         self.calls.push(OpenCall {
@@ -315,19 +370,19 @@ impl Assembler {
             index,
             call: ToolCall::default(),
         });
-        index
+        Ok(index)
     }
 
     /// Call `key`, opened without id or name if a server sent arguments first.
-    fn call(&mut self, key: usize) -> &mut OpenCall {
+    fn call(&mut self, key: usize) -> Result<&mut OpenCall, Overflow> {
         let position = match self.calls.iter().position(|open| open.key == key) {
             Some(position) => position,
             None => {
-                self.open_call(key);
+                self.open_call(key)?;
                 self.calls.len() - 1
             }
         };
-        &mut self.calls[position]
+        Ok(&mut self.calls[position])
     }
 }
 
@@ -337,15 +392,22 @@ fn emit_reasoning(reasoning: Reasoning, out: &mut Vec<StreamEvent>) {
     }
 }
 
-/// Runs a complete list of chunks through an [`Assembler`] (non-streamed answers).
-pub(crate) fn events_from_chunks(chunks: impl IntoIterator<Item = Chunk>) -> Vec<StreamEvent> {
+/// Runs a complete list of chunks through an [`Assembler`] (non-streamed answers of
+/// `provider`).
+#[cfg(feature = "__http")]
+pub(crate) fn events_from_chunks(
+    provider: Provider,
+    chunks: impl IntoIterator<Item = Chunk>,
+) -> Result<Vec<StreamEvent>, ProviderError> {
     let mut assembler = Assembler::default();
     let mut events = Vec::new();
     for chunk in chunks {
-        assembler.push(chunk, &mut events);
+        assembler
+            .push(chunk, &mut events)
+            .map_err(|overflow| overflow.into_error(provider))?;
     }
     assembler.finish(&mut events);
-    events
+    Ok(events)
 }
 
 #[cfg(test)]
@@ -353,7 +415,13 @@ mod tests {
     use super::*;
 
     fn run(chunks: Vec<Chunk>) -> Vec<StreamEvent> {
-        events_from_chunks(chunks)
+        let mut assembler = Assembler::default();
+        let mut events = Vec::new();
+        for chunk in chunks {
+            assembler.push(chunk, &mut events).unwrap();
+        }
+        assembler.finish(&mut events);
+        events
     }
 
     #[test]

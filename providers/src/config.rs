@@ -125,6 +125,8 @@ pub struct ModelConfig {
     pub retry: RetryPolicy,
     /// Connection, first-byte and idle timeouts.
     pub timeouts: Timeouts,
+    /// Caps on what a provider may make Skein buffer (SSE events, error bodies).
+    pub limits: Limits,
 }
 
 impl ModelConfig {
@@ -166,6 +168,7 @@ impl fmt::Debug for ModelConfig {
             .field("api_format", &self.api_format)
             .field("retry", &self.retry)
             .field("timeouts", &self.timeouts)
+            .field("limits", &self.limits)
             .finish()
     }
 }
@@ -240,6 +243,42 @@ impl Default for Timeouts {
             connect: Duration::from_secs(10),
             first_byte: Duration::from_secs(600),
             idle: Duration::from_secs(120),
+        }
+    }
+}
+
+/// How much a provider may make Skein buffer. A provider that sends more gets its answer
+/// ended with [`ProviderError::LimitExceeded`](crate::ProviderError::LimitExceeded) (or, for an
+/// error body, the rest of the body unread), so one misbehaving endpoint cannot take the
+/// process's memory.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Largest server-sent event (or single line of one) in bytes. Reading stops as soon as an
+    /// event grows past it; the rest is never buffered.
+    pub max_sse_event_bytes: usize,
+    /// Largest part of an HTTP error body that is read; the rest is left unread and the
+    /// connection closed.
+    pub max_error_body_bytes: usize,
+    /// Largest non-streamed (`complete`) answer body in bytes.
+    pub max_response_body_bytes: usize,
+}
+
+impl Limits {
+    /// Default of [`Limits::max_sse_event_bytes`]: 8 MiB, far above any real event (a whole
+    /// tool-call argument or an encrypted reasoning blob arrives in one event).
+    pub const DEFAULT_MAX_SSE_EVENT_BYTES: usize = 8 * 1024 * 1024;
+    /// Default of [`Limits::max_error_body_bytes`]: 64 KiB.
+    pub const DEFAULT_MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
+    /// Default of [`Limits::max_response_body_bytes`]: 64 MiB.
+    pub const DEFAULT_MAX_RESPONSE_BODY_BYTES: usize = 64 * 1024 * 1024;
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_sse_event_bytes: Self::DEFAULT_MAX_SSE_EVENT_BYTES,
+            max_error_body_bytes: Self::DEFAULT_MAX_ERROR_BODY_BYTES,
+            max_response_body_bytes: Self::DEFAULT_MAX_RESPONSE_BODY_BYTES,
         }
     }
 }

@@ -17,8 +17,9 @@ const EXCERPT_CHARS: usize = 200;
 pub enum ProviderError {
     /// The provider answered with an HTTP error status (before any stream event).
     #[error(
-        "{provider} returned HTTP {status}{}: {message}{}",
+        "{provider} returned HTTP {status}{}: {message}{}{}",
         error_type.as_deref().map(|t| format!(" ({t})")).unwrap_or_default(),
+        body_cut_at.map(|cap| format!(" [error body longer than {cap} bytes (`Limits::max_error_body_bytes`); the rest was not read]")).unwrap_or_default(),
         if *retryable { "; retryable, try again later" } else { "; not retryable: fix the request, key or quota" }
     )]
     Http {
@@ -40,6 +41,10 @@ pub enum ProviderError {
         retryable: bool,
         /// How long the provider asked us to wait, if it said.
         retry_after: Option<Duration>,
+        /// `Some(cap)` when the error body was longer than
+        /// [`Limits::max_error_body_bytes`](crate::Limits::max_error_body_bytes): only the first
+        /// `cap` bytes were read and parsed, the rest was left unread.
+        body_cut_at: Option<usize>,
     },
     /// The provider reported an error inside a stream that had already started (an OpenAI
     /// Responses `error` event, an Anthropic `event: error`).
@@ -124,9 +129,75 @@ pub enum ProviderError {
         /// What it cannot do, and what to do instead.
         what: String,
     },
+    /// The provider sent more than a cap allows (an SSE event past
+    /// [`Limits::max_sse_event_bytes`](crate::Limits), too many simultaneously open tool calls,
+    /// …). Reading stopped at the cap; nothing past it was buffered.
+    #[error(
+        "{provider} sent {what}, over the cap of {max}{} (`{limit}`); reading stopped there. {}",
+        limit.unit(),
+        limit.hint()
+    )]
+    LimitExceeded {
+        /// Which provider sent it.
+        provider: Provider,
+        /// Which cap was hit.
+        limit: Limit,
+        /// What was too large, e.g. `an SSE event` or `a 1025th open tool call (key 4294967295)`.
+        what: String,
+        /// The cap's value.
+        max: u64,
+    },
     /// The call was cancelled by the caller.
     #[error("the model call was cancelled")]
     Cancelled,
+}
+
+/// Which cap a [`ProviderError::LimitExceeded`] hit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// [`Limits::max_sse_event_bytes`](crate::Limits::max_sse_event_bytes): one SSE event (or
+    /// line), in bytes.
+    SseEvent,
+    /// [`Limits::max_response_body_bytes`](crate::Limits::max_response_body_bytes): a
+    /// non-streamed answer body, in bytes.
+    ResponseBody,
+    /// [`MAX_OPEN_BLOCKS`](crate::MAX_OPEN_BLOCKS): tool calls, reasoning or content blocks
+    /// of one answer open at the same time.
+    OpenBlocks,
+}
+
+impl Limit {
+    fn unit(self) -> &'static str {
+        match self {
+            Limit::SseEvent | Limit::ResponseBody => " bytes",
+            Limit::OpenBlocks => " open blocks",
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            Limit::SseEvent => {
+                "Raise `Limits::max_sse_event_bytes` if the provider really sends events this large"
+            }
+            Limit::ResponseBody => {
+                "Raise `Limits::max_response_body_bytes` if answers really are this large"
+            }
+            Limit::OpenBlocks => {
+                "The provider's stream is malformed or hostile; no real answer needs this many"
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Limit::SseEvent => "max_sse_event_bytes",
+            Limit::ResponseBody => "max_response_body_bytes",
+            Limit::OpenBlocks => "MAX_OPEN_BLOCKS",
+        })
+    }
 }
 
 /// What a [`ProviderError::Timeout`] was waiting for.
@@ -161,6 +232,7 @@ impl ProviderError {
             | ProviderError::Timeout { .. }
             | ProviderError::StreamTruncated { .. } => true,
             ProviderError::Decode { .. }
+            | ProviderError::LimitExceeded { .. }
             | ProviderError::Config { .. }
             | ProviderError::FeatureDisabled { .. }
             | ProviderError::Unsupported { .. }

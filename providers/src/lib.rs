@@ -64,6 +64,8 @@ mod model;
 mod registry;
 mod request;
 mod response;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod wire_numbers;
 
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod http;
@@ -78,9 +80,10 @@ pub mod openai;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use assemble::MAX_OPEN_BLOCKS;
 pub use collect::collect;
-pub use config::{ModelConfig, Provider, RetryPolicy, Timeouts, detect_provider};
-pub use error::{ProviderError, TimeoutPhase};
+pub use config::{Limits, ModelConfig, Provider, RetryPolicy, Timeouts, detect_provider};
+pub use error::{Limit, ProviderError, TimeoutPhase};
 pub use event::StreamEvent;
 pub use factory::{ECHO_MODEL_ID, model_from_config};
 pub use model::{ChatModel, EventStream};

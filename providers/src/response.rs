@@ -43,19 +43,25 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// Input plus output tokens.
+    /// Input plus output tokens (saturating: counts come from providers).
     pub fn total_tokens(&self) -> u64 {
-        self.input_tokens + self.output_tokens
+        self.input_tokens.saturating_add(self.output_tokens)
     }
 }
 
+/// Adds field by field, saturating at `u64::MAX`: the counts come from providers, and a sum
+/// over many rounds must never panic or wrap whatever they report.
 impl AddAssign for Usage {
     fn add_assign(&mut self, other: Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cached_input_tokens += other.cached_input_tokens;
-        self.cache_creation_tokens += other.cache_creation_tokens;
-        self.reasoning_tokens += other.reasoning_tokens;
+        for (sum, add) in [
+            (&mut self.input_tokens, other.input_tokens),
+            (&mut self.output_tokens, other.output_tokens),
+            (&mut self.cached_input_tokens, other.cached_input_tokens),
+            (&mut self.cache_creation_tokens, other.cache_creation_tokens),
+            (&mut self.reasoning_tokens, other.reasoning_tokens),
+        ] {
+            *sum = sum.saturating_add(add);
+        }
     }
 }
 

@@ -126,6 +126,7 @@ async fn every_recorded_error_body() {
             request_id: got_id,
             retryable: got_retryable,
             retry_after,
+            body_cut_at: None,
         } = &from_complete
         else {
             panic!("{name}: {from_complete:?}");

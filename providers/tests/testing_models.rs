@@ -103,6 +103,7 @@ async fn scripted_errors_before_and_during_the_stream() {
         request_id: None,
         retryable: true,
         retry_after: None,
+        body_cut_at: None,
     };
     let model = ScriptedModel::new([
         ScriptedResponse::error(overloaded.clone()),

@@ -181,7 +181,7 @@ impl ChatModel for AnthropicModel {
         let wire = self.wire_request(&request, false)?;
         let body = self.http.post_json(&wire, wire::http_error).await?;
         let chunks = response::chunks(&String::from_utf8_lossy(&body))?;
-        response_from_events(events_from_chunks(chunks))
+        response_from_events(events_from_chunks(Provider::Anthropic, chunks)?)
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {

@@ -32,7 +32,7 @@ pub(super) fn chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
     if let Some(reason) = message.stop_reason {
         out.push(Chunk::Finish(finish_reason(&reason)));
     }
-    if let Some(usage) = message.usage {
+    if let Some(usage) = message.usage.0 {
         out.push(UsageTotals::default().update(usage));
     }
     out.push(Chunk::Done);

@@ -16,8 +16,9 @@ use super::wire::{
     finish_reason, open_block, set_signature, stream_error,
 };
 use crate::ProviderError;
-use crate::assemble::Chunk;
+use crate::assemble::{Chunk, MAX_OPEN_BLOCKS, Overflow};
 use crate::http::sse::{EventParser, json};
+use crate::wire_numbers::Lenient;
 
 #[derive(Deserialize)]
 struct Event<'a> {
@@ -30,7 +31,8 @@ struct Event<'a> {
     content_block: Option<WireBlock<'a>>,
     #[serde(borrow)]
     delta: Option<Delta<'a>>,
-    usage: Option<WireUsage>,
+    #[serde(default)]
+    usage: Lenient<WireUsage>,
     #[serde(borrow)]
     error: Option<WireError<'a>>,
 }
@@ -77,7 +79,7 @@ impl EventParser for StreamParser {
                         id: message.id.map(Cow::into_owned),
                         model: message.model.map(Cow::into_owned),
                     });
-                    if let Some(usage) = message.usage {
+                    if let Some(usage) = message.usage.0 {
                         out.push(self.usage.update(usage));
                     }
                 }
@@ -87,6 +89,15 @@ impl EventParser for StreamParser {
                     // A repeated start replaces the block (closing what it held first).
                     if let Some(stale) = self.take(key) {
                         close_block(key, stale, out);
+                    }
+                    // `index` is only a key: a huge one opens one block, but a stream that
+                    // never stops its blocks may not open more than the cap.
+                    if self.open.len() >= MAX_OPEN_BLOCKS {
+                        return Err(Overflow {
+                            kind: "content block",
+                            key,
+                        }
+                        .into_error(PROVIDER));
                     }
                     let state = open_block(key, block, out);
                     self.open.push((key, state));
@@ -106,7 +117,7 @@ impl EventParser for StreamParser {
                 if let Some(reason) = payload.delta.and_then(|delta| delta.stop_reason) {
                     out.push(Chunk::Finish(finish_reason(&reason)));
                 }
-                if let Some(usage) = payload.usage {
+                if let Some(usage) = payload.usage.0 {
                     out.push(self.usage.update(usage));
                 }
             }

@@ -122,14 +122,14 @@ fn usage_adds_cache_reads_and_writes_to_the_prompt_and_keeps_the_latest_fields()
             reasoning_tokens: Some(12),
         })
     );
-    // Absurd numbers saturate instead of overflowing.
+    // Absurd numbers are ignored (never summed into an overflow); the sane ones still count.
     let huge = UsageTotals::default().update(wire_usage(json!({
         "input_tokens": u64::MAX, "cache_read_input_tokens": 5,
     })));
     assert!(matches!(
         huge,
         Chunk::Usage(UsageUpdate {
-            input_tokens: Some(u64::MAX),
+            input_tokens: Some(5),
             ..
         })
     ));

@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::http::{ErrorDetails, HttpFailure};
+use crate::wire_numbers::Lenient;
 use crate::{FinishReason, Provider, ProviderError};
 
 pub(super) const PROVIDER: Provider = Provider::Anthropic;
@@ -29,7 +30,8 @@ pub(super) struct WireMessage<'a> {
     pub(super) content: Vec<WireBlock<'a>>,
     #[serde(borrow)]
     pub(super) stop_reason: Option<Cow<'a, str>>,
-    pub(super) usage: Option<WireUsage>,
+    #[serde(default)]
+    pub(super) usage: Lenient<WireUsage>,
     #[serde(borrow)]
     pub(super) error: Option<WireError<'a>>,
 }
@@ -177,15 +179,20 @@ fn is_empty_object(raw: &str) -> bool {
 /// `usage` of `message_start`, `message_delta` or a whole message.
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
 pub(super) struct WireUsage {
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     output_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     cache_creation_input_tokens: Option<u64>,
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     cache_read_input_tokens: Option<u64>,
     output_tokens_details: Option<OutputDetails>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize)]
 struct OutputDetails {
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     thinking_tokens: Option<u64>,
 }
 

@@ -147,7 +147,7 @@ impl ChatModel for GeminiModel {
         let wire = self.wire_request(&request, "generateContent")?;
         let body = self.http.post_json(&wire, error::http_error).await?;
         let chunks = parse::response_chunks(&String::from_utf8_lossy(&body))?;
-        response_from_events(events_from_chunks(chunks))
+        response_from_events(events_from_chunks(Provider::Google, chunks)?)
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {

@@ -15,6 +15,7 @@ use super::MINTED_ID_PREFIX;
 use super::error::{ErrorEnvelope, WireError, stream_error};
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::http::sse::{EventParser, json};
+use crate::wire_numbers::Lenient;
 use crate::{FinishReason, Provider, ProviderError};
 
 const PROVIDER: Provider = Provider::Google;
@@ -26,7 +27,8 @@ const THOUGHTS: usize = 0;
 struct Response<'a> {
     #[serde(default, borrow)]
     candidates: Vec<Candidate<'a>>,
-    usage_metadata: Option<UsageMetadata>,
+    #[serde(default)]
+    usage_metadata: Lenient<UsageMetadata>,
     #[serde(borrow)]
     model_version: Option<Cow<'a, str>>,
     #[serde(borrow)]
@@ -81,17 +83,17 @@ struct FunctionCall<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct UsageMetadata {
-    #[serde(default)]
-    prompt_token_count: u64,
-    #[serde(default)]
-    candidates_token_count: u64,
-    #[serde(default)]
-    cached_content_token_count: u64,
-    #[serde(default)]
-    thoughts_token_count: u64,
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
+    prompt_token_count: Option<u64>,
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
+    candidates_token_count: Option<u64>,
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
+    cached_content_token_count: Option<u64>,
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
+    thoughts_token_count: Option<u64>,
     /// Prompt tokens of tool results Gemini fetched itself (search, code execution).
-    #[serde(default)]
-    tool_use_prompt_token_count: u64,
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
+    tool_use_prompt_token_count: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -104,12 +106,19 @@ struct PromptFeedback<'a> {
 impl From<UsageMetadata> for UsageUpdate {
     /// Each report is complete and cumulative, so every field is set.
     fn from(usage: UsageMetadata) -> Self {
+        // Counts are at most `MAX_TOKEN_COUNT` each, so the sums cannot overflow; saturating
+        // anyway keeps that true whatever the bound becomes.
+        let count = |n: Option<u64>| n.unwrap_or(0);
+        let thoughts = count(usage.thoughts_token_count);
         UsageUpdate {
-            input_tokens: Some(usage.prompt_token_count + usage.tool_use_prompt_token_count),
-            output_tokens: Some(usage.candidates_token_count + usage.thoughts_token_count),
-            cached_input_tokens: Some(usage.cached_content_token_count),
+            input_tokens: Some(
+                count(usage.prompt_token_count)
+                    .saturating_add(count(usage.tool_use_prompt_token_count)),
+            ),
+            output_tokens: Some(count(usage.candidates_token_count).saturating_add(thoughts)),
+            cached_input_tokens: Some(count(usage.cached_content_token_count)),
             cache_creation_tokens: None,
-            reasoning_tokens: Some(usage.thoughts_token_count),
+            reasoning_tokens: Some(thoughts),
         }
     }
 }
@@ -165,7 +174,7 @@ impl Answer {
         if let Some(reason) = response.prompt_feedback.and_then(|f| f.block_reason) {
             out.push(Chunk::Finish(finish_reason(&reason)));
         }
-        if let Some(usage) = response.usage_metadata {
+        if let Some(usage) = response.usage_metadata.0 {
             out.push(Chunk::Usage(usage.into()));
         }
         Ok(())

@@ -18,13 +18,11 @@ use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 
 use crate::error::excerpt;
 use crate::{
-    EventStream, ModelConfig, Provider, ProviderError, RetryPolicy, TimeoutPhase, Timeouts,
+    EventStream, Limit, Limits, ModelConfig, Provider, ProviderError, RetryPolicy, TimeoutPhase,
+    Timeouts,
 };
 
 pub(crate) use retry::{retry_after, retryable_status};
-
-/// Largest error body read, so a misbehaving server cannot make us buffer without limit.
-const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// One request as an adapter built it.
 #[derive(Debug)]
@@ -44,6 +42,8 @@ pub(crate) struct HttpFailure<'a> {
     pub(crate) status: u16,
     pub(crate) headers: &'a HeaderMap,
     pub(crate) body: &'a [u8],
+    /// `Some(cap)` when the body was cut at `cap` bytes.
+    pub(crate) body_cut_at: Option<usize>,
 }
 
 /// What a provider's error envelope said; see [`HttpFailure::error`].
@@ -75,6 +75,7 @@ impl HttpFailure<'_> {
             request_id: details.request_id,
             retryable: details.retryable.unwrap_or(retryable_status(self.status)),
             retry_after: retry_after(self.headers).or(details.retry_after),
+            body_cut_at: self.body_cut_at,
         }
     }
 
@@ -100,6 +101,7 @@ pub(crate) struct HttpClient {
     headers: HeaderMap,
     retry: RetryPolicy,
     timeouts: Timeouts,
+    limits: Limits,
 }
 
 impl HttpClient {
@@ -135,6 +137,7 @@ impl HttpClient {
             headers,
             retry: config.retry.clone(),
             timeouts: config.timeouts.clone(),
+            limits: config.limits.clone(),
         })
     }
 
@@ -146,7 +149,17 @@ impl HttpClient {
     ) -> Result<Vec<u8>, ProviderError> {
         retry::with_retries(&self.retry, || async {
             let response = self.send_once(request, errors).await?;
-            read_body(self.provider, response, self.timeouts.idle, usize::MAX).await
+            let max = self.limits.max_response_body_bytes;
+            let (body, cut) = read_body(self.provider, response, self.timeouts.idle, max).await?;
+            if cut {
+                return Err(ProviderError::LimitExceeded {
+                    provider: self.provider,
+                    limit: Limit::ResponseBody,
+                    what: "a response body".into(),
+                    max: max as u64,
+                });
+            }
+            Ok(body)
         })
         .await
     }
@@ -171,6 +184,7 @@ impl HttpClient {
             self.provider,
             body_stream(self.provider, response, self.timeouts.idle),
             parser,
+            self.limits.max_sse_event_bytes,
         ))
     }
 
@@ -193,7 +207,8 @@ impl HttpClient {
         retry::with_retries(&self.retry, || async move {
             let response = self.send_once(request, errors).await?;
             let body = body_stream(self.provider, response, self.timeouts.idle);
-            sse::until_content(sse::decode(self.provider, body, parser())).await
+            let max_event = self.limits.max_sse_event_bytes;
+            sse::until_content(sse::decode(self.provider, body, parser(), max_event)).await
         })
         .await
     }
@@ -229,7 +244,8 @@ impl HttpClient {
             return Ok(response);
         }
         let headers = response.headers().clone();
-        let body = read_body(self.provider, response, self.timeouts.idle, MAX_ERROR_BODY)
+        let max = self.limits.max_error_body_bytes;
+        let (body, cut) = read_body(self.provider, response, self.timeouts.idle, max)
             .await
             .unwrap_or_default();
         Err(errors(&HttpFailure {
@@ -237,6 +253,7 @@ impl HttpClient {
             status,
             headers: &headers,
             body: &body,
+            body_cut_at: cut.then_some(max),
         }))
     }
 
@@ -309,19 +326,25 @@ fn body_stream(
     })
 }
 
-/// Reads a whole body (at most `limit` bytes are kept).
+/// Reads a body up to `limit` bytes; `true` when it was longer. Reading stops at the limit:
+/// the rest is never read (dropping the response closes the connection), so an endless body
+/// costs `limit` bytes and no more time than reading them.
 async fn read_body(
     provider: Provider,
     response: reqwest::Response,
     idle: Duration,
     limit: usize,
-) -> Result<Vec<u8>, ProviderError> {
+) -> Result<(Vec<u8>, bool), ProviderError> {
     use futures::TryStreamExt;
     let mut body = Vec::new();
     let mut chunks = std::pin::pin!(body_stream(provider, response, idle));
     while let Some(chunk) = chunks.try_next().await? {
         let room = limit.saturating_sub(body.len());
-        body.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
     }
-    Ok(body)
+    Ok((body, false))
 }

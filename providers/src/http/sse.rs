@@ -10,7 +10,7 @@ use sseer::errors::EventStreamError;
 
 use crate::assemble::{Assembler, Chunk};
 use crate::error::excerpt;
-use crate::{EventStream, Provider, ProviderError, StreamEvent};
+use crate::{EventStream, Limit, Provider, ProviderError, StreamEvent};
 
 /// A provider's stream format: reads one SSE event at a time into [`Chunk`]s.
 ///
@@ -33,8 +33,10 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
 }
 
 /// Decodes a body of SSE bytes with `parser`. The stream ends after [`StreamEvent::Done`] or
-/// the first error; dropping it drops `body` (and with it the connection).
-pub(crate) fn decode<S, P>(provider: Provider, body: S, parser: P) -> EventStream
+/// the first error; dropping it drops `body` (and with it the connection). An event (or line)
+/// longer than `max_event` bytes ends it with [`ProviderError::LimitExceeded`] before the
+/// framing buffers more than that.
+pub(crate) fn decode<S, P>(provider: Provider, body: S, parser: P, max_event: usize) -> EventStream
 where
     S: Stream<Item = Result<Bytes, ProviderError>> + Send + 'static,
     P: EventParser,
@@ -47,7 +49,9 @@ where
     // is a slice of the read). Measurements: BENCHMARKS.md, "providers".
     Box::pin(Driver {
         provider,
-        frames: Box::pin(sseer::EventStream::new(body)),
+        frames: Box::pin(sseer::EventStream::new(EventSizeCap::new(
+            provider, body, max_event,
+        ))),
         parser,
         assembler: Assembler::default(),
         chunks: Vec::new(),
@@ -65,13 +69,125 @@ where
     P: EventParser,
 {
     let body = body.map(|piece| Ok(Bytes::copy_from_slice(piece.as_ref())));
-    decode(provider, body, parser)
+    decode(
+        provider,
+        body,
+        parser,
+        crate::Limits::DEFAULT_MAX_SSE_EVENT_BYTES,
+    )
+}
+
+/// The body stream with a cap on the size of one SSE event.
+///
+/// sseer buffers a line until its end and an event's `data:` lines until the blank line that
+/// ends it, however long they are: a provider sending one endless line would take all memory.
+/// This wrapper counts, as the bytes go by, the length of the current line and of the current
+/// event's field lines (comments excluded: they are dropped line by line) and fails the stream
+/// as soon as either passes `max` bytes, so the framing never holds more than about `max`
+/// bytes plus one read.
+struct EventSizeCap<S> {
+    provider: Provider,
+    body: Pin<Box<S>>,
+    max: usize,
+    /// Bytes of the current line so far.
+    line: usize,
+    /// Bytes of the current event's completed field lines.
+    event: usize,
+    /// Whether the current line is a comment (`:` first); `None` before its first byte.
+    comment: Option<bool>,
+    /// Whether the last byte was a CR (a following LF belongs to the same line ending).
+    after_cr: bool,
+    failed: bool,
+}
+
+impl<S> EventSizeCap<S> {
+    fn new(provider: Provider, body: S, max: usize) -> Self {
+        EventSizeCap {
+            provider,
+            body: Box::pin(body),
+            max,
+            line: 0,
+            event: 0,
+            comment: None,
+            after_cr: false,
+            failed: false,
+        }
+    }
+
+    /// Counts `bytes`; false when the current line or event has grown past the cap.
+    fn count(&mut self, bytes: &[u8]) -> bool {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            if self.after_cr && rest[0] == b'\n' {
+                // The LF of a CRLF ends nothing more.
+                self.after_cr = false;
+                rest = &rest[1..];
+                continue;
+            }
+            self.after_cr = false;
+            let end = rest.iter().position(|&b| b == b'\n' || b == b'\r');
+            let segment = &rest[..end.unwrap_or(rest.len())];
+            if self.comment.is_none()
+                && let Some(&first) = segment.first()
+            {
+                self.comment = Some(first == b':');
+            }
+            self.line = self.line.saturating_add(segment.len());
+            let counted = if self.comment == Some(true) {
+                self.line
+            } else {
+                self.event.saturating_add(self.line)
+            };
+            if counted > self.max {
+                return false;
+            }
+            let Some(end) = end else { break };
+            if self.line == 0 {
+                // A blank line ends the event.
+                self.event = 0;
+            } else if self.comment != Some(true) {
+                self.event = self.event.saturating_add(self.line);
+            }
+            self.line = 0;
+            self.comment = None;
+            self.after_cr = rest[end] == b'\r';
+            rest = &rest[end + 1..];
+        }
+        true
+    }
+}
+
+impl<S> Stream for EventSizeCap<S>
+where
+    S: Stream<Item = Result<Bytes, ProviderError>>,
+{
+    type Item = Result<Bytes, ProviderError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        if this.failed {
+            return Poll::Ready(None);
+        }
+        let item = ready!(this.body.as_mut().poll_next(cx));
+        if let Some(Ok(bytes)) = &item
+            && !this.count(bytes)
+        {
+            this.failed = true;
+            return Poll::Ready(Some(Err(ProviderError::LimitExceeded {
+                provider: this.provider,
+                limit: Limit::SseEvent,
+                what: "an SSE event (or line)".into(),
+                max: this.max as u64,
+            })));
+        }
+        Poll::Ready(item)
+    }
 }
 
 /// The stream [`decode`] returns: SSE events in, [`StreamEvent`]s out.
 struct Driver<S, P> {
     provider: Provider,
-    frames: Pin<Box<sseer::EventStream<S>>>,
+    frames: Pin<Box<sseer::EventStream<EventSizeCap<S>>>>,
     parser: P,
     assembler: Assembler,
     /// Reused between events: the parser's output.
@@ -120,9 +236,14 @@ where
                     }
                 }
             };
+            let mut step = step;
             for chunk in this.chunks.drain(..) {
-                this.assembler.push(chunk, &mut this.events);
+                if let Err(overflow) = this.assembler.push(chunk, &mut this.events) {
+                    step = step.and(Err(overflow.into_error(this.provider)));
+                    break;
+                }
             }
+            this.chunks.clear();
             this.pending.extend(this.events.drain(..).map(Ok));
             // Events parsed before an error are still delivered, then the error ends the stream.
             if let Err(err) = step {

@@ -6,8 +6,9 @@ use messages::ToolCall;
 use serde::Deserialize;
 
 use super::wire::{ErrorEnvelope, WireError, WireUsage, finish_reason, stream_error};
-use crate::assemble::{Chunk, UsageUpdate};
+use crate::assemble::{Chunk, MAX_OPEN_BLOCKS, Overflow, UsageUpdate};
 use crate::http::sse::{EventParser, json};
+use crate::wire_numbers::Lenient;
 use crate::{Provider, ProviderError};
 
 const PROVIDER: Provider = Provider::OpenAi;
@@ -22,7 +23,8 @@ struct StreamChunk<'a> {
     model: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     choices: Vec<StreamChoice<'a>>,
-    usage: Option<WireUsage>,
+    #[serde(default)]
+    usage: Lenient<WireUsage>,
     #[serde(borrow)]
     error: Option<WireError<'a>>,
 }
@@ -74,8 +76,10 @@ struct FunctionDelta<'a> {
 #[derive(Debug, Default)]
 pub(super) struct ChatStreamParser {
     started: bool,
-    /// Ids of the calls seen, by key, to place fragments of servers that send no `index`.
-    call_ids: Vec<String>,
+    /// The calls seen, in order: (key, id), to place fragments of servers that send no
+    /// `index`. The key is the wire's `index` (any number: it is a key, never a position),
+    /// and the list holds at most [`MAX_OPEN_BLOCKS`] calls.
+    calls: Vec<(usize, String)>,
 }
 
 impl EventParser for ChatStreamParser {
@@ -113,13 +117,13 @@ impl EventParser for ChatStreamParser {
                 out.push(Chunk::Text(text.into_owned()));
             }
             for call in delta.tool_calls {
-                self.tool_call(call, out);
+                self.tool_call(call, out)?;
             }
             if let Some(reason) = choice.finish_reason {
                 out.push(Chunk::Finish(finish_reason(&reason)));
             }
         }
-        if let Some(usage) = chunk.usage {
+        if let Some(usage) = chunk.usage.0 {
             out.push(Chunk::Usage(UsageUpdate::from(usage)));
         }
         Ok(())
@@ -132,29 +136,44 @@ impl EventParser for ChatStreamParser {
 }
 
 impl ChatStreamParser {
-    fn tool_call(&mut self, call: ToolCallDelta<'_>, out: &mut Vec<Chunk>) {
+    fn tool_call(
+        &mut self,
+        call: ToolCallDelta<'_>,
+        out: &mut Vec<Chunk>,
+    ) -> Result<(), ProviderError> {
         let id = call.id.map(Cow::into_owned).filter(|id| !id.is_empty());
-        // Key by `index`; servers without it (Gemini's compatibility layer) are keyed by id,
-        // and an id-less fragment continues the last call.
+        // Key by `index`; servers without it (Gemini's compatibility layer) are keyed by id
+        // (a new id gets the next number), and an id-less fragment continues the last call.
         let key = match (call.index, &id) {
             (Some(index), _) => index,
             (None, Some(id)) => self
-                .call_ids
+                .calls
                 .iter()
-                .position(|seen| seen == id)
-                .unwrap_or(self.call_ids.len()),
-            (None, None) => self.call_ids.len().saturating_sub(1),
+                .find(|(_, seen)| seen == id)
+                .map_or(self.calls.len(), |(key, _)| *key),
+            (None, None) => self.calls.last().map_or(0, |(key, _)| *key),
         };
         let (name, arguments) = match call.function {
             Some(f) => (f.name.map(Cow::into_owned), f.arguments),
             None => (None, None),
         };
         if id.is_some() || name.is_some() {
-            if self.call_ids.len() <= key {
-                self.call_ids.resize(key + 1, String::new());
-            }
+            let position = match self.calls.iter().position(|(seen, _)| *seen == key) {
+                Some(position) => position,
+                None if self.calls.len() >= MAX_OPEN_BLOCKS => {
+                    return Err(Overflow {
+                        kind: "tool call",
+                        key,
+                    }
+                    .into_error(PROVIDER));
+                }
+                None => {
+                    self.calls.push((key, String::new()));
+                    self.calls.len() - 1
+                }
+            };
             if let Some(id) = &id {
-                self.call_ids[key].clone_from(id);
+                self.calls[position].1.clone_from(id);
             }
             out.push(Chunk::ToolCallStart {
                 key,
@@ -169,6 +188,7 @@ impl ChatStreamParser {
                 arguments: arguments.into_owned(),
             });
         }
+        Ok(())
     }
 }
 
@@ -178,7 +198,8 @@ struct Completion {
     model: Option<String>,
     #[serde(default)]
     choices: Vec<CompletionChoice>,
-    usage: Option<WireUsage>,
+    #[serde(default)]
+    usage: Lenient<WireUsage>,
 }
 
 #[derive(Deserialize)]
@@ -242,7 +263,7 @@ pub(super) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
             out.push(Chunk::Finish(finish_reason(&reason)));
         }
     }
-    if let Some(usage) = completion.usage {
+    if let Some(usage) = completion.usage.0 {
         out.push(Chunk::Usage(UsageUpdate::from(usage)));
     }
     out.push(Chunk::Done);

@@ -173,7 +173,7 @@ impl ChatModel for OpenAiModel {
             ApiFormat::Chat => chat_parse::response_chunks(&body)?,
             ApiFormat::Responses => responses_parse::response_chunks(&body)?,
         };
-        response_from_events(events_from_chunks(chunks))
+        response_from_events(events_from_chunks(Provider::OpenAi, chunks)?)
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use super::wire::{ErrorEnvelope, WireError, WireUsage, stream_error};
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::http::sse::{EventParser, json};
+use crate::wire_numbers::Lenient;
 use crate::{FinishReason, Provider, ProviderError};
 
 const PROVIDER: Provider = Provider::OpenAi;
@@ -68,7 +69,8 @@ struct Response {
     status: Option<String>,
     #[serde(default)]
     output: Vec<Item>,
-    usage: Option<WireUsage>,
+    #[serde(default)]
+    usage: Lenient<WireUsage>,
     incomplete_details: Option<IncompleteDetails>,
     error: Option<ResponseError>,
 }
@@ -238,7 +240,7 @@ fn reasoning(item: Item) -> Reasoning {
 }
 
 fn finish(response: Response, out: &mut Vec<Chunk>) {
-    if let Some(usage) = response.usage {
+    if let Some(usage) = response.usage.0 {
         out.push(Chunk::Usage(UsageUpdate::from(usage)));
     }
     let reason = match response.status.as_deref() {

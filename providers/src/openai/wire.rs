@@ -13,25 +13,36 @@ use crate::{Provider, ProviderError};
 /// Token counts in either format (`prompt_tokens` in Chat, `input_tokens` in Responses).
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct WireUsage {
-    #[serde(alias = "input_tokens")]
+    #[serde(
+        alias = "input_tokens",
+        default,
+        deserialize_with = "crate::wire_numbers::token_count"
+    )]
     prompt_tokens: Option<u64>,
-    #[serde(alias = "output_tokens")]
+    #[serde(
+        alias = "output_tokens",
+        default,
+        deserialize_with = "crate::wire_numbers::token_count"
+    )]
     completion_tokens: Option<u64>,
     #[serde(alias = "input_tokens_details")]
     prompt_tokens_details: Option<PromptDetails>,
     #[serde(alias = "output_tokens_details")]
     completion_tokens_details: Option<CompletionDetails>,
     /// DeepSeek's name for cached prompt tokens.
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     prompt_cache_hit_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 struct PromptDetails {
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     cached_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 struct CompletionDetails {
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     reasoning_tokens: Option<u64>,
 }
 

@@ -28,8 +28,13 @@ pub use scripted::{ScriptedModel, ScriptedResponse};
 fn replay(chunks: Vec<Chunk>, delay: Duration, failure: Option<ProviderError>) -> EventStream {
     let mut assembler = Assembler::default();
     let mut events = Vec::new();
+    let mut failure = failure;
     for chunk in chunks {
-        assembler.push(chunk, &mut events);
+        // A script opening more blocks than an answer may ends the way a provider's would.
+        if let Err(overflow) = assembler.push(chunk, &mut events) {
+            failure = Some(overflow.into_error(crate::Provider::OpenAi));
+            break;
+        }
     }
     let mut items: Vec<Result<StreamEvent, ProviderError>> = Vec::new();
     match failure {
