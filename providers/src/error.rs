@@ -266,6 +266,50 @@ impl ProviderError {
         }
     }
 
+    /// Calls `f` on every text field (messages, types, codes, ids, excerpts): what the
+    /// redactor cleans.
+    pub(crate) fn for_each_text(&mut self, mut f: impl FnMut(&mut String)) {
+        match self {
+            ProviderError::Http {
+                error_type,
+                code,
+                message,
+                request_id,
+                ..
+            } => {
+                f(message);
+                for text in [error_type, code, request_id].into_iter().flatten() {
+                    f(text);
+                }
+            }
+            ProviderError::Stream {
+                error_type,
+                message,
+                ..
+            } => {
+                f(message);
+                if let Some(text) = error_type {
+                    f(text);
+                }
+            }
+            ProviderError::Transport { message, .. } | ProviderError::Config { message } => {
+                f(message);
+            }
+            ProviderError::Decode {
+                message, excerpt, ..
+            } => {
+                f(message);
+                f(excerpt);
+            }
+            ProviderError::StreamTruncated { detail, .. } => f(detail),
+            ProviderError::FeatureDisabled { model_id, .. } => f(model_id),
+            ProviderError::Unsupported { what, .. } | ProviderError::LimitExceeded { what, .. } => {
+                f(what);
+            }
+            ProviderError::Timeout { .. } | ProviderError::Cancelled => {}
+        }
+    }
+
     /// A [`ProviderError::Config`] with this message.
     pub fn config(message: impl Into<String>) -> Self {
         ProviderError::Config {

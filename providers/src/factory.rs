@@ -27,6 +27,33 @@ pub const ECHO_MODEL_ID: &str = "echo";
 /// # Ok::<(), providers::ProviderError>(())
 /// ```
 pub fn model_from_config(config: &ModelConfig) -> Result<Box<dyn ChatModel>, ProviderError> {
+    redacting(config, adapter(config))
+}
+
+/// Every error a provider can put text into leaves through the redactor (see `redact.rs`),
+/// errors building the model included, since they may quote the configuration.
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+fn redacting(
+    config: &ModelConfig,
+    model: Result<Box<dyn ChatModel>, ProviderError>,
+) -> Result<Box<dyn ChatModel>, ProviderError> {
+    let redactor = crate::redact::Redactor::for_config(config);
+    match model {
+        Ok(inner) => Ok(Box::new(crate::redact::Redacting { inner, redactor })),
+        Err(err) => Err(redactor.error(err)),
+    }
+}
+
+/// Without a provider adapter only the echo model exists, which talks to no one.
+#[cfg(not(any(feature = "openai", feature = "anthropic", feature = "gemini")))]
+fn redacting(
+    _config: &ModelConfig,
+    model: Result<Box<dyn ChatModel>, ProviderError>,
+) -> Result<Box<dyn ChatModel>, ProviderError> {
+    model
+}
+
+fn adapter(config: &ModelConfig) -> Result<Box<dyn ChatModel>, ProviderError> {
     if config.model_id.trim().is_empty() {
         return Err(ProviderError::config(
             "`model_id` is empty: name the model to call, e.g. `gpt-4o` or `echo`",

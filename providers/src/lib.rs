@@ -65,6 +65,8 @@ mod registry;
 mod request;
 mod response;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod redact;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod wire_numbers;
 
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
