@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::ProviderError;
+
 /// The wire protocol a model speaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -138,6 +140,34 @@ impl ModelConfig {
         }
     }
 
+    /// Refuses `default_headers` that would override what the HTTP client must control:
+    /// `Host`, `Content-Length`, `Transfer-Encoding`, `Connection`, `TE`, `Upgrade` (and the
+    /// other hop-by-hop headers) always; `Authorization`, `Proxy-Authorization`, `x-api-key`,
+    /// `x-goog-api-key`, `api-key` and `Cookie` whenever an `api_key` is set, since the request
+    /// carries that key (for `skein serve`, possibly the server's own). Names are compared
+    /// without regard to case. [`model_from_config`](crate::model_from_config) runs this check.
+    ///
+    /// ```
+    /// use providers::{ModelConfig, ProviderError};
+    ///
+    /// let mut config = ModelConfig::new("gpt-4o");
+    /// config.api_key = Some("sk-test".into());
+    /// config.default_headers.insert("X-Team".into(), "a".into());
+    /// assert!(config.check_headers().is_ok());
+    /// config.default_headers.insert("Authorization".into(), "Bearer other".into());
+    /// let err = config.check_headers().unwrap_err();
+    /// assert!(matches!(err, ProviderError::ForbiddenHeader { ref name, .. } if name == "Authorization"));
+    /// ```
+    pub fn check_headers(&self) -> Result<(), ProviderError> {
+        let key_configured = self
+            .api_key
+            .as_deref()
+            .is_some_and(|k| !k.trim().is_empty());
+        self.default_headers
+            .keys()
+            .try_for_each(|name| check_header(name, key_configured))
+    }
+
     /// The provider this configuration selects ([`detect_provider`] of `model` and `model_id`).
     pub fn provider(&self) -> Provider {
         detect_provider(self.model.as_deref(), &self.model_id)
@@ -171,6 +201,55 @@ impl fmt::Debug for ModelConfig {
             .field("limits", &self.limits)
             .finish()
     }
+}
+
+/// Headers only the HTTP client sets: framing and hop-by-hop headers. A configured value would
+/// let whoever wrote the configuration re-route or re-frame a request that carries a key.
+const FRAMING_HEADERS: &[&str] = &[
+    "host",
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "upgrade",
+];
+
+/// Headers that carry credentials: with a configured key they would replace it (or send a
+/// second credential along with it), so they may only be set when no key is configured.
+const CREDENTIAL_HEADERS: &[&str] = &[
+    "authorization",
+    "proxy-authorization",
+    "x-api-key",
+    "x-goog-api-key",
+    "api-key",
+    "cookie",
+];
+
+/// Refuses a header a configuration may not set; see [`ModelConfig::check_headers`].
+pub(crate) fn check_header(name: &str, key_configured: bool) -> Result<(), ProviderError> {
+    let name = name.trim();
+    let refused = |reason| {
+        Err(ProviderError::ForbiddenHeader {
+            name: name.to_owned(),
+            reason,
+        })
+    };
+    if FRAMING_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(name)) {
+        return refused("the HTTP client sets framing and hop-by-hop headers itself");
+    }
+    if key_configured
+        && CREDENTIAL_HEADERS
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(name))
+    {
+        return refused(
+            "it would replace or accompany the configured API key; set `api_key` alone, or leave `api_key` unset to send your own credential header",
+        );
+    }
+    Ok(())
 }
 
 /// Whether a header of this name carries a credential (its value is never shown).

@@ -108,6 +108,19 @@ pub enum ProviderError {
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A configured header would override what Skein itself must send: a framing or
+    /// hop-by-hop header (`Host`, `Content-Length`, `Transfer-Encoding`, …) or, next to a
+    /// configured key, a credential header (`Authorization`, `x-api-key`, …) that would
+    /// replace or accompany the key. Nothing was sent.
+    #[error(
+        "header `{name}` may not be set through `default_headers` or request headers: {reason}; remove it"
+    )]
+    ForbiddenHeader {
+        /// The header as configured.
+        name: String,
+        /// Why it is refused.
+        reason: &'static str,
+    },
     /// The provider needed for this model was compiled out.
     #[error(
         "model `{model_id}` needs the {provider} adapter, which this build leaves out; enable the `{feature}` feature of the `providers` crate"
@@ -234,6 +247,7 @@ impl ProviderError {
             ProviderError::Decode { .. }
             | ProviderError::LimitExceeded { .. }
             | ProviderError::Config { .. }
+            | ProviderError::ForbiddenHeader { .. }
             | ProviderError::FeatureDisabled { .. }
             | ProviderError::Unsupported { .. }
             | ProviderError::Cancelled => false,
@@ -306,6 +320,7 @@ impl ProviderError {
             ProviderError::Unsupported { what, .. } | ProviderError::LimitExceeded { what, .. } => {
                 f(what);
             }
+            ProviderError::ForbiddenHeader { name, .. } => f(name),
             ProviderError::Timeout { .. } | ProviderError::Cancelled => {}
         }
     }

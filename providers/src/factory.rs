@@ -54,6 +54,7 @@ fn redacting(
 }
 
 fn adapter(config: &ModelConfig) -> Result<Box<dyn ChatModel>, ProviderError> {
+    config.check_headers()?;
     if config.model_id.trim().is_empty() {
         return Err(ProviderError::config(
             "`model_id` is empty: name the model to call, e.g. `gpt-4o` or `echo`",

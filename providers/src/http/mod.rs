@@ -102,6 +102,8 @@ pub(crate) struct HttpClient {
     retry: RetryPolicy,
     timeouts: Timeouts,
     limits: Limits,
+    /// Whether the configuration set a key (request headers may then carry no credential).
+    key_configured: bool,
 }
 
 impl HttpClient {
@@ -113,6 +115,7 @@ impl HttpClient {
         auth_headers: &[(&str, String)],
     ) -> Result<Self, ProviderError> {
         install_crypto_provider();
+        config.check_headers()?;
         let client = reqwest::Client::builder()
             .connect_timeout(config.timeouts.connect)
             .user_agent(concat!("skein-providers/", env!("CARGO_PKG_VERSION")))
@@ -138,6 +141,10 @@ impl HttpClient {
             retry: config.retry.clone(),
             timeouts: config.timeouts.clone(),
             limits: config.limits.clone(),
+            key_configured: config
+                .api_key
+                .as_deref()
+                .is_some_and(|k| !k.trim().is_empty()),
         })
     }
 
@@ -225,6 +232,7 @@ impl HttpClient {
             .header(CONTENT_TYPE, "application/json")
             .body(request.body.clone());
         for (name, value) in &request.headers {
+            crate::config::check_header(name, self.key_configured)?;
             let (name, value) = header(name, value)?;
             builder = builder.header(name, value);
         }

@@ -258,7 +258,9 @@ fn run_error(error: RunError) -> ApiError {
         RunError::Model(provider)
             if matches!(
                 **provider,
-                ProviderError::Config { .. } | ProviderError::FeatureDisabled { .. }
+                ProviderError::Config { .. }
+                    | ProviderError::ForbiddenHeader { .. }
+                    | ProviderError::FeatureDisabled { .. }
             ) =>
         {
             ApiError::unprocessable("invalid_model", error.to_string())
