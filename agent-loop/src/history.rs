@@ -15,6 +15,12 @@ use messages::{ContentPart, Message, Role};
 pub struct Continuation {
     /// The messages from the root to the node, as a valid chain.
     pub messages: Vec<Message>,
+    /// The deepest stored node whose answer is kept as stored, and how many of `messages` lead
+    /// up to and include that answer. A run given this
+    /// ([`AgentInput::with_continuation`](crate::AgentInput::with_continuation)) logs its first
+    /// answer below that very node: equal sibling answers (two runs that asked the same thing
+    /// at once) cannot be told apart by a walk from the roots.
+    pub anchor: Option<Anchor>,
     /// The breaks of the chain rules that were repaired (empty for a path that ended cleanly),
     /// e.g. tool calls answered with [`chain_ast::FALLBACK_RESPONSE_CONTENT`] because the run
     /// stopped before its tools returned.
@@ -64,21 +70,51 @@ pub struct Continuation {
 /// The store's: an unknown node, a database that cannot be read.
 pub async fn continuation(store: &dyn Store, node: NodeId) -> Result<Continuation, StoreError> {
     let stored = store.messages_for_path(node).await?;
-    Ok(repair(stored))
+    let mut path: Vec<NodeId> = store
+        .path_to_root(node)
+        .await?
+        .iter()
+        .map(conversation_tree::Node::id)
+        .collect();
+    path.reverse();
+    Ok(repair_path(stored, &path))
 }
 
-/// [`continuation`] for messages already read.
+/// Where a stored path ends in a [`Continuation`]'s messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Anchor {
+    /// The node.
+    pub node: NodeId,
+    /// How many messages lead up to and include its answer.
+    pub len: usize,
+}
+
+/// [`continuation`] for messages already read (no anchor: the nodes are not known).
 pub fn repair(stored: Vec<Message>) -> Continuation {
+    repair_path(stored, &[])
+}
+
+/// Repairs `stored`, the messages of the path whose nodes are `path` (root first, one per AI
+/// message; empty when unknown).
+fn repair_path(stored: Vec<Message>, path: &[NodeId]) -> Continuation {
     let mut messages = Vec::with_capacity(stored.len());
     let mut turn_start = 0;
     let mut unanswered = 0;
+    let mut nodes = path.iter();
+    // The deepest node whose answer was kept, and the messages up to it.
+    let mut kept: Option<Anchor> = None;
     for message in stored {
         if message.role != Role::Ai {
             messages.push(message);
             continue;
         }
+        let node = nodes.next();
         if says_something(&message) {
             messages.push(message);
+            kept = node.map(|&node| Anchor {
+                node,
+                len: messages.len(),
+            });
         } else {
             let input = messages.split_off(turn_start);
             let before = input.len();
@@ -88,17 +124,25 @@ pub fn repair(stored: Vec<Message>) -> Continuation {
         turn_start = messages.len();
     }
     let (chain, repaired) = ChainAst::repair(&messages);
-    let messages = if repaired.is_empty() {
-        messages
+    let (messages, anchor) = if repaired.is_empty() {
+        (messages, kept)
     } else {
         tracing::info!(
             repairs = repaired.len(),
             "a stored conversation ended mid-round; repaired it to continue"
         );
-        chain.into_messages()
+        let repaired_messages = chain.into_messages();
+        // Repair only appends answers to open calls for what Skein wrote; should it have
+        // touched anything before the anchor, the anchor no longer describes the messages.
+        let anchor =
+            kept.filter(|anchor| repaired_messages.get(..anchor.len) == messages.get(..anchor.len));
+        (repaired_messages, anchor)
     };
+    // The path had as many answers as nodes, or the nodes are not the path's.
+    let anchor = anchor.filter(|_| nodes.next().is_none() && !path.is_empty());
     Continuation {
         messages,
+        anchor,
         repaired,
         unanswered,
     }
@@ -179,6 +223,78 @@ mod tests {
         let texts: Vec<String> = resumed.messages.iter().map(Message::text).collect();
         assert_eq!(texts, ["h1", "a1"]);
         assert_eq!(resumed.unanswered, 1);
+    }
+
+    fn ids(ids: &[&str]) -> Vec<NodeId> {
+        ids.iter()
+            .map(|id| id.parse().expect("a node id"))
+            .collect()
+    }
+
+    #[test]
+    fn the_anchor_is_the_deepest_answer_kept_as_stored() {
+        let path = ids(&["1", "2"]);
+        // A clean path: the anchor is its last node, after all of its messages.
+        let clean = repair_path(
+            vec![
+                Message::human("h1"),
+                Message::ai("a1"),
+                Message::human("h2"),
+                Message::ai("a2"),
+            ],
+            &path,
+        );
+        assert_eq!(
+            clean.anchor,
+            Some(Anchor {
+                node: path[1],
+                len: 4
+            })
+        );
+        // Open calls repaired: the anchor stays on the call node; the fallback comes after.
+        let open = repair_path(
+            vec![
+                Message::human("h1"),
+                Message::ai("a1"),
+                Message::human("h2"),
+                Message::ai_tool_calls(None, vec![call("a")]),
+            ],
+            &path,
+        );
+        assert_eq!(open.messages.len(), 5);
+        assert_eq!(
+            open.anchor,
+            Some(Anchor {
+                node: path[1],
+                len: 4
+            })
+        );
+        // An empty answer left out: the anchor is the node before it.
+        let empty = repair_path(
+            vec![
+                Message::human("h1"),
+                Message::ai("a1"),
+                Message::human("h2"),
+                Message::new(Role::Ai, Vec::new()),
+            ],
+            &path,
+        );
+        assert_eq!(
+            empty.anchor,
+            Some(Anchor {
+                node: path[0],
+                len: 2
+            })
+        );
+        // Nodes that do not match the messages give no anchor.
+        assert_eq!(
+            repair_path(vec![Message::human("h"), Message::ai("a")], &path).anchor,
+            None
+        );
+        assert_eq!(
+            repair(vec![Message::human("h"), Message::ai("a")]).anchor,
+            None
+        );
     }
 
     #[test]

@@ -38,6 +38,8 @@ pub struct AgentInput {
     response_id: Option<String>,
     #[cfg(feature = "store")]
     conversation: Option<ConversationId>,
+    #[cfg(feature = "store")]
+    anchor: Option<crate::history::Anchor>,
 }
 
 impl AgentInput {
@@ -69,6 +71,20 @@ impl AgentInput {
     #[must_use]
     pub fn with_history(mut self, history: Vec<Message>) -> Self {
         self.history = history;
+        #[cfg(feature = "store")]
+        {
+            self.anchor = None;
+        }
+        self
+    }
+
+    /// The earlier conversation loaded from the store
+    /// ([`history::continuation`](crate::history::continuation)): its messages, and the node
+    /// they end at, so the run's first answer is logged below that node.
+    #[cfg(feature = "store")]
+    pub fn with_continuation(mut self, continuation: crate::history::Continuation) -> Self {
+        self.history = continuation.messages;
+        self.anchor = continuation.anchor;
         self
     }
 
@@ -116,6 +132,8 @@ impl AgentInput {
             human: self.human,
             #[cfg(feature = "store")]
             conversation: self.conversation,
+            #[cfg(feature = "store")]
+            anchor: self.anchor,
         }
     }
 }
@@ -126,6 +144,8 @@ pub(crate) struct InputParts {
     pub(crate) human: Vec<ContentPart>,
     #[cfg(feature = "store")]
     pub(crate) conversation: Option<ConversationId>,
+    #[cfg(feature = "store")]
+    pub(crate) anchor: Option<crate::history::Anchor>,
 }
 
 impl From<&str> for AgentInput {

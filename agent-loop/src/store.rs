@@ -22,6 +22,10 @@ pub(crate) struct StoreLog {
     /// asked the same question at once get sibling answers with equal hashes, which a walk
     /// from the roots could not tell apart.
     anchor: Option<(NodeId, usize)>,
+    /// For an anchor given with the input: the first message of the history it was computed
+    /// on. The run may replace the system prompt (the only message it changes); then the
+    /// stored path is not what the model reads, and the first walk goes from the roots.
+    anchor_first: Option<Option<Message>>,
 }
 
 /// The store's view of the next call: where it goes and whether an answer is stored.
@@ -35,12 +39,22 @@ pub(crate) struct Lookup {
 }
 
 impl StoreLog {
-    pub(crate) fn new(store: Arc<dyn Store>, conversation: ConversationId, reuse: Reuse) -> Self {
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        conversation: ConversationId,
+        reuse: Reuse,
+        anchor: Option<(NodeId, usize, Option<Message>)>,
+    ) -> Self {
+        let (anchor, anchor_first) = match anchor {
+            Some((node, len, first)) => (Some((node, len)), Some(first)),
+            None => (None, None),
+        };
         StoreLog {
             store,
             conversation,
             reuse,
-            anchor: None,
+            anchor,
+            anchor_first,
         }
     }
 
@@ -52,7 +66,7 @@ impl StoreLog {
     /// Walks the conversation so far (`transcript`, ending with the turn to answer) through
     /// the tree. Answers the caller supplied that the store lacks become branches.
     pub(crate) async fn lookup(
-        &self,
+        &mut self,
         transcript: &[Message],
         model: &str,
         tools: &[ToolSpec],
@@ -69,6 +83,11 @@ impl StoreLog {
             // The tools on offer change the answer but not the tree position.
             cache_key: Some(tool_specs_hash(tools)),
         };
+        if let Some(first) = self.anchor_first.take()
+            && transcript.first() != first.as_ref()
+        {
+            self.anchor = None;
+        }
         let (after, offset) = match self.anchor {
             Some((node, len)) if len <= transcript.len() => (Some(node), len),
             _ => (None, 0),

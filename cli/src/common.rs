@@ -125,6 +125,8 @@ pub(crate) struct Resume {
     /// With `--from`: the messages up to that response (else the latest response's history
     /// is loaded by the service).
     pub(crate) history: Option<Vec<Message>>,
+    /// With `--from`: that response, which the service continues after.
+    pub(crate) after: Option<NodeId>,
     /// The model of the response picked up from.
     pub(crate) model: Option<String>,
 }
@@ -185,6 +187,7 @@ impl AgentArgs {
             return Ok(Resume {
                 conversation: Some(node.conversation_id().clone()),
                 history: Some(history),
+                after: Some(id),
                 model: node.model().map(str::to_owned),
             });
         }
@@ -216,6 +219,7 @@ impl AgentArgs {
         Ok(Resume {
             conversation,
             history: None,
+            after: None,
             model: latest
                 .as_ref()
                 .and_then(|node| node.model().map(str::to_owned)),
@@ -251,6 +255,7 @@ impl AgentArgs {
             max_tokens: self.max_tokens,
             deep_thinking: self.think,
             conversation: resume.conversation.clone(),
+            after: resume.after,
             log: !self.no_log,
             ..RunSpec::new(model, input)
         }

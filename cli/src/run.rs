@@ -3,7 +3,7 @@
 use std::io::{IsTerminal as _, Read as _};
 
 use clap::Args;
-use messages::{ContentPart, Message};
+use messages::ContentPart;
 use server::RunInput;
 
 use crate::common::{AgentArgs, open_store};
@@ -39,17 +39,11 @@ pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, Cli
     let prompt = prompt(args.prompt.as_deref())?;
     let store = open_store(db).await?;
     let service = args.agent.service(store.clone())?;
-    let mut resume = args.agent.resume(store.as_ref()).await?;
+    let resume = args.agent.resume(store.as_ref()).await?;
     let model = args.agent.model(&resume);
-    let input = match resume.history.take() {
-        // After a given response: that path, then the prompt.
-        Some(mut history) => {
-            history.push(Message::human(prompt));
-            RunInput::Messages(history)
-        }
-        // After the conversation's latest response (loaded by the service), or a new one.
-        None => RunInput::Parts(vec![ContentPart::text(prompt)]),
-    };
+    // After the response `--from` names or the conversation's latest one (loaded by the
+    // service, so the answer is logged below that very node), or a new conversation.
+    let input = RunInput::Parts(vec![ContentPart::text(prompt)]);
     let spec = args.agent.spec(model, input, &resume);
     let ended = render::run_in_terminal(&service, spec, args.json).await;
     Ok(ended?.outcome)

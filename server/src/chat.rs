@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use agent_loop::history::{Anchor, Continuation};
 use agent_loop::{Agent, AgentError, AgentInput, AgentStream, ContextPolicy, ReasoningEffort};
 use conversation_tree::{ConversationId, Store, StoreError};
 use messages::{Message, Role};
@@ -178,13 +179,19 @@ impl ChatService {
         let mut input = match spec.input {
             RunInput::Messages(messages) => AgentInput::messages(messages),
             RunInput::Parts(parts) => {
-                let history = match (&spec.conversation, spec.include_history) {
-                    (Some(conversation), true) => {
-                        self.history(conversation, spec.history_limit).await?
+                let history = match (&spec.conversation, spec.include_history, spec.after) {
+                    (Some(_), true, Some(node)) => {
+                        Some(agent_loop::history::continuation(self.store.as_ref(), node).await?)
                     }
-                    _ => Vec::new(),
+                    (Some(conversation), true, None) => {
+                        self.continuation(conversation, spec.history_limit).await?
+                    }
+                    _ => None,
                 };
-                AgentInput::parts(parts).with_history(history)
+                match history {
+                    Some(history) => AgentInput::parts(parts).with_continuation(history),
+                    None => AgentInput::parts(parts),
+                }
             }
         };
         if let Some(id) = spec.response_id {
@@ -212,16 +219,29 @@ impl ChatService {
         conversation: &ConversationId,
         limit: Option<usize>,
     ) -> Result<Vec<Message>, StoreError> {
-        let Some(node) = self.store.latest_node(conversation).await? else {
-            return Ok(Vec::new());
-        };
-        let messages = agent_loop::history::continuation(self.store.as_ref(), node.id())
+        Ok(self
+            .continuation(conversation, limit)
             .await?
-            .messages;
-        Ok(match limit {
-            Some(turns) => last_turns(messages, turns),
-            None => messages,
-        })
+            .map(|continuation| continuation.messages)
+            .unwrap_or_default())
+    }
+
+    /// [`ChatService::history`] with the node it ends at, for
+    /// [`AgentInput::with_continuation`]; `None` for a conversation the store does not know.
+    pub async fn continuation(
+        &self,
+        conversation: &ConversationId,
+        limit: Option<usize>,
+    ) -> Result<Option<Continuation>, StoreError> {
+        let Some(node) = self.store.latest_node(conversation).await? else {
+            return Ok(None);
+        };
+        let continuation =
+            agent_loop::history::continuation(self.store.as_ref(), node.id()).await?;
+        Ok(Some(match limit {
+            Some(turns) => last_turns(continuation, turns),
+            None => continuation,
+        }))
     }
 }
 
@@ -259,8 +279,11 @@ fn thinking(info: &ModelInfo, max_tokens: Option<u32>) -> Result<Thinking, RunEr
 
 /// The system message (if the chain starts with one) and the last `turns` turns, a turn
 /// starting at a human message. Cutting there keeps the chain valid: tool calls and their
-/// responses are never separated.
-fn last_turns(messages: Vec<Message>, turns: usize) -> Vec<Message> {
+/// responses are never separated. The anchor moves with the messages it counts.
+fn last_turns(continuation: Continuation, turns: usize) -> Continuation {
+    let Continuation {
+        messages, anchor, ..
+    } = continuation;
     let starts: Vec<usize> = messages
         .iter()
         .enumerate()
@@ -272,16 +295,44 @@ fn last_turns(messages: Vec<Message>, turns: usize) -> Vec<Message> {
         .checked_sub(turns)
         .map(|skip| starts.get(skip).copied().unwrap_or(messages.len()))
     else {
-        return messages;
+        return Continuation {
+            messages,
+            anchor,
+            ..continuation_parts()
+        };
     };
     let system = messages
         .first()
         .filter(|message| message.role == Role::System)
         .cloned();
-    system
+    let kept_system = usize::from(system.is_some());
+    // Messages before `cut` go, except a leading system message.
+    let removed = cut.saturating_sub(kept_system);
+    let anchor = anchor
+        .filter(|anchor| anchor.len > cut)
+        .map(|anchor| Anchor {
+            len: anchor.len - removed,
+            ..anchor
+        });
+    let messages = system
         .into_iter()
         .chain(messages.into_iter().skip(cut))
-        .collect()
+        .collect();
+    Continuation {
+        messages,
+        anchor,
+        ..continuation_parts()
+    }
+}
+
+/// The repair report of a cut continuation is not kept: the repairs were logged when loading.
+fn continuation_parts() -> Continuation {
+    Continuation {
+        messages: Vec::new(),
+        anchor: None,
+        repaired: Vec::new(),
+        unanswered: 0,
+    }
 }
 
 #[cfg(test)]
@@ -290,6 +341,10 @@ mod tests {
 
     fn texts(messages: &[Message]) -> Vec<String> {
         messages.iter().map(Message::text).collect()
+    }
+
+    fn cut(messages: Vec<Message>, turns: usize) -> Vec<Message> {
+        last_turns(agent_loop::history::repair(messages), turns).messages
     }
 
     #[test]
@@ -304,13 +359,37 @@ mod tests {
             Message::ai("a3"),
         ];
         assert_eq!(
-            texts(&last_turns(chain.clone(), 2)),
+            texts(&cut(chain.clone(), 2)),
             ["sys", "h2", "a2", "h3", "a3"]
         );
-        assert_eq!(texts(&last_turns(chain.clone(), 0)), ["sys"]);
-        assert_eq!(texts(&last_turns(chain.clone(), 5)), texts(&chain));
+        assert_eq!(texts(&cut(chain.clone(), 0)), ["sys"]);
+        assert_eq!(texts(&cut(chain.clone(), 5)), texts(&chain));
         let no_system = chain[1..].to_vec();
-        assert_eq!(texts(&last_turns(no_system, 1)), ["h3", "a3"]);
+        assert_eq!(texts(&cut(no_system, 1)), ["h3", "a3"]);
+    }
+
+    #[test]
+    fn a_cut_moves_the_anchor_with_its_messages() {
+        let node = |id: &str| id.parse::<agent_loop::NodeId>().expect("a node id");
+        let anchored = |len| Continuation {
+            anchor: Some(Anchor {
+                node: node("3"),
+                len,
+            }),
+            ..agent_loop::history::repair(vec![
+                Message::system("sys"),
+                Message::human("h1"),
+                Message::ai("a1"),
+                Message::human("h2"),
+                Message::ai("a2"),
+            ])
+        };
+        // sys h1 a1 | h2 a2: the cut drops h1 a1, the anchor after a2 moves from 5 to 3.
+        let kept = last_turns(anchored(5), 1);
+        assert_eq!(texts(&kept.messages), ["sys", "h2", "a2"]);
+        assert_eq!(kept.anchor.map(|anchor| anchor.len), Some(3));
+        // An anchor inside what was cut is dropped.
+        assert_eq!(last_turns(anchored(3), 1).anchor, None);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use conversation_tree::ConversationId;
+use conversation_tree::{ConversationId, NodeId};
 use messages::{ContentPart, Message};
 use providers::{ModelConfig, ToolChoice};
 
@@ -74,6 +74,9 @@ pub struct RunSpec {
     pub conversation: Option<ConversationId>,
     /// Whether the conversation's stored history comes before the input.
     pub include_history: bool,
+    /// Continue after this node of `conversation` instead of its latest one (a branch when
+    /// the conversation already went on from there).
+    pub after: Option<NodeId>,
     /// Keep only the last this many turns of the history.
     pub history_limit: Option<usize>,
     /// The id of the response events (default: a new `resp-…`).
@@ -100,6 +103,7 @@ impl RunSpec {
             compression: true,
             conversation: None,
             include_history: true,
+            after: None,
             history_limit: None,
             response_id: None,
             log: true,

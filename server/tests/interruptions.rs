@@ -377,15 +377,11 @@ async fn cancelling_while_the_model_reasons_keeps_the_reasoning_and_the_question
     server.stop().await;
 }
 
-/// Known bug, reproduced without concurrency (the identical-questions replica test meets it
-/// by chance): `ChatService::history` loads the path to the conversation's latest node, but
-/// the run walks those messages from the roots by content, and among sibling answers with
-/// equal hashes the walk takes the oldest. A continuation of a node below the newer sibling
-/// then goes below the older one, where the rest of the loaded path is copied as supplied
-/// nodes.
+/// Sibling answers with equal hashes cannot be told apart by a walk from the roots (which
+/// takes the oldest): a continuation of the newer one must still hang below it, not below the
+/// older one with the rest of its path copied as supplied nodes. The loaded history carries
+/// the node it ends at (`Continuation::anchor`) for that.
 #[tokio::test]
-#[ignore = "known bug: continuations are walked from the roots, so identical sibling answers \
-            send them below the oldest sibling (conversation-tree walk / ChatService::history)"]
 async fn a_continuation_hangs_under_the_node_it_continues_from_despite_identical_siblings() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(sqlite_config(&dir)).await;
@@ -774,11 +770,8 @@ async fn two_replicas_continue_one_conversation_concurrently_on_postgres() {
 }
 
 /// The same with 80 identical questions, so that concurrent runs give sibling answers with
-/// equal hashes. Known bug (see
-/// `a_continuation_hangs_under_the_node_it_continues_from_despite_identical_siblings`): a run
-/// that continues below the newer of two identical siblings is walked through the older one,
-/// where the rest of its history is copied as supplied nodes. Those copies are tolerated
-/// here (and counted); everything else is held to the same rules.
+/// equal hashes: each run still continues below the very node it loaded (see
+/// `a_continuation_hangs_under_the_node_it_continues_from_despite_identical_siblings`).
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn two_replicas_continue_one_conversation_with_identical_questions_on_postgres() {
@@ -854,7 +847,7 @@ async fn two_replicas(identical: bool) {
     let generated: Vec<&Node> = stored.iter().filter(|node| !node.is_supplied()).collect();
     let supplied: Vec<&Node> = stored.iter().filter(|node| node.is_supplied()).collect();
     let expected = per_run * (RUNS + 1);
-    if generated.len() != expected || (!identical && !supplied.is_empty()) {
+    if generated.len() != expected || !supplied.is_empty() {
         panic!(
             "{} generated and {} supplied nodes after {RUNS} runs, expected {expected} \
              generated and none supplied:\n{}",

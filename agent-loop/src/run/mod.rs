@@ -71,6 +71,9 @@ impl Inner {
                 Arc::clone(store),
                 conversation.unwrap_or_else(conversation_tree::ConversationId::random),
                 self.reuse,
+                input
+                    .anchor
+                    .map(|anchor| (anchor.node, anchor.len, input.history.first().cloned())),
             )),
             (None, Some(conversation)) => {
                 return Err(AgentError::NoStore {
@@ -379,7 +382,7 @@ impl Run<'_> {
     /// conversation continues after them.
     #[cfg(feature = "store")]
     async fn log_tail(&mut self, transcript: &[Message], status: Status) {
-        let Some(log) = &self.log else { return };
+        let Some(log) = &mut self.log else { return };
         if transcript
             .last()
             .is_none_or(|message| message.role == Role::Ai)
