@@ -109,7 +109,10 @@ pub enum AgentEvent {
         /// The error, when the call failed.
         error: Option<String>,
     },
-    /// `response.done`: the run ended with an answer (or a silent exit).
+    /// `response.done`: the run ended with an answer (or a silent exit). When context
+    /// compression acted, the payload also has `compression`
+    /// ([`AgentOutcome::compression_notice`]: whether the prompt was cut, what was summarised or
+    /// pruned); without it the key is left out.
     ResponseDone {
         /// The response id.
         id: String,
@@ -229,19 +232,25 @@ impl AgentEvent {
                 rounds,
                 conversation_id,
                 node_ids,
-                ..
-            } => json!({
-                "id": id,
-                "usage": usage_payload(usage),
-                "stop_reason": stop_reason.as_str(),
-                "sources": null,
-                "blocks": null,
-                "silent_exit": silent_exit,
-                "silent_exit_reason": silent_exit_reason,
-                "rounds": rounds,
-                "conversation_id": conversation_id,
-                "node_ids": node_ids,
-            }),
+                outcome,
+            } => {
+                let mut payload = json!({
+                    "id": id,
+                    "usage": usage_payload(usage),
+                    "stop_reason": stop_reason.as_str(),
+                    "sources": null,
+                    "blocks": null,
+                    "silent_exit": silent_exit,
+                    "silent_exit_reason": silent_exit_reason,
+                    "rounds": rounds,
+                    "conversation_id": conversation_id,
+                    "node_ids": node_ids,
+                });
+                if let Some(notice) = outcome.compression_notice() {
+                    payload["compression"] = json!(notice);
+                }
+                payload
+            }
             AgentEvent::ResponseCancelled {
                 id,
                 partial_content,

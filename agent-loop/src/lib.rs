@@ -102,7 +102,7 @@ pub use notice::{
     MAX_TRUNCATION_RETRIES, TOOL_CALL_NOT_EXECUTED, TOOL_LIMIT_REACHED_MESSAGE,
     truncated_call_notice,
 };
-pub use outcome::{AgentOutcome, RoundRecord};
+pub use outcome::{AgentOutcome, CompressionNotice, RoundRecord};
 pub use react::{ANSWER_SECTION, THINKING_SECTION};
 pub use tools::ToolProvider;
 

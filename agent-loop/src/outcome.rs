@@ -3,6 +3,7 @@
 use chain_ast::ChainAst;
 use messages::{Message, ToolCall};
 use providers::{FinishReason, Usage};
+use serde::Serialize;
 
 use crate::{CompressionReport, StopReason};
 
@@ -52,6 +53,40 @@ impl AgentOutcome {
     pub fn is_silent_exit(&self) -> bool {
         self.silent_exit.is_some()
     }
+
+    /// What context compression did to this run's requests, summed over its rounds; `None`
+    /// when it never had to act. `response.done` carries it as `compression`, so a client
+    /// learns when the model did not read everything (above all, its own prompt).
+    pub fn compression_notice(&self) -> Option<CompressionNotice> {
+        let mut notice: Option<CompressionNotice> = None;
+        for report in self.records.iter().filter_map(|r| r.compression.as_ref()) {
+            let notice = notice.get_or_insert_with(CompressionNotice::default);
+            notice.prompt_truncated |= report.prompt_truncated;
+            notice.texts_truncated += report.attachments_truncated;
+            notice.pairs_summarized += report.pairs_summarized;
+            notice.pairs_pruned += report.pairs_pruned;
+            notice.sections_pruned += report.sections_pruned;
+        }
+        notice
+    }
+}
+
+/// What context compression did to a run's requests (the `compression` object of
+/// `response.done`), summed over its rounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct CompressionNotice {
+    /// Whether the prompt being answered (the last human message) was cut in the middle to the
+    /// attachment limit: the model answered without reading all of it.
+    pub prompt_truncated: bool,
+    /// Texts of human and tool messages cut to the attachment limit (the prompt's included).
+    pub texts_truncated: usize,
+    /// Body pairs folded into a model-written summary.
+    pub pairs_summarized: usize,
+    /// Body pairs pruned (those of whole sections not counted).
+    pub pairs_pruned: usize,
+    /// Whole earlier turns pruned.
+    pub sections_pruned: usize,
 }
 
 /// One model call of a run.

@@ -239,6 +239,67 @@ async fn long_attachments_are_cut_first() {
 }
 
 #[tokio::test]
+async fn a_cut_prompt_is_reported_in_response_done() {
+    let model = small_model(vec![ScriptedResponse::text("Summarised.")]);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .compression(ContextPolicy::default().with_attachment_limit(1_000))
+        .build()
+        .unwrap();
+    let document = format!("{}{}", "head ".repeat(1_000), "tail ".repeat(200));
+    let streamed = events(&agent, format!("Summarise:\n{document}")).await;
+    assert_well_formed(&streamed);
+    let done = streamed.last().unwrap();
+    assert_eq!(done.sse_name(), "response.done");
+    assert_eq!(
+        done.payload()["compression"],
+        serde_json::json!({
+            "prompt_truncated": true,
+            "texts_truncated": 1,
+            "pairs_summarized": 0,
+            "pairs_pruned": 0,
+            "sections_pruned": 0,
+        })
+    );
+
+    // A long tool result cut in a later round is not the prompt.
+    let tool_cut = Agent::builder()
+        .model(small_model(vec![
+            ScriptedResponse::new().tool_call("call-1", "read_page", r#"{"n": 1}"#),
+            ScriptedResponse::text("Read."),
+        ]))
+        .tools(ToolSet::new().with(ReadPage).unwrap())
+        .compression(
+            ContextPolicy::default()
+                .with_attachment_limit(500)
+                .with_summary(false)
+                .with_thresholds(0.1, 0.05)
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let outcome = tool_cut.run("Read page 1.").await.unwrap();
+    let notice = outcome.compression_notice().unwrap();
+    assert!(!notice.prompt_truncated, "{notice:?}");
+    assert!(notice.texts_truncated >= 1, "{notice:?}");
+
+    // Nothing compressed: no `compression` key at all.
+    let quiet = Agent::builder()
+        .model(small_model(vec![ScriptedResponse::text("Hi.")]))
+        .build()
+        .unwrap();
+    let quiet_events = events(&quiet, "Hello").await;
+    assert!(
+        quiet_events
+            .last()
+            .unwrap()
+            .payload()
+            .get("compression")
+            .is_none()
+    );
+}
+
+#[tokio::test]
 async fn no_compression_below_the_trigger() {
     let model = small_model(vec![ScriptedResponse::text("Hi.")]);
     let agent = Agent::builder().model(model).build().unwrap();

@@ -50,6 +50,10 @@ pub struct CompressionReport {
     pub limits: Option<ContextLimits>,
     /// Texts cut to the attachment limit.
     pub attachments_truncated: usize,
+    /// Whether one of them is in the prompt being answered (the last human message): the
+    /// model did not read all of what it answers. Clients are told
+    /// ([`AgentOutcome::compression_notice`](crate::AgentOutcome::compression_notice)).
+    pub prompt_truncated: bool,
     /// Body pairs folded into a model-written summary.
     pub pairs_summarized: usize,
     /// Whether the summary call carries the fake thought signature.
@@ -98,8 +102,10 @@ impl Compressor<'_> {
             limits: Some(limits),
             ..CompressionReport::default()
         };
-        let (mut chain, cut) = shrink::truncate_attachments(chain, self.policy.attachment_limit());
+        let (mut chain, cut, prompt_cut) =
+            shrink::truncate_attachments(chain, self.policy.attachment_limit());
         report.attachments_truncated = cut;
+        report.prompt_truncated = prompt_cut;
         let mut tokens = if cut > 0 { self.count(&chain) } else { tokens };
 
         if tokens > limits.target && self.policy.summarizes() {

@@ -13,15 +13,16 @@ use super::TokenCounter;
 /// Cuts every text longer than `limit` characters in human and tool messages (texts and tool
 /// results) to `limit` characters: 60 % from the start, 40 % from the end, and a notice of what
 /// was removed in between (Wegent's wording). AI and system messages are left alone: the AI's
-/// are signed by some providers and the system prompt is the caller's. Returns the chain and
-/// how many texts were cut.
-pub(super) fn truncate_attachments(chain: ChainAst, limit: usize) -> (ChainAst, usize) {
+/// are signed by some providers and the system prompt is the caller's. Returns the chain, how
+/// many texts were cut, and whether the prompt being answered (the last section's human
+/// message) was one of them.
+pub(super) fn truncate_attachments(chain: ChainAst, limit: usize) -> (ChainAst, usize, bool) {
     let needs_cut = |message: &Message| {
         matches!(message.role, Role::Human | Role::Tool)
             && message.parts.iter().any(|part| text_of(part).len() > limit)
     };
     if !chain.iter_messages().any(needs_cut) {
-        return (chain, 0);
+        return (chain, 0, false);
     }
     let mut cut = 0;
     let mut shorten = |message: Message| -> Message {
@@ -46,13 +47,22 @@ pub(super) fn truncate_attachments(chain: ChainAst, limit: usize) -> (ChainAst, 
             .collect();
         Message::new(message.role, parts)
     };
-    let sections = chain
-        .into_sections()
+    let sections = chain.into_sections();
+    let last = sections.len().saturating_sub(1);
+    let mut prompt_cut = false;
+    let sections = sections
         .into_iter()
-        .map(|section| {
+        .enumerate()
+        .map(|(index, section)| {
             let (header, body) = section.into_parts();
             let (system, human) = header.into_parts();
-            let header = rebuild_header(system, human.map(&mut shorten));
+            let human = human.map(|human| {
+                if index == last && needs_cut(&human) {
+                    prompt_cut = true;
+                }
+                shorten(human)
+            });
+            let header = rebuild_header(system, human);
             let body = body
                 .into_iter()
                 .map(|pair| {
@@ -64,7 +74,7 @@ pub(super) fn truncate_attachments(chain: ChainAst, limit: usize) -> (ChainAst, 
             ChainSection::new(header, body)
         })
         .collect();
-    (ChainAst::from_sections(sections), cut)
+    (ChainAst::from_sections(sections), cut, prompt_cut)
 }
 
 fn text_of(part: &ContentPart) -> &str {
