@@ -30,6 +30,7 @@ pub(crate) struct ChatArgs {
 }
 
 pub(crate) async fn run(args: &ChatArgs, db: Option<&str>) -> Result<Outcome, CliError> {
+    args.agent.check()?;
     let store = open_store(db).await?;
     let service = args.agent.service(store.clone())?;
     let mut resume = args.agent.resume(store.as_ref()).await?;
@@ -73,7 +74,10 @@ pub(crate) async fn run(args: &ChatArgs, db: Option<&str>) -> Result<Outcome, Cl
         // A failed turn is reported and the chat goes on from where it was.
         match ended {
             Ok(ended) => messages = ended.messages,
-            Err(error) => eprintln!("skein: error: {error}"),
+            Err(error) => eprintln!(
+                "skein: error: {}",
+                crate::sanitize::for_terminal(&error.to_string())
+            ),
         }
     }
     Ok(Outcome::Done)

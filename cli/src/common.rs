@@ -7,8 +7,10 @@ use clap::Args;
 use conversation_tree::{ConversationId, NodeId, Store};
 use messages::Message;
 use providers::{ECHO_MODEL_ID, ModelConfig, Provider};
-use server::config::ProviderBaseUrls;
-use server::keys::ProviderKeys;
+use server::config::{DEFAULT_MAX_TOOL_ROUNDS, ProviderBaseUrls};
+use server::keys::{ProviderKeys, key_variable};
+use server::plan::{RunOptions, check_run_options};
+use server::schema::Secret;
 use server::tools::{BuiltinTools, HttpGetPolicy, ToolsConfig};
 use server::{ChatService, ModelRequest, RunInput, RunSpec};
 
@@ -97,9 +99,21 @@ pub(crate) struct AgentArgs {
     #[arg(long)]
     pub(crate) no_log: bool,
     /// An OpenAI-compatible endpoint (e.g. http://localhost:11434/v1), or the endpoint of the
-    /// model's provider in its own convention.
+    /// model's provider in its own convention. The provider's environment key
+    /// (OPENAI_API_KEY, …) is not sent there unless it is the provider's own host: give
+    /// --api-key, or --send-env-key.
     #[arg(long, value_name = "URL")]
     pub(crate) base_url: Option<String>,
+    /// The API key to send to the model's endpoint, instead of the provider's environment key
+    /// (never shown).
+    #[arg(long, env = "SKEIN_API_KEY", hide_env_values = true, value_name = "KEY",
+          value_parser = secret)]
+    pub(crate) api_key: Option<Secret>,
+    /// Send the provider's environment key (OPENAI_API_KEY, ANTHROPIC_API_KEY or
+    /// GEMINI_API_KEY) to --base-url even though it is not the provider's own host (--api-key
+    /// wins over it).
+    #[arg(long, requires = "base_url")]
+    pub(crate) send_env_key: bool,
     /// Sampling temperature (0 makes answers repeatable and lets logged answers be reused).
     #[arg(long)]
     pub(crate) temperature: Option<f32>,
@@ -226,27 +240,95 @@ impl AgentArgs {
         })
     }
 
-    /// The model to use: `-m`, else the continued conversation's, else [`default_model`].
-    pub(crate) fn model(&self, resume: &Resume) -> String {
-        if let Some(model) = self.model.clone().or_else(|| resume.model.clone()) {
-            return model;
+    /// Refuses option values no run can take (`--temperature NaN`, `--max-tokens 0`, …) with
+    /// the reasons `POST /v1/response` gives for them: one rule, `server::plan`'s. Tool rounds
+    /// are bounded as a server's are by default ([`DEFAULT_MAX_TOOL_ROUNDS`]).
+    pub(crate) fn check(&self) -> Result<(), CliError> {
+        let options = RunOptions {
+            temperature: self.temperature,
+            max_tokens: self.max_tokens,
+            max_rounds: self.max_rounds,
+        };
+        let problems = check_run_options(&options, DEFAULT_MAX_TOOL_ROUNDS);
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(CliError::Options(problems))
         }
-        let (model, note) = default_model(&ProviderKeys::from_env());
-        if let Some(note) = note {
+    }
+
+    /// The model to use: `-m`, else the continued conversation's, else [`default_model`]. Says
+    /// on stderr when it is the echo model for want of a key, and when the provider's
+    /// environment key is held back from `--base-url` ([`AgentArgs::held_back_key`]).
+    pub(crate) fn model(&self, resume: &Resume) -> String {
+        let keys = ProviderKeys::from_env();
+        let model = match self.model.clone().or_else(|| resume.model.clone()) {
+            Some(model) => model,
+            None => {
+                let (model, note) = default_model(&keys);
+                if let Some(note) = note {
+                    eprintln!("skein: {note}");
+                }
+                model
+            }
+        };
+        if let Some(note) = self.held_back_key(&model, &keys) {
             eprintln!("skein: {note}");
         }
         model
     }
 
+    /// How `model_id` is reached: the `--base-url` endpoint, with the `--api-key` key, else the
+    /// provider's environment key when the endpoint is the provider's own host (or none is
+    /// given), or `--send-env-key` says to send it anyway. Another endpoint gets no key from
+    /// the environment: the provider adapters then send a dummy key, as local
+    /// OpenAI-compatible servers expect.
+    pub(crate) fn model_request(&self, model_id: String) -> ModelRequest {
+        let mut config = ModelConfig::new(model_id);
+        config.base_url.clone_from(&self.base_url);
+        let provider = config.provider();
+        let custom_endpoint = self
+            .base_url
+            .as_deref()
+            .is_some_and(|url| !is_own_endpoint(url, provider));
+        if let Some(key) = &self.api_key {
+            config.api_key = Some(key.expose().to_owned());
+        } else if custom_endpoint && self.send_env_key {
+            config.api_key = ProviderKeys::from_env()
+                .get(provider)
+                .map(|key| key.expose().to_owned());
+        }
+        ModelRequest {
+            config,
+            // The service fills in no environment key for a custom endpoint.
+            custom_endpoint,
+            context_window: None,
+        }
+    }
+
+    /// Why the provider's environment key, which is set, is not sent to `--base-url` and how to
+    /// send a key there; `None` when no key is held back.
+    fn held_back_key(&self, model_id: &str, keys: &ProviderKeys) -> Option<String> {
+        if model_id == ECHO_MODEL_ID || self.api_key.is_some() || self.send_env_key {
+            return None;
+        }
+        let request = self.model_request(model_id.to_owned());
+        let provider = request.config.provider();
+        if !request.custom_endpoint || keys.get(provider).is_none() {
+            return None;
+        }
+        let variable = key_variable(provider);
+        Some(format!(
+            "note: {variable} is not sent to --base-url, which is not {} (a dummy key is sent \
+             instead); give that endpoint's key with --api-key (or SKEIN_API_KEY), or send \
+             {variable} there with --send-env-key",
+            own_host(provider)
+        ))
+    }
+
     /// The run of `input` with these options, picking up at `resume`.
     pub(crate) fn spec(&self, model: String, input: RunInput, resume: &Resume) -> RunSpec {
-        let mut config = ModelConfig::new(model);
-        config.base_url.clone_from(&self.base_url);
-        let model = ModelRequest {
-            config,
-            custom_endpoint: false,
-            context_window: None,
-        };
+        let model = self.model_request(model);
         RunSpec {
             system: self.system.clone(),
             tools: self.tools.clone(),
@@ -259,5 +341,151 @@ impl AgentArgs {
             log: !self.no_log,
             ..RunSpec::new(model, input)
         }
+    }
+}
+
+/// `--api-key`'s value, kept out of `Debug` output.
+fn secret(value: &str) -> Result<Secret, std::convert::Infallible> {
+    Ok(Secret::new(value.trim()))
+}
+
+/// The host of `provider`'s own API: the only host its environment key is sent to unless the
+/// user says otherwise.
+pub(crate) const fn own_host(provider: Provider) -> &'static str {
+    match provider {
+        Provider::OpenAi => "api.openai.com",
+        Provider::Anthropic => "api.anthropic.com",
+        Provider::Google => "generativelanguage.googleapis.com",
+    }
+}
+
+/// Whether `base_url` is `https://` on [`own_host`] of `provider` (on the default port, with no
+/// user name or password). Anything unusual counts as another endpoint: the cost of a wrong
+/// "no" is a note and a dummy key, of a wrong "yes" a leaked key.
+fn is_own_endpoint(base_url: &str, provider: Provider) -> bool {
+    let Some(rest) = base_url
+        .get(..8)
+        .filter(|scheme| scheme.eq_ignore_ascii_case("https://"))
+        .map(|_| &base_url[8..])
+    else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host = authority.strip_suffix(":443").unwrap_or(authority);
+    let host = host.strip_suffix('.').unwrap_or(host);
+    host.eq_ignore_ascii_case(own_host(provider))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        agent: AgentArgs,
+    }
+
+    fn args(list: &[&str]) -> AgentArgs {
+        Cli::try_parse_from(std::iter::once("skein").chain(list.iter().copied()))
+            .unwrap()
+            .agent
+    }
+
+    #[test]
+    fn environment_keys_go_only_to_their_providers_hosts() {
+        for (url, provider, own) in [
+            ("https://api.openai.com/v1", Provider::OpenAi, true),
+            ("https://API.OpenAI.com:443/v1/", Provider::OpenAi, true),
+            ("https://api.openai.com", Provider::OpenAi, true),
+            ("http://api.openai.com/v1", Provider::OpenAi, false),
+            (
+                "https://api.openai.com.evil.example/v1",
+                Provider::OpenAi,
+                false,
+            ),
+            ("https://api.openai.com:8443/v1", Provider::OpenAi, false),
+            ("https://user@api.openai.com/v1", Provider::OpenAi, false),
+            (
+                "https://api.openai.com@evil.example/v1",
+                Provider::OpenAi,
+                false,
+            ),
+            (
+                "https://evil.example/api.openai.com",
+                Provider::OpenAi,
+                false,
+            ),
+            ("https://api.anthropic.com", Provider::Anthropic, true),
+            ("https://api.anthropic.com", Provider::OpenAi, false),
+            (
+                "https://generativelanguage.googleapis.com/v1beta",
+                Provider::Google,
+                true,
+            ),
+            ("http://127.0.0.1:11434/v1", Provider::OpenAi, false),
+            ("", Provider::OpenAi, false),
+            ("https:/", Provider::OpenAi, false),
+        ] {
+            assert_eq!(is_own_endpoint(url, provider), own, "{url}");
+        }
+    }
+
+    #[test]
+    fn a_custom_endpoint_gets_only_the_key_it_is_given() {
+        let custom = args(&["--base-url", "http://127.0.0.1:9/v1"]).model_request("gpt-4o".into());
+        assert!(custom.custom_endpoint);
+        assert_eq!(custom.config.api_key, None);
+
+        let own = args(&["--base-url", "https://api.openai.com/v1"]).model_request("gpt-4o".into());
+        assert!(!own.custom_endpoint);
+
+        let given = args(&[
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--api-key",
+            "sk-given",
+        ])
+        .model_request("gpt-4o".into());
+        assert!(given.custom_endpoint);
+        assert_eq!(given.config.api_key.as_deref(), Some("sk-given"));
+        let shown = format!("{:?}", args(&["--api-key", "sk-given"]));
+        assert!(!shown.contains("sk-given"), "{shown}");
+
+        let mut keys = ProviderKeys::default();
+        keys.set(Provider::OpenAi, Secret::new("sk-env"));
+        let note = args(&["--base-url", "http://127.0.0.1:9/v1"])
+            .held_back_key("gpt-4o", &keys)
+            .unwrap();
+        assert!(note.contains("OPENAI_API_KEY is not sent"), "{note}");
+        assert!(
+            note.contains("--api-key") && note.contains("--send-env-key"),
+            "{note}"
+        );
+        assert!(!note.contains("sk-env"));
+        assert_eq!(
+            args(&["--base-url", "https://api.openai.com/v1"]).held_back_key("gpt-4o", &keys),
+            None
+        );
+        assert_eq!(args(&[]).held_back_key("gpt-4o", &keys), None);
+        assert_eq!(
+            args(&["--base-url", "http://127.0.0.1:9/v1"]).held_back_key("echo", &keys),
+            None
+        );
+    }
+
+    #[test]
+    fn options_are_checked_by_the_servers_rule() {
+        assert!(args(&[]).check().is_ok());
+        let refused = args(&["--temperature", "NaN", "--max-tokens", "0"])
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            refused,
+            "--temperature: must be between 0 and 2; --max-tokens: must be at least 1"
+        );
     }
 }

@@ -43,6 +43,9 @@ pub(crate) enum CliError {
     /// Setting up the server or the store failed.
     #[error(transparent)]
     Server(#[from] server::ServerError),
+    /// Run options no run can take (the rule of `server::plan`, as for `POST /v1/response`).
+    #[error("{}", options_message(.0))]
+    Options(Vec<server::plan::OptionProblem>),
     /// A run failed.
     #[error("{0}")]
     Run(String),
@@ -54,11 +57,20 @@ pub(crate) enum CliError {
     Json(#[from] serde_json::Error),
 }
 
+/// `--temperature: must be between 0 and 2; --max-tokens: must be at least 1`.
+fn options_message(problems: &[server::plan::OptionProblem]) -> String {
+    problems
+        .iter()
+        .map(|problem| problem.for_flag().to_string())
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 impl CliError {
     /// 2 for usage mistakes (as clap uses), 1 for everything else.
     pub(crate) fn exit_code(&self) -> u8 {
         match self {
-            CliError::Usage(_) => 2,
+            CliError::Usage(_) | CliError::Options(_) => 2,
             _ => 1,
         }
     }

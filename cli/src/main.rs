@@ -12,6 +12,7 @@ mod logs;
 mod models;
 mod render;
 mod run;
+mod sanitize;
 mod serve;
 mod signal;
 
@@ -90,7 +91,11 @@ fn main() -> ExitCode {
         }
         Err(error) => {
             let _ = std::io::stdout().flush();
-            eprintln!("skein: error: {error}");
+            // Errors may quote a provider or a stored log: sanitised like all of stderr.
+            eprintln!(
+                "skein: error: {}",
+                sanitize::for_terminal(&error.to_string())
+            );
             ExitCode::from(error.exit_code())
         }
     }

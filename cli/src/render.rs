@@ -1,11 +1,15 @@
 //! Showing a run's events: the answer on stdout as it streams, reasoning and tool activity on
 //! stderr (as `llm` does), or every event as a JSON line with `--json`.
+//!
+//! Text from the model and the tools goes through [`crate::sanitize`]: the answer when stdout
+//! is a terminal (piped, it is the model's exact text), everything written to stderr always.
 
 use std::io::{self, IsTerminal as _, Write};
 
 use futures::StreamExt as _;
 use server::{AgentEvent, AgentStream, CancellationToken, ChatService, RunSpec};
 
+use crate::sanitize::{Sanitizer, escape_json_controls, for_terminal};
 use crate::{CliError, Outcome};
 
 /// Longest tool input or output shown on the terminal, in characters.
@@ -38,9 +42,14 @@ pub(crate) async fn run_in_terminal(
             cancel.cancel();
         }
     });
+    let terminal = Terminal {
+        stdout: io::stdout().is_terminal(),
+        stderr: io::stderr().is_terminal(),
+    };
     let ended = show(
         prepared.stream(cancel),
         json,
+        terminal,
         &mut std::io::stdout().lock(),
         &mut std::io::stderr().lock(),
     )
@@ -49,21 +58,28 @@ pub(crate) async fn run_in_terminal(
     ended
 }
 
+/// Which of stdout and stderr are terminals.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Terminal {
+    /// Whether stdout is (the answer is then sanitised).
+    pub(crate) stdout: bool,
+    /// Whether stderr is (reasoning is then dimmed).
+    pub(crate) stderr: bool,
+}
+
 /// Streams `events` to `out` and `err` until the run ends.
 pub(crate) async fn show(
     mut events: AgentStream,
     json: bool,
+    terminal: Terminal,
     out: &mut impl Write,
     err: &mut impl Write,
 ) -> Result<Ended, CliError> {
-    let mut screen = Screen {
-        dim: io::stderr().is_terminal(),
-        ..Screen::default()
-    };
+    let mut screen = Screen::new(terminal);
     while let Some(event) = events.next().await {
         if json {
             let line = serde_json::json!({"event": event.sse_name(), "data": event.payload()});
-            writeln!(out, "{line}")?;
+            writeln!(out, "{}", escape_json_controls(&line.to_string()))?;
             out.flush()?;
         } else {
             screen.show(&event, out, err)?;
@@ -93,6 +109,10 @@ pub(crate) async fn show(
 struct Screen {
     /// Whether stderr takes ANSI dimming.
     dim: bool,
+    /// Sanitises the answer (when stdout is a terminal).
+    answer: Option<Sanitizer>,
+    /// Sanitises the reasoning on stderr.
+    reasoning_text: Sanitizer,
     /// Whether reasoning text is being written (a newline ends it before the answer).
     reasoning: bool,
     /// Whether the answer's last character written was not a newline.
@@ -100,6 +120,14 @@ struct Screen {
 }
 
 impl Screen {
+    fn new(terminal: Terminal) -> Self {
+        Screen {
+            dim: terminal.stderr,
+            answer: terminal.stdout.then(Sanitizer::default),
+            ..Screen::default()
+        }
+    }
+
     fn show(
         &mut self,
         event: &AgentEvent,
@@ -109,7 +137,10 @@ impl Screen {
         match event {
             AgentEvent::ContentDelta { text, .. } => {
                 self.end_reasoning(err)?;
-                write!(out, "{text}")?;
+                match &mut self.answer {
+                    Some(sanitizer) => write!(out, "{}", sanitizer.push(text))?,
+                    None => write!(out, "{text}")?,
+                }
                 out.flush()?;
                 if !text.is_empty() {
                     self.open_line = !text.ends_with('\n');
@@ -120,29 +151,39 @@ impl Screen {
                     write!(err, "\x1b[2m")?;
                 }
                 self.reasoning = true;
-                write!(err, "{text}")?;
+                write!(err, "{}", self.reasoning_text.push(text))?;
                 err.flush()?;
             }
             AgentEvent::ToolStart { name, input, .. } => {
                 self.end_reasoning(err)?;
                 self.end_line(out)?;
-                writeln!(err, "[{name}] {}", cut(&input.to_string()))?;
+                writeln!(err, "[{}] {}", for_terminal(name), cut(&input.to_string()))?;
             }
             AgentEvent::ToolDone {
                 name,
                 output,
                 error,
                 ..
-            } => match error {
-                Some(error) => writeln!(err, "[{name}] failed: {}", cut(error))?,
-                None => writeln!(err, "[{name}] → {}", cut(output))?,
-            },
+            } => {
+                let name = for_terminal(name);
+                match error {
+                    Some(error) => writeln!(err, "[{name}] failed: {}", cut(error))?,
+                    None => writeln!(err, "[{name}] → {}", cut(output))?,
+                }
+            }
             AgentEvent::ResponseCancelled { .. } => {
                 self.end_reasoning(err)?;
                 self.end_line(out)?;
                 writeln!(err, "skein: cancelled")?;
             }
-            AgentEvent::ResponseDone { .. } | AgentEvent::ResponseError { .. } => {
+            AgentEvent::ResponseDone { outcome, .. } => {
+                self.end_reasoning(err)?;
+                self.end_line(out)?;
+                if let Some(notice) = outcome.compression_notice() {
+                    writeln!(err, "skein: note: {}", compression_note(&notice))?;
+                }
+            }
+            AgentEvent::ResponseError { .. } => {
                 self.end_reasoning(err)?;
                 self.end_line(out)?;
             }
@@ -172,9 +213,24 @@ impl Screen {
     }
 }
 
-/// One line of at most [`SHOWN`] characters.
+/// What compression did, for people: above all, whether the model read the whole prompt.
+fn compression_note(notice: &agent_loop::CompressionNotice) -> String {
+    if notice.prompt_truncated {
+        format!(
+            "the prompt did not fit the model's context: texts over {} characters were cut in \
+             the middle, so the model answered without reading all of it; send less, or split it",
+            agent_loop::ATTACHMENT_TRUNCATE_CHARS
+        )
+    } else {
+        "the conversation did not fit the model's context: earlier content was cut, summarised \
+         or left out before the model answered"
+            .to_owned()
+    }
+}
+
+/// One line of at most [`SHOWN`] characters, sanitised.
 fn cut(text: &str) -> String {
-    let line = text.replace('\n', " ");
+    let line = for_terminal(text).replace(['\n', '\t'], " ");
     match line.char_indices().nth(SHOWN) {
         Some((end, _)) => format!("{}…", &line[..end]),
         None => line,

@@ -36,6 +36,7 @@ pub(crate) struct RunArgs {
 }
 
 pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, CliError> {
+    args.agent.check()?;
     let prompt = prompt(args.prompt.as_deref())?;
     let store = open_store(db).await?;
     let service = args.agent.service(store.clone())?;

@@ -3,7 +3,7 @@
 mod show;
 mod tree;
 
-use std::io::Write;
+use std::io::{IsTerminal as _, Write};
 
 use clap::{Args, Subcommand};
 use conversation_tree::{ConversationId, ConversationSummary, Store, StoreError, Timestamp};
@@ -11,6 +11,7 @@ use serde_json::json;
 
 use crate::CliError;
 use crate::common::open_store_read_only;
+use crate::sanitize::{Output, escape_json_controls, for_terminal};
 
 /// Arguments of `skein logs`.
 #[derive(Debug, Args)]
@@ -62,7 +63,10 @@ pub(crate) async fn run(args: &LogsArgs, db: Option<&str>) -> Result<(), CliErro
     // Reading never writes: a read-only file works, and a writer's lock is waited for.
     let store = open_store_read_only(db).await?;
     let store = store.as_ref();
-    let out = &mut std::io::stdout().lock();
+    // Stored prompts, answers and tool output are sanitised on a terminal; piped, they are the
+    // stored text (`crate::sanitize`). JSON output is escaped either way.
+    let stdout = std::io::stdout();
+    let out = &mut Output::new(stdout.lock(), stdout.is_terminal() && !args.json);
     match (&args.command, args.tree) {
         (Some(LogsCommand::Tree { cid }), _) => {
             let summary = conversation(store, cid.as_deref()).await?;
@@ -94,7 +98,11 @@ fn damaged(summary: &ConversationSummary, result: Result<(), CliError>) -> Resul
         }),
         Ok(()) => {
             if let Some(reason) = &summary.damaged {
-                eprintln!("skein: conversation {} is damaged: {reason}", summary.id);
+                eprintln!(
+                    "skein: conversation {} is damaged: {}",
+                    for_terminal(summary.id.as_str()),
+                    for_terminal(reason)
+                );
             }
             Ok(())
         }
@@ -111,7 +119,11 @@ async fn list(
     let limit = if count == 0 { usize::MAX } else { count };
     let conversations = store.conversations(limit).await?;
     if json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&conversations)?)?;
+        writeln!(
+            out,
+            "{}",
+            escape_json_controls(&serde_json::to_string_pretty(&conversations)?)
+        )?;
         return Ok(());
     }
     if conversations.is_empty() {

@@ -10,6 +10,7 @@ use serde_json::json;
 
 use super::{summary_json, time};
 use crate::CliError;
+use crate::sanitize::escape_json_controls;
 
 pub(super) async fn show(
     store: &dyn Store,
@@ -50,7 +51,11 @@ pub(super) async fn show(
             "responses": responses,
             "messages": messages,
         });
-        writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
+        writeln!(
+            out,
+            "{}",
+            escape_json_controls(&serde_json::to_string_pretty(&document)?)
+        )?;
         return Ok(());
     }
     let mut system: Option<String> = None;

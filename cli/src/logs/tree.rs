@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::{one_line, summary_json, time};
 use crate::CliError;
+use crate::sanitize::escape_json_controls;
 
 /// Characters of prompt and answer shown per node.
 const SHOWN: usize = 48;
@@ -52,7 +53,11 @@ pub(super) async fn draw(
             })
             .collect();
         let document = json!({"conversation": summary_json(summary), "nodes": rows});
-        writeln!(out, "{}", serde_json::to_string_pretty(&document)?)?;
+        writeln!(
+            out,
+            "{}",
+            escape_json_controls(&serde_json::to_string_pretty(&document)?)
+        )?;
         return Ok(());
     }
     let branches = nodes

@@ -7,6 +7,12 @@
 //! request is answered 422 with every such field named in `details`.
 
 mod input;
+mod options;
+
+pub use options::{
+    MAX_OUTPUT_TOKENS_LIMIT, OptionProblem, RunOption, RunOptions, TEMPERATURE_RANGE,
+    check_max_rounds, check_max_tokens, check_run_options, check_temperature,
+};
 
 use std::time::Duration;
 
@@ -63,6 +69,11 @@ impl Problems {
 
     fn into_error(self) -> Option<ApiError> {
         let code = if self.invalid.is_empty() {
+    /// A run option refused by the rule `skein run` applies too.
+    fn option(&mut self, problem: &OptionProblem) {
+        self.invalid(problem.option.field(), &problem.reason);
+    }
+
             "unsupported_field"
         } else {
             "invalid_field"
@@ -161,21 +172,26 @@ pub fn plan(
     let reasoning_model = info.known && info.supports_reasoning;
 
     // Sampling and limits.
-    let temperature = match request.temperature {
-        Some(t) if (0.0..=2.0).contains(&t) => Some(t),
-        Some(_) => {
-            problems.invalid("temperature", "must be between 0 and 2");
+    // The checks `skein run` applies too (`options.rs`).
+    let temperature = match request.temperature.map(check_temperature) {
+        Some(Ok(t)) => Some(t),
+        Some(Err(problem)) => {
+            problems.option(&problem);
             None
         }
         None if features.deep_thinking || reasoning_model => None,
         None => Some(DEFAULT_TEMPERATURE),
     };
-    let max_tokens = match mc.max_output_tokens.or(request.max_tokens) {
-        Some(0) => {
-            problems.invalid("max_tokens", "must be at least 1");
+    let max_tokens = match mc
+        .max_output_tokens
+        .or(request.max_tokens)
+        .map(check_max_tokens)
+    {
+        Some(Err(problem)) => {
+            problems.option(&problem);
             None
         }
-        Some(tokens) => Some(tokens),
+        Some(Ok(tokens)) => Some(tokens),
         // The seed's default, within what the model can produce (a known model rejects more).
         None if info.known => Some(DEFAULT_MAX_TOKENS.min(info.max_output_tokens)),
         None => Some(DEFAULT_MAX_TOKENS),
@@ -203,14 +219,8 @@ pub fn plan(
     let max_rounds = tools_config
         .max_tool_calls
         .map_or(DEFAULT_TOOL_ROUNDS, |n| n as usize);
-    if max_rounds > config.max_tool_rounds as usize {
-        problems.invalid(
-            "tools.max_tool_calls",
-            &format!(
-                "this server allows at most {} tool rounds",
-                config.max_tool_rounds
-            ),
-        );
+    if let Err(problem) = check_max_rounds(max_rounds, config.max_tool_rounds) {
+        problems.option(&problem);
     }
     let tool_timeout = seconds(
         "tools.tool_timeout_seconds",
