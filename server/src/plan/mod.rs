@@ -67,13 +67,13 @@ impl Problems {
         self.invalid.push(json!({"field": field, "reason": reason}));
     }
 
-    fn into_error(self) -> Option<ApiError> {
-        let code = if self.invalid.is_empty() {
     /// A run option refused by the rule `skein run` applies too.
     fn option(&mut self, problem: &OptionProblem) {
         self.invalid(problem.option.field(), &problem.reason);
     }
 
+    fn into_error(self) -> Option<ApiError> {
+        let code = if self.invalid.is_empty() {
             "unsupported_field"
         } else {
             "invalid_field"
