@@ -43,8 +43,9 @@ pub enum ProviderError {
         retry_after: Option<Duration>,
         /// `Some(cap)` when the error body was longer than
         /// [`Limits::max_error_body_bytes`](crate::Limits::max_error_body_bytes): only the first
-        /// `cap` bytes were read and parsed, the rest was left unread.
-        body_cut_at: Option<usize>,
+        /// `cap` bytes were read and parsed, the rest was left unread. (A `u32`, saturating,
+        /// keeps the error small; no error body cap needs 4 GiB.)
+        body_cut_at: Option<u32>,
     },
     /// The provider reported an error inside a stream that had already started (an OpenAI
     /// Responses `error` event, an Anthropic `event: error`).

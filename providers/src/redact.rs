@@ -23,6 +23,10 @@ pub(crate) const REDACTED: &str = "[REDACTED]";
 /// the key): shorter ends are too likely to be ordinary text.
 const MIN_SECRET_TAIL: usize = 6;
 
+/// Secrets shorter than this (not real keys, but configurable) are removed only where they
+/// stand as a whole word, so that a key `x` does not erase every `x` of a message.
+const MIN_SUBSTRING_SECRET: usize = 8;
+
 /// Header and parameter names whose values are credentials wherever they appear in a text
 /// (`Authorization: Bearer …`, `"x-api-key": "…"`, `?key=…`).
 const CREDENTIAL_NAMES: &[&str] = &[
@@ -99,9 +103,14 @@ impl Redactor {
     pub(crate) fn redact(&self, text: &str) -> String {
         let mut text = text.to_owned();
         for secret in &self.secrets {
-            if text.contains(secret.as_str()) {
-                text = text.replace(secret.as_str(), REDACTED);
+            if !text.contains(secret.as_str()) {
+                continue;
             }
+            text = if secret.len() >= MIN_SUBSTRING_SECRET {
+                text.replace(secret.as_str(), REDACTED)
+            } else {
+                replace_words(&text, secret)
+            };
         }
         self.redact_cut_tail(&mut text);
         redact_credentials(&text)
@@ -128,6 +137,27 @@ impl Redactor {
         error.for_each_text(|text| *text = self.redact(text));
         error
     }
+}
+
+/// `text` with every occurrence of `word` not touching a letter, digit, `-` or `_` replaced.
+fn replace_words(text: &str, word: &str) -> String {
+    let is_word =
+        |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || matches!(c, '-' | '_'));
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    while let Some(found) = text[at..].find(word) {
+        let start = at + found;
+        let end = start + word.len();
+        out.push_str(&text[at..start]);
+        if is_word(text[..start].chars().next_back()) || is_word(text[end..].chars().next()) {
+            out.push_str(word);
+        } else {
+            out.push_str(REDACTED);
+        }
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// `text` with the value after every credential name (`Authorization: Bearer x`,
@@ -300,6 +330,18 @@ mod tests {
             assert!(clean.contains(REDACTED), "{text} -> {clean}");
         }
         assert_eq!(r.redact("nothing to hide"), "nothing to hide");
+    }
+
+    #[test]
+    fn short_secrets_are_removed_only_as_whole_words() {
+        let mut config = ModelConfig::new("gpt-4o");
+        config.api_key = Some("x".into());
+        let r = Redactor::for_config(&config);
+        assert_eq!(
+            r.redact("Proxy-Authorization max"),
+            "Proxy-Authorization max"
+        );
+        assert_eq!(r.redact("key x refused"), "key [REDACTED] refused");
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub(crate) struct HttpFailure<'a> {
     pub(crate) headers: &'a HeaderMap,
     pub(crate) body: &'a [u8],
     /// `Some(cap)` when the body was cut at `cap` bytes.
-    pub(crate) body_cut_at: Option<usize>,
+    pub(crate) body_cut_at: Option<u32>,
 }
 
 /// What a provider's error envelope said; see [`HttpFailure::error`].
@@ -261,7 +261,7 @@ impl HttpClient {
             status,
             headers: &headers,
             body: &body,
-            body_cut_at: cut.then_some(max),
+            body_cut_at: cut.then(|| u32::try_from(max).unwrap_or(u32::MAX)),
         }))
     }
 
