@@ -35,6 +35,8 @@
 //! ```
 
 mod base64_bytes;
+#[doc(hidden)]
+pub mod fuzzing;
 mod message;
 mod part;
 mod role;

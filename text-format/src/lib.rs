@@ -56,6 +56,8 @@
 
 mod error;
 mod format;
+#[doc(hidden)]
+pub mod fuzzing;
 mod lines;
 mod markdown;
 mod parsed;

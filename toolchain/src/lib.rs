@@ -130,6 +130,8 @@ mod chain;
 mod context;
 mod dyn_tool;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod json;
 mod native;
 mod observe;
