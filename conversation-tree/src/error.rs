@@ -100,6 +100,17 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A conversation owner name was rejected ([`Store::claim_conversation`](crate::Store::claim_conversation)).
+    #[error(
+        "invalid conversation owner ({owner_len} characters): {reason}; use 1 to 128 printable \
+         characters, never a secret"
+    )]
+    InvalidOwner {
+        /// Its length in characters (the name itself is not repeated: it may be sensitive).
+        owner_len: usize,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A node id could not be parsed.
     #[error("invalid response id {text:?}: expected a positive integer such as 42")]
     InvalidNodeId {

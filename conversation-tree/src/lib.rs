@@ -137,4 +137,4 @@ pub use options::{CallOptions, HashOptions, Reuse};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
-pub use store::{MatchedTurn, NewResponse, PathMatch, Store};
+pub use store::{Claim, MatchedTurn, NewResponse, PathMatch, Store};

@@ -109,12 +109,74 @@ pub trait Store: Send + Sync {
     /// Every call of a conversation, in the order they were recorded: for cache-hit analysis.
     async fn calls(&self, conversation: &ConversationId) -> Result<Vec<Call>>;
 
+    /// Claims `conversation` for `owner` before a caller of a multi-user front end (the server)
+    /// reads or continues it: creates it, empty, owned by `owner` when the store does not hold
+    /// it yet, and otherwise says whose it is. One statement, so two callers claiming the same
+    /// new id at once cannot both get [`Claim::Created`].
+    ///
+    /// `owner` is an opaque principal name (1 to 128 characters, none of them control
+    /// characters) chosen by the front end; it is stored as given, so it must never be a
+    /// secret (a server stores a hash of a bearer token, not the token). Conversations written
+    /// without a claim (by the CLI, or before schema version 4) have no owner:
+    /// [`Claim::Unowned`]. Writes never change an owner.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidOwner`](crate::StoreError::InvalidOwner) for an unusable `owner`,
+    /// [`StoreError::ReadOnly`](crate::StoreError::ReadOnly) on a read-only store when the
+    /// conversation does not exist yet, and the store's own errors.
+    async fn claim_conversation(&self, conversation: &ConversationId, owner: &str)
+    -> Result<Claim>;
+
     /// Every node whose path hash is `path_hash`, in any conversation, in id order.
     async fn lookup_path_hash(&self, path_hash: &str) -> Result<Vec<Node>>;
 
     /// Recomputes every stored hash from the stored messages and options, and every path hash
     /// from its parent's.
     async fn verify(&self) -> Result<VerifyReport>;
+}
+
+/// Whose a conversation is: what [`Store::claim_conversation`] found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Claim {
+    /// The store did not hold the conversation: it now does, empty, owned by the claimant.
+    Created,
+    /// The conversation already belongs to the claimant.
+    Owned,
+    /// The conversation exists without an owner (written by the CLI or before owners were
+    /// recorded).
+    Unowned,
+    /// The conversation belongs to someone else. A server answers as if it did not exist.
+    OtherOwner,
+}
+
+impl Claim {
+    /// Whether the claimant may read and continue the conversation: created or owned by it.
+    /// An [`Unowned`](Claim::Unowned) conversation is the front end's call.
+    pub fn is_own(&self) -> bool {
+        matches!(self, Claim::Created | Claim::Owned)
+    }
+}
+
+/// Checks an owner name for [`Store::claim_conversation`].
+pub(crate) fn check_owner(owner: &str) -> Result<()> {
+    let reason = if owner.is_empty() {
+        Some("it is empty")
+    } else if owner.chars().count() > 128 {
+        Some("it is longer than 128 characters")
+    } else if owner.chars().any(char::is_control) {
+        Some("it contains a control character")
+    } else {
+        None
+    };
+    match reason {
+        Some(reason) => Err(crate::StoreError::InvalidOwner {
+            owner_len: owner.chars().count(),
+            reason,
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Where a message array leads in the tree: what [`Store::find_or_create_path`] returns.

@@ -1,10 +1,10 @@
 //! [`Server`]: the shared state, the [`Router`], serving and graceful shutdown.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -18,6 +18,7 @@ use crate::auth::{Auth, require_caller};
 use crate::chat::ChatService;
 use crate::config::ServerConfig;
 use crate::error::{ApiError, ServerError};
+use crate::guard::{Guard, check_origin_and_host, read_json_body};
 use crate::limit::ConcurrencyLimit;
 use crate::routes::{misc, openapi, response};
 use crate::runs::Runs;
@@ -34,6 +35,9 @@ pub(crate) struct App {
     pub(crate) runs: Arc<Runs>,
     pub(crate) started: Instant,
     pub(crate) store_kind: StoreKind,
+    pub(crate) guard: Arc<Guard>,
+    /// CORS for the configured origins (`None`: no cross-origin callers).
+    cors: Option<tower_http::cors::CorsLayer>,
 }
 
 /// The Chat Shell service: build one from a [`ServerConfig`], mount its [`router`](Self::router)
@@ -65,6 +69,24 @@ impl Server {
                 "`concurrency_per_caller` is 0, so no request could ever be served".to_owned(),
             ));
         }
+        for (field, value) in [
+            ("header_read_timeout_secs", config.header_read_timeout_secs),
+            ("body_read_timeout_secs", config.body_read_timeout_secs),
+            ("idle_timeout_secs", config.idle_timeout_secs),
+        ] {
+            if value == 0 {
+                return Err(ServerError::Config(format!(
+                    "`{field}` is 0, so every client would time out at once; give a number of \
+                     seconds of at least 1"
+                )));
+            }
+        }
+        if config.max_connections == 0 {
+            return Err(ServerError::Config(
+                "`max_connections` is 0, so no client could ever connect".to_owned(),
+            ));
+        }
+        let cors = crate::guard::cors(&config)?;
         let tools = BuiltinTools::new(&config.tools)?;
         let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone());
         Ok(Server {
@@ -74,6 +96,8 @@ impl Server {
                 runs: Arc::new(Runs::default()),
                 started: Instant::now(),
                 store_kind: kind,
+                guard: Arc::new(Guard::new(&config)),
+                cors,
                 chat,
                 config,
             }),
@@ -93,8 +117,12 @@ impl Server {
     /// does), or a server without tokens refuses every request.
     pub fn router(&self) -> Router {
         let auth = middleware::from_fn_with_state(self.app.auth.clone(), require_caller);
+        let json_body = middleware::from_fn_with_state(Arc::clone(&self.app.guard), read_json_body);
         let api = Router::new()
-            .route("/v1/response", post(response::create_response))
+            .route(
+                "/v1/response",
+                post(response::create_response).layer(json_body),
+            )
             .route("/v1/response/{id}/cancel", post(misc::cancel_response))
             .route_layer(auth.clone());
         let mut public = Router::new()
@@ -104,34 +132,47 @@ impl Server {
             // Without tokens nothing is public: the whole server is loopback-only.
             public = public.route_layer(auth);
         }
-        // Layers wrap what is above them: the 413 mapping sees the body limit's answers.
-        api.merge(public)
+        // Layers wrap what is above them: the 413 mapping sees the body limit's answers, the
+        // origin and host check comes before authentication, CORS (when configured) answers
+        // preflights before anything else.
+        let router = api
+            .merge(public)
+            .layer(DefaultBodyLimit::max(self.app.config.body_limit))
             .layer(RequestBodyLimitLayer::new(self.app.config.body_limit))
             .layer(middleware::from_fn(json_payload_too_large))
-            .with_state(Arc::clone(&self.app))
+            .layer(middleware::from_fn_with_state(
+                Arc::clone(&self.app.guard),
+                check_origin_and_host,
+            ))
+            .with_state(Arc::clone(&self.app));
+        match &self.app.cors {
+            Some(cors) => router.layer(cors.clone()),
+            None => router,
+        }
     }
 
-    /// Serves on `listener` until `signal` completes, then shuts down gracefully: new
-    /// responses are refused (503), responses in flight may finish within the configured
-    /// grace period, the rest are cancelled (their clients get `response.cancelled`), and the
-    /// call returns once every connection is closed.
+    /// Serves on `listener` until `signal` completes, then shuts down gracefully: no new
+    /// connections are accepted, new responses are refused (503), responses in flight may
+    /// finish within the configured grace period, the rest are cancelled (their clients get
+    /// `response.cancelled`), and the call returns once every connection is closed, at the
+    /// latest one second after the grace period, whatever the clients do.
+    ///
+    /// Each connection has the configured header read timeout (which also closes kept-alive
+    /// connections idle that long) and write stall timeout, and at most `max_connections`
+    /// are served at once: more are answered 503 and closed.
     pub async fn serve(
         &self,
         listener: TcpListener,
         signal: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
-        let runs = Arc::clone(&self.app.runs);
-        let grace = self.app.config.shutdown_grace();
-        let service = self
-            .router()
-            .into_make_service_with_connect_info::<SocketAddr>();
-        axum::serve(listener, service)
-            .with_graceful_shutdown(async move {
-                signal.await;
-                runs.shutdown(grace).await;
-            })
-            .await?;
-        Ok(())
+        crate::listen::serve(
+            self.router(),
+            listener,
+            &self.app.config,
+            Arc::clone(&self.app.runs),
+            signal,
+        )
+        .await
     }
 
     /// Begins the graceful shutdown of the runs without a listener (for embedders that serve

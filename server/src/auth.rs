@@ -25,6 +25,22 @@ pub enum Caller {
 #[derive(Clone)]
 pub(crate) struct Auth {
     digests: Vec<[u8; 32]>,
+    /// Each token's conversation owner name (see [`Auth::owner`]), in token order.
+    owners: Vec<String>,
+}
+
+/// The conversation owner name of the loopback principal of a server without tokens.
+pub(crate) const LOOPBACK_OWNER: &str = "loopback";
+
+/// The owner name stored for the holder of a token: a hash of the token's digest under a
+/// label of its own, so the database never holds the token or the digest `Auth` compares.
+fn owner_name(digest: &[u8; 32]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"skein conversation owner v1\0");
+    hasher.update(digest);
+    let hash: [u8; 32] = hasher.finalize().into();
+    let hex: String = hash.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("token-sha256:{hex}")
 }
 
 impl std::fmt::Debug for Auth {
@@ -39,8 +55,27 @@ fn digest(token: &str) -> [u8; 32] {
 
 impl Auth {
     pub(crate) fn new(tokens: &[Secret]) -> Self {
+        let digests: Vec<[u8; 32]> = tokens.iter().map(|token| digest(token.expose())).collect();
         Auth {
-            digests: tokens.iter().map(|token| digest(token.expose())).collect(),
+            owners: digests.iter().map(owner_name).collect(),
+            digests,
+        }
+    }
+
+    /// Whether this server has no tokens (loopback clients only, one principal).
+    pub(crate) fn is_tokenless(&self) -> bool {
+        self.digests.is_empty()
+    }
+
+    /// The name `caller`'s conversations are stored under: stable across restarts and token
+    /// reordering (it derives from the token itself), never the token.
+    pub(crate) fn owner(&self, caller: Caller) -> &str {
+        match caller {
+            Caller::Token(index) => self
+                .owners
+                .get(index)
+                .map_or(LOOPBACK_OWNER, String::as_str),
+            Caller::Loopback => LOOPBACK_OWNER,
         }
     }
 
@@ -157,5 +192,20 @@ mod tests {
         // Loopback needs a token too once tokens exist.
         assert!(auth.check(None, addr("127.0.0.1:1")).is_err());
         assert!(!format!("{auth:?}").contains("alpha"));
+    }
+
+    #[test]
+    fn owners_are_stable_distinct_and_not_the_token() {
+        let auth = Auth::new(&[Secret::new("alpha"), Secret::new("beta")]);
+        let reordered = Auth::new(&[Secret::new("beta"), Secret::new("alpha")]);
+        assert_eq!(
+            auth.owner(Caller::Token(0)),
+            reordered.owner(Caller::Token(1))
+        );
+        assert_ne!(auth.owner(Caller::Token(0)), auth.owner(Caller::Token(1)));
+        assert!(!auth.owner(Caller::Token(0)).contains("alpha"));
+        let hex: String = digest("alpha").iter().map(|b| format!("{b:02x}")).collect();
+        assert!(!auth.owner(Caller::Token(0)).contains(&hex));
+        assert_eq!(Auth::new(&[]).owner(Caller::Loopback), LOOPBACK_OWNER);
     }
 }

@@ -17,6 +17,14 @@ pub const DEFAULT_BODY_LIMIT: usize = 8 * 1024 * 1024;
 pub const DEFAULT_CONCURRENCY_PER_CALLER: usize = 8;
 /// Default highest `tools.max_tool_calls` a request may ask for.
 pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 50;
+/// Default time a client has to send a request's headers, in seconds.
+pub const DEFAULT_HEADER_READ_TIMEOUT_SECS: u64 = 10;
+/// Default time a client has to send a request's body once its headers are in, in seconds.
+pub const DEFAULT_BODY_READ_TIMEOUT_SECS: u64 = 30;
+/// Default longest stall of a write to a client that stopped reading, in seconds.
+pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 60;
+/// Default number of client connections served at once.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
 
 /// How a server runs. `ServerConfig::default()` is a loopback-only server on an in-memory
 /// store with the calculator as its only tool.
@@ -50,6 +58,26 @@ pub struct ServerConfig {
     pub max_tool_rounds: u32,
     /// The built-in tools and their limits.
     pub tools: ToolsConfig,
+    /// Seconds a client has to send a request's headers, counted from when the server waits
+    /// for them: a new connection, or a kept-alive one after its last answer (so it is also how
+    /// long an idle kept-alive connection stays open). The connection is closed after it.
+    pub header_read_timeout_secs: u64,
+    /// Seconds a client has to send a request's whole body once its headers are in; later
+    /// bodies are answered 408.
+    pub body_read_timeout_secs: u64,
+    /// Seconds a write to a client may stall (a client that stopped reading its answer)
+    /// before the connection is closed and its run cancelled.
+    pub idle_timeout_secs: u64,
+    /// Client connections served at once; more are answered 503 and closed.
+    pub max_connections: usize,
+    /// Extra `Host` names (with or without a port) a server without tokens accepts, besides
+    /// the address it listens on, `localhost`, `127.0.0.1` and `[::1]`. A request naming any
+    /// other host is refused (a DNS-rebinding web page).
+    pub allowed_hosts: Vec<String>,
+    /// Web origins (`https://app.example.com`) allowed to call the API from a browser (CORS).
+    /// None by default: a request with an `Origin` header is refused unless it names one of
+    /// these (`*` allows every origin).
+    pub cors_origins: Vec<String>,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -68,6 +96,12 @@ impl Default for ServerConfig {
             allow_request_base_url: false,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
             tools: ToolsConfig::default(),
+            header_read_timeout_secs: DEFAULT_HEADER_READ_TIMEOUT_SECS,
+            body_read_timeout_secs: DEFAULT_BODY_READ_TIMEOUT_SECS,
+            idle_timeout_secs: DEFAULT_IDLE_TIMEOUT_SECS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            allowed_hosts: Vec::new(),
+            cors_origins: Vec::new(),
             keys: ProviderKeys::default(),
         }
     }
@@ -77,6 +111,21 @@ impl ServerConfig {
     /// The shutdown grace period.
     pub fn shutdown_grace(&self) -> Duration {
         Duration::from_secs(self.shutdown_grace_secs)
+    }
+
+    /// The header read timeout ([`header_read_timeout_secs`](Self::header_read_timeout_secs)).
+    pub fn header_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.header_read_timeout_secs)
+    }
+
+    /// The body read timeout ([`body_read_timeout_secs`](Self::body_read_timeout_secs)).
+    pub fn body_read_timeout(&self) -> Duration {
+        Duration::from_secs(self.body_read_timeout_secs)
+    }
+
+    /// The write stall timeout ([`idle_timeout_secs`](Self::idle_timeout_secs)).
+    pub fn idle_timeout(&self) -> Duration {
+        Duration::from_secs(self.idle_timeout_secs)
     }
 
     /// The `Retry-After` delay of a 429.

@@ -30,7 +30,9 @@
 //!     "input": {"text": "{\"raw\": \"Hello!\"}"},
 //!     "features": {"streaming": false},               // one JSON body instead of events
 //! });
-//! let mut request = http::Request::post("/v1/response").body(Body::from(body.to_string()))?;
+//! let mut request = http::Request::post("/v1/response")
+//!     .header("content-type", "application/json")                 // JSON bodies only
+//!     .body(Body::from(body.to_string()))?;
 //! // `serve` records the peer address; loopback is all a server without tokens accepts.
 //! request.extensions_mut().insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 40000))));
 //!
@@ -71,9 +73,12 @@ mod auth;
 mod chat;
 pub mod config;
 mod error;
+mod guard;
 pub mod keys;
 mod limit;
+mod listen;
 mod model;
+mod owner;
 pub mod plan;
 mod routes;
 mod runs;

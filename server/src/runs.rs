@@ -1,5 +1,8 @@
-//! The runs in flight: their cancel tokens by id (for `POST /v1/response/{id}/cancel`), and
-//! the tracker graceful shutdown waits on.
+//! The runs in flight: their cancel tokens by caller and id (for
+//! `POST /v1/response/{id}/cancel`), and the tracker graceful shutdown waits on.
+//!
+//! Ids are scoped per caller: two callers may use the same `X-Request-ID` without one
+//! cancelling, hiding or unregistering the other's run.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -13,7 +16,7 @@ use crate::auth::Caller;
 /// Every run in flight.
 #[derive(Debug, Default)]
 pub(crate) struct Runs {
-    by_id: Mutex<HashMap<String, Arc<Entry>>>,
+    by_id: Mutex<HashMap<(Caller, String), Arc<Entry>>>,
     tracker: TaskTracker,
     /// Cancelled when shutdown begins: new responses are refused from then on.
     draining: CancellationToken,
@@ -23,7 +26,6 @@ pub(crate) struct Runs {
 
 #[derive(Debug)]
 struct Entry {
-    owner: Caller,
     cancel: CancellationToken,
 }
 
@@ -31,6 +33,8 @@ struct Entry {
 #[derive(Debug)]
 pub(crate) struct Registration {
     runs: Arc<Runs>,
+    entry: Arc<Entry>,
+    owner: Caller,
     ids: Vec<String>,
 }
 
@@ -42,7 +46,14 @@ impl Drop for Registration {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         for id in &self.ids {
-            by_id.remove(id);
+            let key = (self.owner, id.clone());
+            // A later run of the same caller may have taken the id over: leave its entry.
+            if by_id
+                .get(&key)
+                .is_some_and(|entry| Arc::ptr_eq(entry, &self.entry))
+            {
+                by_id.remove(&key);
+            }
         }
     }
 }
@@ -57,15 +68,16 @@ impl Runs {
     ) -> (CancellationToken, Registration) {
         let cancel = self.stop.child_token();
         let entry = Arc::new(Entry {
-            owner,
             cancel: cancel.clone(),
         });
         let mut by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
         for id in ids {
-            by_id.insert((*id).to_owned(), Arc::clone(&entry));
+            by_id.insert((owner, (*id).to_owned()), Arc::clone(&entry));
         }
         let registration = Registration {
             runs: Arc::clone(self),
+            entry,
+            owner,
             ids: ids.iter().map(|id| (*id).to_owned()).collect(),
         };
         (cancel, registration)
@@ -74,13 +86,13 @@ impl Runs {
     /// Cancels the run `id` if `caller` started it; whether there was such a run.
     pub(crate) fn cancel(&self, id: &str, caller: Caller) -> bool {
         let by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
-        match by_id.get(id) {
-            Some(entry) if entry.owner == caller => {
+        // Another caller's run is as invisible as a finished one.
+        match by_id.get(&(caller, id.to_owned())) {
+            Some(entry) => {
                 entry.cancel.cancel();
                 true
             }
-            // Another caller's run is as invisible as a finished one.
-            _ => false,
+            None => false,
         }
     }
 
@@ -135,6 +147,23 @@ mod tests {
         assert!(token.is_cancelled());
         drop(registration);
         assert!(!runs.cancel("resp-1", Caller::Token(0)));
+    }
+
+    #[tokio::test]
+    async fn the_same_request_id_of_two_callers_stays_apart() {
+        let runs = Arc::new(Runs::default());
+        let (a, a_registration) = runs.register(&["req-same"], Caller::Token(0));
+        let (b, b_registration) = runs.register(&["req-same"], Caller::Token(1));
+        // B cannot reach A's run, and B's registration did not replace A's.
+        assert!(runs.cancel("req-same", Caller::Token(1)));
+        assert!(b.is_cancelled());
+        assert!(!a.is_cancelled());
+        // B's run ending does not unregister A's.
+        drop(b_registration);
+        assert!(runs.cancel("req-same", Caller::Token(0)));
+        assert!(a.is_cancelled());
+        drop(a_registration);
+        assert!(!runs.cancel("req-same", Caller::Token(0)));
     }
 
     #[tokio::test]

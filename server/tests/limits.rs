@@ -116,6 +116,7 @@ async fn oversize_bodies_are_refused() {
     );
     let answer = client()
         .post(server.url("/v1/response"))
+        .header("content-type", "application/json")
         .body(reqwest::Body::wrap_stream(chunks))
         .send()
         .await

@@ -37,7 +37,8 @@ async fn streams_the_seed_events_in_order() {
     );
     let start = &events[0].data;
     let id = start["id"].as_str().unwrap();
-    assert!(id.starts_with("resp-") && id.len() == 17, "{id}");
+    // `resp-` and 32 hex digits: 122 random bits, unguessable.
+    assert!(id.starts_with("resp-") && id.len() == 37, "{id}");
     assert_eq!(start["model"], "echo");
     assert!(start["created"].as_u64().unwrap() > 1_700_000_000);
     assert_eq!(events[1].data["type"], "text");
@@ -127,6 +128,7 @@ async fn refusals_are_clear_client_errors() {
     let server = TestServer::start(ServerConfig::default()).await;
     let malformed = client()
         .post(server.url("/v1/response"))
+        .header("content-type", "application/json")
         .body("{not json")
         .send()
         .await

@@ -328,6 +328,16 @@ impl Store for PostgresStore {
         tx::calls(&client, conversation).await
     }
 
+    async fn claim_conversation(
+        &self,
+        conversation: &ConversationId,
+        owner: &str,
+    ) -> Result<crate::Claim> {
+        crate::store::check_owner(owner)?;
+        let client = self.client("claiming a conversation").await?;
+        tx::claim_conversation(&client, conversation, owner, crate::record::now()).await
+    }
+
     async fn lookup_path_hash(&self, path_hash: &str) -> Result<Vec<Node>> {
         let client = self.client("looking up a path hash").await?;
         tx::lookup_path_hash(&client, path_hash).await

@@ -17,6 +17,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/001_tree.sql"),
     include_str!("migrations/002_calls.sql"),
     include_str!("migrations/003_status.sql"),
+    include_str!("migrations/004_owner.sql"),
 ];
 
 /// The schema version this build writes.

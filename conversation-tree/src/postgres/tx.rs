@@ -533,3 +533,53 @@ pub(super) async fn stored_rows(client: &impl GenericClient, after: i64) -> Resu
         .collect::<std::result::Result<_, tokio_postgres::Error>>()
         .map_err(pg(OPERATION))
 }
+
+/// [`Store::claim_conversation`](crate::Store::claim_conversation): reads the owner, and
+/// inserts the conversation only when it is missing (so a read-only session can answer for
+/// stored conversations).
+pub(super) async fn claim_conversation(
+    client: &impl GenericClient,
+    conversation: &ConversationId,
+    owner: &str,
+    at: Timestamp,
+) -> Result<crate::Claim> {
+    const OPERATION: &str = "claiming a conversation";
+    const OWNER_SQL: &str = "SELECT owner FROM conversations WHERE id = $1";
+    let read_owner = async || -> Result<Option<Option<String>>> {
+        let statement = client
+            .prepare_cached(OWNER_SQL)
+            .await
+            .map_err(pg(OPERATION))?;
+        let row = client
+            .query_opt(&statement, &[&conversation.as_str()])
+            .await
+            .map_err(pg(OPERATION))?;
+        row.map(|row| row.try_get::<_, Option<String>>(0))
+            .transpose()
+            .map_err(pg(OPERATION))
+    };
+    let judge = |stored: Option<String>| match stored {
+        None => crate::Claim::Unowned,
+        Some(stored) if stored == owner => crate::Claim::Owned,
+        Some(_) => crate::Claim::OtherOwner,
+    };
+    if let Some(stored) = read_owner().await? {
+        return Ok(judge(stored));
+    }
+    let statement = client
+        .prepare_cached(
+            "INSERT INTO conversations (id, name, created_utc, updated_utc, owner) \
+             VALUES ($1, NULL, $2, $2, $3) ON CONFLICT (id) DO NOTHING",
+        )
+        .await
+        .map_err(pg(OPERATION))?;
+    let inserted = client
+        .execute(&statement, &[&conversation.as_str(), &at, &owner])
+        .await
+        .map_err(pg(OPERATION))?;
+    if inserted == 1 {
+        return Ok(crate::Claim::Created);
+    }
+    // Someone else created it between the two statements.
+    Ok(read_owner().await?.map_or(crate::Claim::OtherOwner, judge))
+}

@@ -666,6 +666,32 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn claim_conversation(
+        &self,
+        conversation: &ConversationId,
+        owner: &str,
+    ) -> Result<crate::Claim> {
+        const OPERATION: &str = "claiming a conversation";
+        crate::store::check_owner(owner)?;
+        let id = conversation.clone();
+        let claimant = owner.to_owned();
+        let stored = self
+            .read(OPERATION, move |conn, ctx| {
+                tx::conversation_owner(conn, ctx, OPERATION, &id)
+            })
+            .await?;
+        if let Some(stored) = stored {
+            return Ok(tx::judge_claim(stored, owner));
+        }
+        // Missing: create it, unless another writer got there first.
+        let id = conversation.clone();
+        let now = record::now();
+        self.write(OPERATION, move |conn, ctx| {
+            tx::claim_conversation(conn, ctx, OPERATION, &id, &claimant, now)
+        })
+        .await
+    }
+
     async fn lookup_path_hash(&self, path_hash: &str) -> Result<Vec<Node>> {
         let path_hash = path_hash.to_owned();
         self.read("looking up a path hash", move |conn, ctx| {

@@ -35,6 +35,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 3,
         sql: include_str!("migrations/003_status.sql"),
     },
+    Migration {
+        version: 4,
+        sql: include_str!("migrations/004_owner.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -593,3 +593,66 @@ fn parse_time(text: &str) -> std::result::Result<Timestamp, String> {
     text.parse()
         .map_err(|err| format!("its timestamp {text:?} is not RFC 3339: {err}"))
 }
+
+/// The owner column of `conversation`: `None` when the store does not hold it, `Some(None)`
+/// when it has no owner.
+pub(super) fn conversation_owner(
+    conn: &Connection,
+    ctx: &Ctx,
+    operation: &'static str,
+    conversation: &ConversationId,
+) -> Result<Option<Option<String>>> {
+    conn.prepare_cached("SELECT owner FROM conversations WHERE id = ?1")
+        .and_then(|mut statement| {
+            statement
+                .query_row(params![conversation.as_str()], |row| {
+                    row.get::<_, Option<String>>(0)
+                })
+                .optional()
+        })
+        .map_err(ctx.sql(operation))
+}
+
+/// What a stored owner means to `claimant`.
+pub(super) fn judge_claim(stored: Option<String>, claimant: &str) -> crate::Claim {
+    match stored {
+        None => crate::Claim::Unowned,
+        Some(stored) if stored == claimant => crate::Claim::Owned,
+        Some(_) => crate::Claim::OtherOwner,
+    }
+}
+
+/// Creates `conversation` owned by `owner` if it is missing, in one immediate transaction,
+/// and says whose it is.
+pub(super) fn claim_conversation(
+    conn: &mut Connection,
+    ctx: &Ctx,
+    operation: &'static str,
+    conversation: &ConversationId,
+    owner: &str,
+    at: Timestamp,
+) -> Result<crate::Claim> {
+    let sql = ctx.sql(operation);
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(&sql)?;
+    let inserted = tx
+        .prepare_cached(
+            "INSERT INTO conversations (id, name, created_utc, updated_utc, owner) \
+             VALUES (?1, NULL, ?2, ?2, ?3) ON CONFLICT (id) DO NOTHING",
+        )
+        .and_then(|mut statement| {
+            statement.execute(params![conversation.as_str(), format_time(at), owner])
+        })
+        .map_err(&sql)?;
+    let claim = if inserted == 1 {
+        crate::Claim::Created
+    } else {
+        conversation_owner(&tx, ctx, operation, conversation)?
+            .map_or(crate::Claim::OtherOwner, |stored| {
+                judge_claim(stored, owner)
+            })
+    };
+    tx.commit().map_err(&sql)?;
+    Ok(claim)
+}

@@ -9,6 +9,7 @@
 pub(crate) mod cases;
 pub(crate) mod continuation;
 pub(crate) mod edges;
+pub(crate) mod owners;
 pub(crate) mod reliability;
 
 use std::sync::Arc;
@@ -62,6 +63,8 @@ macro_rules! suite {
             reliability::a_failed_write_leaves_no_half_node,
             reliability::dropped_writes_leave_no_half_node,
             reliability::verify_finds_a_tampered_row,
+            owners::claims_record_the_first_owner_and_writes_keep_it,
+            owners::concurrent_claims_of_a_new_id_have_one_winner,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn killed_writer_leaves_no_half_node() {

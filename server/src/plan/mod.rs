@@ -32,6 +32,8 @@ pub const DEFAULT_TEMPERATURE: f32 = 0.7;
 pub const DEFAULT_MAX_TOKENS: u32 = 32_768;
 /// The seed's default tool timeout in seconds.
 pub const DEFAULT_TOOL_TIMEOUT_SECS: f64 = 60.0;
+/// Highest `model_config.max_retries` a request may ask for.
+pub const MAX_RETRIES: u32 = 10;
 /// The seed's default provider timeout in seconds.
 pub const DEFAULT_MODEL_TIMEOUT_SECS: f64 = 120.0;
 
@@ -146,7 +148,17 @@ pub fn plan(
         ..Timeouts::default()
     };
     model.config.retry = RetryPolicy {
-        max_retries: mc.max_retries.map_or(3, |n| n as usize),
+        max_retries: match mc.max_retries {
+            Some(n) if n > MAX_RETRIES => {
+                problems.invalid(
+                    "model_config.max_retries",
+                    &format!("must be at most {MAX_RETRIES}: each retry is another provider call"),
+                );
+                MAX_RETRIES as usize
+            }
+            Some(n) => n as usize,
+            None => 3,
+        },
         initial_backoff: seconds(
             "model_config.retry_delay",
             mc.retry_delay.unwrap_or(1.0),
@@ -543,10 +555,9 @@ fn labels(metadata: &Metadata) -> String {
         .join(" ")
 }
 
-/// `req-` and 12 random hex digits, as Chat Shell's request ids.
+/// `req-` and the 32 hex digits of a random UUID v4 (122 random bits).
 fn new_request_id() -> String {
-    let uuid = uuid::Uuid::new_v4().simple().to_string();
-    format!("req-{}", uuid.get(..12).unwrap_or(&uuid))
+    format!("req-{}", uuid::Uuid::new_v4().simple())
 }
 
 #[cfg(test)]

@@ -39,7 +39,7 @@ fn a_minimal_request_gets_the_seed_defaults() {
         "{}",
         planned.request_id
     );
-    assert_eq!(planned.request_id.len(), 16);
+    assert_eq!(planned.request_id.len(), 36);
     assert_eq!(
         spec.input,
         RunInput::Parts(vec![ContentPart::text("Hello")])

@@ -21,7 +21,9 @@ use crate::schema::{CancelResponse, HealthBody};
     params(("id" = String, Path, description = "The response id (`resp-…`) or request id (`X-Request-ID`)")),
     responses(
         (status = 200, description = "Cancelled", body = CancelResponse),
-        (status = 404, description = "No such response of this caller in flight", body = crate::ErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::ErrorBody),
+        (status = 403, description = "Not on loopback without tokens, a `Host` that is not this server's, or a cross-origin request", body = crate::ErrorBody),
+        (status = 404, description = "No such response of this caller in flight (another caller's runs are invisible)", body = crate::ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -49,6 +51,7 @@ pub(crate) async fn cancel_response(
     tag = "service",
     responses(
         (status = 200, description = "Healthy", body = HealthBody),
+        (status = 403, description = "Not on loopback without tokens, a `Host` that is not this server's, or a cross-origin request", body = crate::ErrorBody),
         (status = 503, description = "Shutting down, or the store fails", body = HealthBody),
     )
 )]

@@ -49,7 +49,10 @@ impl Modify for BearerAuth {
     get,
     path = "/openapi.json",
     tag = "service",
-    responses((status = 200, description = "The OpenAPI document", content_type = "application/json"))
+    responses(
+        (status = 200, description = "The OpenAPI document", content_type = "application/json"),
+        (status = 403, description = "Not on loopback without tokens, a `Host` that is not this server's, or a cross-origin request", body = crate::ErrorBody),
+    )
 )]
 pub(crate) async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
     Json(ApiDoc::openapi())

@@ -11,6 +11,7 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
+use conversation_tree::ConversationId;
 use futures::channel::mpsc;
 use futures::{SinkExt as _, StreamExt as _};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -22,6 +23,7 @@ use crate::app::App;
 use crate::auth::Caller;
 use crate::chat::RunError;
 use crate::error::ApiError;
+use crate::owner::{self, OwnedConversation};
 use crate::plan::plan;
 use crate::schema::{ResponseBody, ResponseRequest, ToolActivity};
 
@@ -45,10 +47,13 @@ sources, blocks, silent_exit, silent_exit_reason, rounds, conversation_id, node_
 `response.cancelled` {id, partial_content} or `response.error` {id, code, message, details}. \
 Without streaming: one JSON body.",
             content((String = "text/event-stream"), (ResponseBody = "application/json"))),
-        (status = 400, description = "The body is not JSON", body = crate::ErrorBody),
+        (status = 400, description = "The body is not one JSON value (or has bytes after it)", body = crate::ErrorBody),
         (status = 401, description = "Missing or invalid bearer token", body = crate::ErrorBody),
-        (status = 403, description = "No tokens configured and the client is not on loopback", body = crate::ErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, or its `Host` is not this server's (`host_not_allowed`); or a cross-origin request from an origin not configured (`cross_origin_forbidden`)", body = crate::ErrorBody),
+        (status = 404, description = "`session_id` (or `metadata.conversation_id`) names a conversation another caller started", body = crate::ErrorBody),
+        (status = 408, description = "The body did not arrive within the body read timeout", body = crate::ErrorBody),
         (status = 413, description = "The body is larger than the server's limit", body = crate::ErrorBody),
+        (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::ErrorBody),
         (status = 422, description = "A field cannot be honoured; `details.fields` names each", body = crate::ErrorBody),
         (status = 429, description = "The caller's concurrency limit is reached; see `Retry-After`", body = crate::ErrorBody),
         (status = 503, description = "The server is shutting down", body = crate::ErrorBody),
@@ -84,6 +89,10 @@ pub(crate) async fn create_response(
     // The limit is checked before any work and before any event: a refused request is a
     // plain 429, never a stream that starts and then fails.
     let permit = app.limit.try_acquire(caller)?;
+    // The conversation: the caller's own (404 for another's), stored under its namespaced id.
+    let conversation = own_conversation(&app, caller, planned.spec.conversation.take()).await?;
+    planned.spec.conversation = Some(conversation.stored.clone());
+    let client_conversation = conversation.client;
 
     let response_id = new_response_id();
     planned.spec.response_id = Some(response_id.clone());
@@ -125,32 +134,76 @@ pub(crate) async fn create_response(
     if !planned.streaming {
         let answer = collect(receiver).await;
         drop(disconnect);
-        return answer.map(|body| with_request_id(axum::Json(body), &planned.request_id));
+        return answer.map(|mut body| {
+            if body.conversation_id.is_some() {
+                body.conversation_id = Some(client_conversation);
+            }
+            with_request_id(axum::Json(body), &planned.request_id)
+        });
     }
     let events = receiver.map(move |event| {
         let _keep_until_the_stream_is_dropped = &disconnect;
+        let mut payload = event.payload();
+        // The client sees its own conversation id, never the stored (namespaced) one.
+        if let Some(id) = payload
+            .get_mut("conversation_id")
+            .filter(|id| !id.is_null())
+        {
+            *id = serde_json::Value::String(client_conversation.clone());
+        }
         Ok::<_, Infallible>(
             Event::default()
                 .event(event.sse_name())
-                .data(event.payload().to_string()),
+                .data(payload.to_string()),
         )
     });
     Ok(with_request_id(Sse::new(events), &planned.request_id))
 }
 
-fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {
+/// The conversation a request continues (or a new, minted one), claimed for `caller`.
+async fn own_conversation(
+    app: &App,
+    caller: Caller,
+    named: Option<ConversationId>,
+) -> Result<OwnedConversation, ApiError> {
+    let shared = app.auth.is_tokenless();
+    let owner = app.auth.owner(caller);
+    let client = match named {
+        Some(id) => id,
+        None => ConversationId::new(owner::mint())
+            .map_err(|err| ApiError::internal(format!("cannot mint a conversation id: {err}")))?,
+    };
+    let conversation = OwnedConversation {
+        stored: owner::stored_id(owner, shared, &client)?,
+        client: client.to_string(),
+    };
+    owner::claim(app.chat.store().as_ref(), &conversation, owner, shared).await?;
+    Ok(conversation)
+}
+
+pub(crate) fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner();
-        match inner.classify() {
-            serde_json::error::Category::Data => {
-                ApiError::unprocessable("invalid_field", format!("`{path}`: {inner}"))
-                    .with_details(json!({"fields": [{"field": path, "reason": inner.to_string()}]}))
+    let request: ResponseRequest =
+        serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+            let path = err.path().to_string();
+            let inner = err.into_inner();
+            match inner.classify() {
+                serde_json::error::Category::Data => {
+                    ApiError::unprocessable("invalid_field", format!("`{path}`: {inner}"))
+                        .with_details(
+                            json!({"fields": [{"field": path, "reason": inner.to_string()}]}),
+                        )
+                }
+                _ => ApiError::invalid_request(format!("the body is not a JSON request: {inner}")),
             }
-            _ => ApiError::invalid_request(format!("the body is not a JSON request: {inner}")),
-        }
-    })
+        })?;
+    // One JSON value and nothing after it (whitespace aside).
+    deserializer.end().map_err(|err| {
+        ApiError::invalid_request(format!(
+            "the body holds more than one JSON value: {err}; send the request object alone"
+        ))
+    })?;
+    Ok(request)
 }
 
 fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
@@ -276,8 +329,7 @@ fn run_error(error: RunError) -> ApiError {
     }
 }
 
-/// `resp-` and 12 random hex digits, as Chat Shell's ids.
+/// `resp-` and the 32 hex digits of a random UUID v4 (122 random bits): unguessable.
 fn new_response_id() -> String {
-    let uuid = uuid::Uuid::new_v4().simple().to_string();
-    format!("resp-{}", uuid.get(..12).unwrap_or(&uuid))
+    format!("resp-{}", uuid::Uuid::new_v4().simple())
 }

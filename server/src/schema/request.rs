@@ -32,7 +32,10 @@ pub struct ResponseRequest {
     pub max_tokens: Option<u32>,
     /// The user's input: text, content parts, or a whole message list.
     pub input: InputConfig,
-    /// The conversation to continue (same as `metadata.conversation_id`).
+    /// The conversation to continue (same as `metadata.conversation_id`): one the server
+    /// named in an earlier `response.done`, or an id of the client's choosing, which with
+    /// tokens is private to the token (another token using the same id gets another
+    /// conversation). A conversation another token started is answered 404.
     #[serde(default)]
     pub session_id: Option<String>,
     /// Whether the stored conversation is loaded before `input` (default true). With `false`
@@ -134,9 +137,9 @@ pub struct RequestModelConfig {
     #[serde(default)]
     #[schema(example = 120.0)]
     pub timeout: Option<f64>,
-    /// Retries of a failed provider request (default 3).
+    /// Retries of a failed provider request (default 3, at most 10; more is refused with 422).
     #[serde(default)]
-    #[schema(example = 3)]
+    #[schema(example = 3, maximum = 10)]
     pub max_retries: Option<u32>,
     /// First retry delay in seconds, doubled on each retry (default 1.0).
     #[serde(default)]
