@@ -16,8 +16,11 @@ use crate::common::db_location;
 /// Arguments of `skein serve`.
 #[derive(Debug, Args)]
 #[command(after_help = "\
-Without tokens the server answers loopback clients only. Tokens are read from a file (one per
-line) or from SKEIN_TOKENS (comma-separated), never from the command line.
+Without tokens the server answers loopback clients only, and only requests whose Host is a
+loopback address, localhost or an --allow-hostname. Tokens are read from a file (one per line)
+or from SKEIN_TOKENS (comma-separated), never from the command line; each token sees only the
+conversations it started. Bodies must be JSON (Content-Type: application/json); requests from
+web pages (an Origin header) are refused unless --cors-origin lists them. See SECURITY.md.
 
 Examples:
   skein serve
@@ -43,9 +46,32 @@ pub(crate) struct ServeArgs {
     /// Largest request body in bytes.
     #[arg(long)]
     body_limit: Option<usize>,
-    /// Seconds in-flight responses may take to finish on shutdown.
-    #[arg(long)]
+    /// Seconds in-flight responses may take to finish on shutdown (default 30); the server
+    /// stops at most a second after it, whatever the clients do.
+    #[arg(long, value_name = "SECS")]
     shutdown_grace: Option<u64>,
+    /// Seconds a client has to send a request's headers, also how long an idle kept-alive
+    /// connection stays open (default 10).
+    #[arg(long, value_name = "SECS")]
+    header_read_timeout: Option<u64>,
+    /// Seconds a client has to send a request's body once its headers are in (default 30).
+    #[arg(long, value_name = "SECS")]
+    body_read_timeout: Option<u64>,
+    /// Seconds a write to a client that stopped reading may stall before the connection is
+    /// closed (default 60).
+    #[arg(long, value_name = "SECS")]
+    idle_timeout: Option<u64>,
+    /// Client connections served at once; more get 503 (default 1024).
+    #[arg(long, value_name = "N")]
+    max_connections: Option<usize>,
+    /// A `Host` name a server without tokens also answers to, besides loopback addresses and
+    /// localhost (repeat for several).
+    #[arg(long = "allow-hostname", value_name = "NAME")]
+    allowed_hosts: Vec<String>,
+    /// A web origin allowed to call the API from a browser, e.g. https://app.example.com
+    /// (repeat for several; `*` for any). None by default: cross-origin requests get 403.
+    #[arg(long = "cors-origin", value_name = "ORIGIN")]
+    cors_origins: Vec<String>,
     /// Let requests choose `model_config.base_url` (the server's keys never go there).
     #[arg(long)]
     allow_request_base_url: bool,
@@ -112,6 +138,24 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
     if let Some(secs) = args.shutdown_grace {
         config.shutdown_grace_secs = secs;
     }
+    if let Some(secs) = args.header_read_timeout {
+        config.header_read_timeout_secs = secs;
+    }
+    if let Some(secs) = args.body_read_timeout {
+        config.body_read_timeout_secs = secs;
+    }
+    if let Some(secs) = args.idle_timeout {
+        config.idle_timeout_secs = secs;
+    }
+    if let Some(n) = args.max_connections {
+        config.max_connections = n;
+    }
+    config
+        .allowed_hosts
+        .extend(args.allowed_hosts.iter().cloned());
+    config
+        .cors_origins
+        .extend(args.cors_origins.iter().cloned());
     config.allow_request_base_url |= args.allow_request_base_url;
     if let Some(url) = &args.base_url {
         config.base_urls.openai = Some(url.clone());

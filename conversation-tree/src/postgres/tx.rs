@@ -74,7 +74,8 @@ impl<C: GenericClient> Tx for PgTx<'_, C> {
             "INSERT INTO conversations (id, name, created_utc, updated_utc) \
              VALUES ($1, $2, $3, $3) \
              ON CONFLICT (id) DO UPDATE \
-             SET updated_utc = GREATEST(conversations.updated_utc, EXCLUDED.updated_utc)",
+             SET updated_utc = GREATEST(conversations.updated_utc, EXCLUDED.updated_utc), \
+             name = COALESCE(conversations.name, EXCLUDED.name)",
             &[&conversation.as_str(), &name, &at],
         )
         .await

@@ -66,7 +66,8 @@ impl Tx for SqliteTx<'_> {
             .prepare_cached(
                 "INSERT INTO conversations (id, name, created_utc, updated_utc) \
                  VALUES (?1, ?2, ?3, ?3) \
-                 ON CONFLICT (id) DO UPDATE SET updated_utc = max(updated_utc, excluded.updated_utc)",
+                 ON CONFLICT (id) DO UPDATE SET updated_utc = max(updated_utc, excluded.updated_utc), \
+                 name = coalesce(name, excluded.name)",
             )
             .and_then(|mut statement| statement.execute(params![conversation.as_str(), name, at]))
             .map_err(self.ctx.sql(self.operation))?;

@@ -28,7 +28,10 @@ pub(crate) async fn claims_record_the_first_owner_and_writes_keep_it(harness: &i
             .unwrap(),
         Claim::OtherOwner
     );
-    // Logging into the claimed conversation keeps its owner.
+    // A claimed conversation is listed, empty and without a name until its first answer.
+    let summary = store.conversation(&conversation).await.unwrap().unwrap();
+    assert_eq!((summary.responses, summary.name), (0, None));
+    // Logging into the claimed conversation keeps its owner, and names it.
     step(
         &*store,
         &conversation,
@@ -44,6 +47,9 @@ pub(crate) async fn claims_record_the_first_owner_and_writes_keep_it(harness: &i
             .unwrap(),
         Claim::OtherOwner
     );
+    let summary = store.conversation(&conversation).await.unwrap().unwrap();
+    assert_eq!(summary.responses, 1);
+    assert_eq!(summary.name.as_deref(), Some("secret plan"));
     assert!(
         store
             .claim_conversation(&conversation, "alice")

@@ -1,0 +1,135 @@
+//! `skein serve` against hostile clients, as a real process: its timeout and browser-safety
+//! flags take effect, and SIGTERM stops it within the grace period while a client holds a
+//! half-sent request.
+#![cfg(unix)]
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+struct Served {
+    child: Child,
+    address: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &std::path::Path, flags: &[&str]) -> Served {
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skein"))
+        .env("SKEIN_DB", dir.join("logs.db"))
+        .env_remove("SKEIN_TOKENS")
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("GEMINI_API_KEY")
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(flags)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let address = line
+        .strip_prefix("skein: serving http://")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_owned();
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    Served { child, address }
+}
+
+fn answer(address: &str, request: &str) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+#[test]
+fn sigterm_stops_the_server_within_the_grace_period_despite_a_half_sent_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut served = serve(
+        dir.path(),
+        &["--shutdown-grace", "1", "--header-read-timeout", "600"],
+    );
+    let mut half = TcpStream::connect(&served.address).unwrap();
+    half.write_all(b"POST /v1/response HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+
+    let started = Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &served.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    loop {
+        if let Some(exit) = served.child.try_wait().unwrap() {
+            assert!(exit.success(), "{exit:?}");
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "skein serve still runs 5 s after SIGTERM with a 1 s grace period"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn serve_flags_set_the_header_timeout_hosts_and_origins() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = serve(
+        dir.path(),
+        &[
+            "--header-read-timeout",
+            "1",
+            "--allow-hostname",
+            "skein.test",
+            "--cors-origin",
+            "https://app.example",
+        ],
+    );
+    // A half-sent request is dropped after a second.
+    let mut half = TcpStream::connect(&served.address).unwrap();
+    half.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    half.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.")
+        .unwrap();
+    let started = Instant::now();
+    let mut rest = Vec::new();
+    let _ = half.read_to_end(&mut rest);
+    assert!(started.elapsed() < Duration::from_secs(5));
+
+    let get = |host: &str, origin: &str| {
+        answer(
+            &served.address,
+            &format!("GET /health HTTP/1.1\r\nHost: {host}\r\n{origin}Connection: close\r\n\r\n"),
+        )
+    };
+    assert!(get("skein.test", "").starts_with("HTTP/1.1 200"));
+    assert!(get("evil.example", "").starts_with("HTTP/1.1 403"));
+    assert!(get("127.0.0.1", "Origin: https://app.example\r\n").starts_with("HTTP/1.1 200"));
+    assert!(get("127.0.0.1", "Origin: https://evil.example\r\n").starts_with("HTTP/1.1 403"));
+
+    let body = r#"{"model_config": {"model_id": "echo"}, "input": {"text": "hi"}}"#;
+    let form = answer(
+        &served.address,
+        &format!(
+            "POST /v1/response HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    );
+    assert!(form.starts_with("HTTP/1.1 415"), "{form}");
+}
