@@ -1,5 +1,6 @@
 //! [`ProviderError`]: every way a model call can fail, typed and matchable.
 
+use std::num::NonZeroU32;
 use std::time::Duration;
 
 use crate::Provider;
@@ -43,9 +44,9 @@ pub enum ProviderError {
         retry_after: Option<Duration>,
         /// `Some(cap)` when the error body was longer than
         /// [`Limits::max_error_body_bytes`](crate::Limits::max_error_body_bytes): only the first
-        /// `cap` bytes were read and parsed, the rest was left unread. (A `u32`, saturating,
-        /// keeps the error small; no error body cap needs 4 GiB.)
-        body_cut_at: Option<u32>,
+        /// `cap` bytes were read and parsed, the rest was left unread. (A `NonZeroU32`,
+        /// saturating, keeps `ProviderError` small; no error body cap needs 4 GiB.)
+        body_cut_at: Option<NonZeroU32>,
     },
     /// The provider reported an error inside a stream that had already started (an OpenAI
     /// Responses `error` event, an Anthropic `event: error`).
@@ -283,6 +284,7 @@ impl ProviderError {
 
     /// Calls `f` on every text field (messages, types, codes, ids, excerpts): what the
     /// redactor cleans.
+    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
     pub(crate) fn for_each_text(&mut self, mut f: impl FnMut(&mut String)) {
         match self {
             ProviderError::Http {

@@ -43,7 +43,7 @@ pub(crate) struct HttpFailure<'a> {
     pub(crate) headers: &'a HeaderMap,
     pub(crate) body: &'a [u8],
     /// `Some(cap)` when the body was cut at `cap` bytes.
-    pub(crate) body_cut_at: Option<u32>,
+    pub(crate) body_cut_at: Option<std::num::NonZeroU32>,
 }
 
 /// What a provider's error envelope said; see [`HttpFailure::error`].
@@ -261,7 +261,9 @@ impl HttpClient {
             status,
             headers: &headers,
             body: &body,
-            body_cut_at: cut.then(|| u32::try_from(max).unwrap_or(u32::MAX)),
+            body_cut_at: cut
+                .then(|| std::num::NonZeroU32::new(u32::try_from(max).unwrap_or(u32::MAX)))
+                .flatten(),
         }))
     }
 
