@@ -173,7 +173,7 @@ async fn supplied_roots_are_unique_despite_null_parents() {
     // itself, not only by the store's own check.
     let harness = SqliteHarness::new().await;
     drop(harness.open().await);
-    let insert = "INSERT INTO conversations VALUES ('c', NULL, '2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:00.000000Z');
+    let insert = "INSERT INTO conversations (id, name, created_utc, updated_utc) VALUES ('c', NULL, '2025-01-01T00:00:00.000000Z', '2025-01-01T00:00:00.000000Z');
         INSERT INTO responses (conversation_id, prompt_hash, response_hash, path_hash, input_json, response_json, datetime_utc)
         VALUES ('c', 'p', 'r', 'p', '[]', '[]', '2025-01-01T00:00:00.000000Z');";
     harness.execute(insert).await;
