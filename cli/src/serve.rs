@@ -68,7 +68,7 @@ pub(crate) struct ServeArgs {
     /// localhost (repeat for several).
     #[arg(long = "allow-hostname", value_name = "NAME")]
     allowed_hosts: Vec<String>,
-    /// A web origin allowed to call the API from a browser, e.g. https://app.example.com
+    /// A web origin allowed to call the API from a browser, e.g. `https://app.example.com`
     /// (repeat for several; `*` for any). None by default: cross-origin requests get 403.
     #[arg(long = "cors-origin", value_name = "ORIGIN")]
     cors_origins: Vec<String>,

@@ -57,7 +57,8 @@ pub trait Store: Send + Sync {
     ///
     /// # Errors
     ///
-    /// [`StoreError::UnknownNode`] or [`StoreError::ParentInOtherConversation`] for an
+    /// [`StoreError::UnknownNode`](crate::StoreError::UnknownNode) or
+    /// [`StoreError::ParentInOtherConversation`](crate::StoreError::ParentInOtherConversation) for an
     /// `after` that is not a node of `conversation`, and the store's own errors.
     async fn find_or_create_path_after(
         &self,
