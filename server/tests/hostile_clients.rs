@@ -5,8 +5,6 @@
 
 mod support;
 
-#[cfg(feature = "postgres")]
-mod pg_support;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -509,9 +507,7 @@ async fn conversations_belong_to_their_token_on_sqlite() {
 #[cfg(feature = "postgres")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conversations_belong_to_their_token_on_postgres() {
-    let url = tokio::task::spawn_blocking(pg_support::fresh_postgres_database)
-        .await
-        .unwrap();
+    let url = conversation_tree::testing::fresh_postgres_database().await;
     conversations_belong_to_their_token(url).await;
 }
 

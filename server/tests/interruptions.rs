@@ -12,8 +12,6 @@
 
 mod support;
 
-#[cfg(feature = "postgres")]
-mod pg_support;
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -781,9 +779,7 @@ async fn two_replicas_continue_one_conversation_with_identical_questions_on_post
 #[cfg(feature = "postgres")]
 async fn two_replicas(identical: bool) {
     const RUNS: usize = 80;
-    let url = tokio::task::spawn_blocking(pg_support::fresh_postgres_database)
-        .await
-        .unwrap();
+    let url = conversation_tree::testing::fresh_postgres_database().await;
     let config = || ServerConfig {
         store: url.clone(),
         concurrency_per_caller: RUNS,
