@@ -64,6 +64,13 @@ pub(crate) struct ServeArgs {
     /// Client connections served at once; more get 503 (default 1024).
     #[arg(long, value_name = "N")]
     max_connections: Option<usize>,
+    /// Largest server-sent event a provider may send, in bytes (default 8 MiB); a longer one
+    /// ends the answer with an error naming this cap.
+    #[arg(long, value_name = "BYTES")]
+    max_sse_event_bytes: Option<usize>,
+    /// Largest part of a provider's error body that is read, in bytes (default 64 KiB).
+    #[arg(long, value_name = "BYTES")]
+    max_error_body_bytes: Option<usize>,
     /// A `Host` name a server without tokens also answers to, besides loopback addresses and
     /// localhost (repeat for several).
     #[arg(long = "allow-hostname", value_name = "NAME")]
@@ -149,6 +156,12 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
     }
     if let Some(n) = args.max_connections {
         config.max_connections = n;
+    }
+    if let Some(bytes) = args.max_sse_event_bytes {
+        config.provider_limits.max_sse_event_bytes = bytes;
+    }
+    if let Some(bytes) = args.max_error_body_bytes {
+        config.provider_limits.max_error_body_bytes = bytes;
     }
     config
         .allowed_hosts

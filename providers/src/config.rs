@@ -330,7 +330,17 @@ impl Default for Timeouts {
 /// ended with [`ProviderError::LimitExceeded`](crate::ProviderError::LimitExceeded) (or, for an
 /// error body, the rest of the body unread), so one misbehaving endpoint cannot take the
 /// process's memory.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Operators set them in configuration files (`serde`, every field optional):
+///
+/// ```
+/// let limits: providers::Limits = serde_json::from_str(r#"{"max_error_body_bytes": 4096}"#)?;
+/// assert_eq!(limits.max_error_body_bytes, 4096);
+/// assert_eq!(limits.max_sse_event_bytes, providers::Limits::DEFAULT_MAX_SSE_EVENT_BYTES);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Limits {
     /// Largest server-sent event (or single line of one) in bytes. Reading stops as soon as an
     /// event grows past it; the rest is never buffered.

@@ -88,7 +88,8 @@ impl Server {
         }
         let cors = crate::guard::cors(&config)?;
         let tools = BuiltinTools::new(&config.tools)?;
-        let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone());
+        let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
+            .with_provider_limits(config.provider_limits.clone());
         Ok(Server {
             app: Arc::new(App {
                 auth: Auth::new(&config.tokens),

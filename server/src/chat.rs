@@ -7,7 +7,7 @@ use agent_loop::history::{Anchor, Continuation};
 use agent_loop::{Agent, AgentError, AgentInput, AgentStream, ContextPolicy, ReasoningEffort};
 use conversation_tree::{ConversationId, Store, StoreError};
 use messages::{Message, Role};
-use providers::{ModelConfig, ModelInfo, Provider, ProviderError};
+use providers::{Limits, ModelConfig, ModelInfo, Provider, ProviderError};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderBaseUrls;
@@ -68,6 +68,7 @@ pub struct ChatService {
     keys: ProviderKeys,
     base_urls: ProviderBaseUrls,
     models: Arc<ModelCache>,
+    limits: Limits,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -77,6 +78,7 @@ impl std::fmt::Debug for ChatService {
             .field("keys", &self.keys)
             .field("base_urls", &self.base_urls)
             .field("models", &self.models)
+            .field("limits", &self.limits)
             .finish_non_exhaustive()
     }
 }
@@ -122,7 +124,16 @@ impl ChatService {
             keys,
             base_urls,
             models: Arc::default(),
+            limits: Limits::default(),
         }
+    }
+
+    /// How much any model of this service may make it buffer (one SSE event, an error body, a
+    /// non-streamed answer), whatever endpoint a run's configuration names.
+    #[must_use]
+    pub fn with_provider_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The conversation store.
@@ -138,7 +149,8 @@ impl ChatService {
     /// Builds the run `spec` describes: the model, its tools, the agent, and the input with
     /// the stored history in front.
     pub async fn prepare(&self, spec: RunSpec) -> Result<PreparedRun, RunError> {
-        let config = resolve_model_config(&spec.model, &self.keys, &self.base_urls);
+        let mut config = resolve_model_config(&spec.model, &self.keys, &self.base_urls);
+        config.limits = self.limits.clone();
         let model = self.models.model(&config, spec.tool_choice.clone())?;
         let info = model.info().clone();
 

@@ -78,6 +78,10 @@ pub struct ServerConfig {
     /// None by default: a request with an `Origin` header is refused unless it names one of
     /// these (`*` allows every origin).
     pub cors_origins: Vec<String>,
+    /// How much a provider may make the server buffer (one SSE event, an error body, a
+    /// non-streamed answer): a provider, or a client's `base_url` where allowed, that sends
+    /// more gets its answer ended with an error naming the cap.
+    pub provider_limits: providers::Limits,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -102,6 +106,7 @@ impl Default for ServerConfig {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             allowed_hosts: Vec::new(),
             cors_origins: Vec::new(),
+            provider_limits: providers::Limits::default(),
             keys: ProviderKeys::default(),
         }
     }

@@ -469,3 +469,42 @@ async fn keys_echoed_by_a_provider_reach_no_client_log_or_store() {
             .any(|w| w == b"SERVERKEY")
     );
 }
+
+#[tokio::test]
+async fn the_operator_sets_the_provider_caps() {
+    // A 64 KiB event: fine under the default cap, refused under an operator's 16 KiB one.
+    let big = chat_chunk(json!({"content": "x".repeat(64 * 1024)}), json!("stop"));
+    let provider = fake_provider(Arc::new(move |_, _, _| {
+        sse_response(big.clone() + "data: [DONE]\n\n")
+    }))
+    .await;
+    let config = |limits| ServerConfig {
+        provider_limits: limits,
+        base_urls: ProviderBaseUrls {
+            openai: Some(format!("http://{provider}/v1")),
+            ..ProviderBaseUrls::default()
+        },
+        keys: {
+            let mut keys = ProviderKeys::default();
+            keys.set(Provider::OpenAi, Secret::new(OPENAI_KEY));
+            keys
+        },
+        ..ServerConfig::default()
+    };
+    let roomy = TestServer::start(config(providers::Limits::default())).await;
+    let (_, events) = answer(&roomy, &ask("gpt-4o-mini", "big")).await;
+    last(&events, "response.done");
+    roomy.stop().await;
+
+    let tight = TestServer::start(config(providers::Limits {
+        max_sse_event_bytes: 16 * 1024,
+        ..providers::Limits::default()
+    }))
+    .await;
+    let (_, events) = answer(&tight, &ask("gpt-4o-mini", "big")).await;
+    let error = last(&events, "response.error");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains("max_sse_event_bytes"), "{error}");
+    assert!(message.contains("16384"), "{error}");
+    tight.stop().await;
+}
