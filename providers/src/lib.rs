@@ -82,6 +82,10 @@ pub mod openai;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[doc(hidden)]
+pub mod fuzzing;
+
 pub use assemble::MAX_OPEN_BLOCKS;
 pub use collect::collect;
 pub use config::{Limits, ModelConfig, Provider, RetryPolicy, Timeouts, detect_provider};

@@ -73,6 +73,8 @@ mod auth;
 mod chat;
 pub mod config;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 mod guard;
 pub mod keys;
 mod limit;

@@ -1,0 +1,162 @@
+//! The request fuzz target (`fuzz/`), shared with its proptest twin
+//! (`tests/fuzz_targets.rs`); not a stable API.
+//!
+//! The bytes become a `POST /v1/response` body (raw, or a full request with every field,
+//! mutated: arbitrary numbers in every numeric field, dropped members, wrong types), read by
+//! the handler's parser and planned under three configurations. Whatever the body, the
+//! answer is a plan or an [`ApiError`](crate::ApiError) of status 400, 413 or 422.
+
+use std::sync::OnceLock;
+
+use messages::fuzzing::{Input, mutate};
+use serde_json::Value;
+
+use crate::config::ServerConfig;
+
+const TEMPLATE: &str = r#"{
+  "model_config": {
+    "model_id": "echo", "model": "echo", "api_key": "sk-test", "base_url": "http://127.0.0.1:9/v1",
+    "api_format": "chat", "default_headers": {"x-a": "b"}, "context_window": 128000,
+    "max_output_tokens": 4096, "timeout": 30.5, "max_retries": 2, "retry_delay": 0.5
+  },
+  "temperature": 0.7,
+  "max_tokens": 1024,
+  "input": {
+    "messages": [
+      {"role": "system", "content": "Be brief."},
+      {"role": "user", "content": [{"type": "text", "text": "2+2?"}]},
+      {"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "calculator", "arguments": "{\"expression\": \"2+2\"}"}}
+      ]},
+      {"role": "tool", "tool_call_id": "call_1", "name": "calculator", "content": "4"},
+      {"role": "assistant", "content": "4"},
+      {"role": "user", "content": "And 3+3?"}
+    ]
+  },
+  "session_id": "conv-1",
+  "include_history": true,
+  "system": "You are terse.",
+  "tools": {
+    "builtin": {"calculator": {"enabled": true, "kb_ids": []}},
+    "custom": [], "mcp_servers": [], "skills": [],
+    "max_tool_calls": 10, "tool_timeout_seconds": 60.0
+  },
+  "tool_choice": {"type": "function", "function": {"name": "calculator"}},
+  "features": {
+    "deep_thinking": false, "clarification": false, "streaming": true,
+    "message_compression": true, "web_search": false, "search_engine": null
+  },
+  "metadata": {
+    "request_id": "r-1", "conversation_id": "conv-1", "task_id": 7, "user_id": "u-1",
+    "user_name": "Ann", "team_id": 3, "team_name": "t", "subtask_id": 1, "user_subtask_id": 2,
+    "message_id": 4, "user_message_id": 5, "bot_name": "b", "bot_namespace": "ns",
+    "trace_id": "tr", "chat_type": "single", "participants": [], "history_limit": 20,
+    "is_subscription": false
+  },
+  "attachments": [
+    {"id": 1, "filename": "a.txt", "mime_type": "text/plain", "content": "text"},
+    {"id": "b", "filename": "b.png", "mime_type": "image/png", "data": "iVBORw0KGgo="}
+  ],
+  "knowledge_context": {
+    "contexts": [{"kb_id": 1, "kb_name": "docs", "content": "Skein is a workspace."}],
+    "meta_prompt": "Use the excerpts."
+  },
+  "tool_results": []
+}"#;
+
+/// The other two forms of `input` (the template has `messages`).
+const INPUTS: [&str; 2] = [
+    r#"{"text": "Hello"}"#,
+    r#"{"content": [
+      {"type": "text", "text": "Hi"},
+      {"type": "image", "source": {"data": "iVBORw0KGgo=", "media_type": "image/png"}}
+    ]}"#,
+];
+
+const WORDS: &[&str] = &[
+    "echo",
+    "gpt-4o",
+    "claude-sonnet-4-5",
+    "gemini-2.5-flash",
+    "anthropic",
+    "responses",
+    "auto",
+    "none",
+    "required",
+    "function",
+    "user",
+    "assistant",
+    "system",
+    "tool",
+    "text",
+    "image",
+    "image_url",
+    "calculator",
+    "read_file",
+    "list_files",
+    "http_get",
+    "Authorization",
+    "Host",
+    "Content-Length",
+    "Transfer-Encoding",
+    "http://127.0.0.1:9/v1",
+    "data:image/png;base64,iVBORw0KGgo=",
+];
+
+fn configs() -> &'static [ServerConfig; 3] {
+    static CONFIGS: OnceLock<[ServerConfig; 3]> = OnceLock::new();
+    CONFIGS.get_or_init(|| {
+        let open = ServerConfig {
+            allow_request_base_url: true,
+            max_tool_rounds: u32::MAX,
+            ..ServerConfig::default()
+        };
+        let tight = ServerConfig {
+            body_limit: 64,
+            concurrency_per_caller: 1,
+            max_tool_rounds: 0,
+            ..ServerConfig::default()
+        };
+        [ServerConfig::default(), open, tight]
+    })
+}
+
+/// The target: `data` read as a request body (and an `X-Request-ID` header), parsed and
+/// planned as the handler does. Returns how many of the configurations planned it.
+pub fn request(data: &[u8]) -> usize {
+    let mut input = Input::new(data);
+    let mode = input.byte();
+    let header = match input.byte() % 4 {
+        0 => None,
+        _ => Some(input.text(40)),
+    };
+    let body = if mode.is_multiple_of(4) {
+        input.rest().to_vec()
+    } else {
+        let mut template: Value =
+            serde_json::from_str(TEMPLATE).expect("the template is JSON");
+        if let Some(other) = INPUTS.get(usize::from(mode / 4 % 3)) {
+            template["input"] = serde_json::from_str(other).expect("the input is JSON");
+        }
+        mutate(&template, &mut input, WORDS).into_bytes()
+    };
+    let mut planned = 0;
+    for config in configs() {
+        let request = match crate::routes::response::parse(&body) {
+            Ok(request) => request,
+            Err(error) => {
+                let status = error.status().as_u16();
+                assert!(matches!(status, 400 | 413 | 415 | 422), "parse: {status}");
+                return 0;
+            }
+        };
+        match crate::plan::plan(request, config, header.as_deref()) {
+            Ok(_) => planned += 1,
+            Err(error) => {
+                let status = error.status().as_u16();
+                assert!(matches!(status, 400 | 422), "plan: {status}");
+            }
+        }
+    }
+    planned
+}
