@@ -19,7 +19,7 @@ pub struct ErrorBody {
     /// What went wrong and what to do, for people.
     pub message: String,
     /// More detail (e.g. each refused field), or null.
-    #[schema(value_type = Object)]
+    #[schema(value_type = Option<Object>)]
     pub details: Value,
 }
 

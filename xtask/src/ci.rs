@@ -84,6 +84,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             .env(crate::pg::URL_ENV, &pg_url),
     )?;
     cluster.stop().map_err(|err| err.to_string())?;
+    // API fuzzing: schemathesis against a live `skein serve` (0 server errors, 0 responses
+    // outside the OpenAPI document, 0 crashes).
+    crate::schemathesis::run(&[])?;
     // Each optional part alone must build and pass its tests.
     for (krate, features) in FEATURE_SETS {
         step(

@@ -1,9 +1,12 @@
 //! Skein's project automation, run as `cargo xtask <command>` (see `.cargo/config.toml`).
 //!
 //! - `cargo xtask ci`: everything CI checks, in the order a failure is cheapest to find: format,
-//!   lints, tests (nextest when installed, else `cargo test`; doc tests too), docs.
+//!   lints, tests (nextest when installed, else `cargo test`; doc tests too), API fuzzing with
+//!   schemathesis, docs.
 //! - `cargo xtask pg start | stop | status`: a throwaway PostgreSQL cluster for the tests.
 //! - `cargo xtask bench`: the server load scenario (200 concurrent streams for 30 s).
+//! - `cargo xtask schemathesis`: API fuzzing from the OpenAPI document against a live server
+//!   (also a step of `ci`).
 //!
 //! Each step prints the command it runs and how long it took, and the first failing step stops
 //! the run with its exit status.
@@ -12,6 +15,7 @@ mod bench;
 mod ci;
 mod cmd;
 mod pg;
+mod schemathesis;
 
 use std::process::ExitCode;
 
@@ -19,9 +23,12 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci       format check, clippy -D warnings, tests (nextest + doc tests), cargo doc -D warnings
+  ci       format check, clippy -D warnings, tests (nextest + doc tests), schemathesis,
+           cargo doc -D warnings
   pg       start | stop | status: a throwaway PostgreSQL cluster for the tests
   bench    server load: 200 concurrent streams x 30 s, p99 time to first event, CPU per delta
+  schemathesis [ST_RUN_OPTIONS]
+           API fuzzing: schemathesis against a live `skein serve` (echo model, offline)
 ";
 
 fn main() -> ExitCode {
@@ -30,6 +37,7 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(&args[1..]),
         Some("pg") => pg::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("schemathesis") => schemathesis::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())

@@ -1,5 +1,6 @@
 //! The HTTP handlers, one module per concern.
 
+pub(crate) mod events;
 pub(crate) mod misc;
 pub(crate) mod openapi;
 pub(crate) mod response;

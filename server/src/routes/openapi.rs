@@ -4,6 +4,7 @@ use axum::Json;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use super::events::SseEvents;
 use crate::schema;
 
 /// The API's OpenAPI description.
@@ -24,7 +25,7 @@ use crate::schema;
         schema::ResponseBody,
         crate::ErrorBody,
     )),
-    modifiers(&BearerAuth),
+    modifiers(&BearerAuth, &SseEvents),
     tags(
         (name = "response", description = "Agent responses"),
         (name = "service", description = "Health and description"),

@@ -28,7 +28,7 @@ pub struct ResponseRequest {
     /// Output token limit when `model_config.max_output_tokens` is not set (default 32768,
     /// lowered to the model's own maximum when the registry knows it).
     #[serde(default)]
-    #[schema(minimum = 1, example = 32768)]
+    #[schema(minimum = 1, maximum = 1048576, example = 32768)]
     pub max_tokens: Option<u32>,
     /// The user's input: text, content parts, or a whole message list.
     pub input: InputConfig,
@@ -128,9 +128,11 @@ pub struct RequestModelConfig {
     pub default_headers: BTreeMap<String, String>,
     /// The model's context window in tokens, overriding the registry (drives compression).
     #[serde(default)]
+    #[schema(minimum = 1)]
     pub context_window: Option<u32>,
     /// Output token limit; wins over the request's `max_tokens`.
     #[serde(default)]
+    #[schema(minimum = 1, maximum = 1048576)]
     pub max_output_tokens: Option<u32>,
     /// Seconds to wait for the provider's first byte, and the longest silence in a stream
     /// (default 120).

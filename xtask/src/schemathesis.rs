@@ -1,0 +1,316 @@
+//! `cargo xtask schemathesis [ST_RUN_OPTIONS…]`: API fuzzing from the OpenAPI document.
+//!
+//! Builds the `skein` binary, starts `skein serve` on a free loopback port with a temporary
+//! SQLite store, one bearer token (schemathesis sends it, and checks that requests without it
+//! are refused), provider keys removed from its environment and every provider endpoint set to
+//! a closed loopback port (so the `echo` model answers and any other model fails at once,
+//! offline), waits for `GET /health`, then runs schemathesis (`st run …/openapi.json --checks
+//! all`, every operation, a bounded number of examples, a fixed seed) and stops the server with
+//! SIGTERM. The step fails on any schemathesis finding (a 5xx, a response or status the
+//! document does not describe, a schema-valid request refused…), on a server that exits or
+//! panics during the run, and on one that does not stop on SIGTERM.
+//!
+//! Schemathesis comes from PyPI, pinned with all its dependencies in
+//! `xtask/schemathesis-requirements.txt`, into a virtualenv under
+//! `target/xtask-schemathesis/venv` that is reused while that file is unchanged. Its settings
+//! (expected statuses of checks) are `xtask/schemathesis.toml`. Options after the command are
+//! passed to `st run` and win over the defaults (e.g. `--max-examples 200`, `--seed 7`).
+
+use std::fs;
+use std::io::{Read as _, Write as _};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::cmd::{cargo, step, workspace_root};
+
+/// Examples per operation and phase: enough to cover every field's shapes, small enough that
+/// the step takes about a minute on two cores.
+const MAX_EXAMPLES: &str = "60";
+/// Fixed, so that CI runs are reproducible; `--seed` after the command overrides it.
+const SEED: &str = "20261123";
+/// A time budget for the whole schemathesis run (seconds).
+const MAX_TIME: &str = "120";
+/// How long the server may take to answer `/health` after it starts.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the server may take to exit after SIGTERM (its shutdown grace is set to 5 s).
+const STOP_TIMEOUT: Duration = Duration::from_secs(20);
+/// Provider key variables removed from the server's environment.
+const KEY_VARIABLES: &[&str] = &[
+    "OPENAI_API_KEY",
+    "ANTHROPIC_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+    "SKEIN_TOKENS",
+    "SKEIN_DB",
+    "SKEIN_API_KEY",
+];
+
+/// The server configuration: every provider endpoint is a closed loopback port (`9`,
+/// discard), so that a request naming a real model fails at once instead of reaching out.
+const SERVER_CONFIG: &str = "\
+base_urls:
+  openai: http://127.0.0.1:9/v1
+  anthropic: http://127.0.0.1:9
+  google: http://127.0.0.1:9/v1beta
+shutdown_grace_secs: 5
+";
+
+pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        println!(
+            "usage: cargo xtask schemathesis [ST_RUN_OPTIONS…]\n\
+             runs schemathesis against a fresh `skein serve` (echo model, offline); options are \
+             passed to `st run` (defaults: --max-examples {MAX_EXAMPLES} --seed {SEED} \
+             --max-time {MAX_TIME})"
+        );
+        return Ok(());
+    }
+    let dir = workspace_root().join("target").join("xtask-schemathesis");
+    let st = ensure_schemathesis(&dir)?;
+    step(
+        "build skein",
+        cargo().args(["build", "--locked", "-p", "cli", "--bin", "skein"]),
+    )?;
+    let binary = workspace_root().join("target").join("debug").join("skein");
+
+    let run_dir = dir.join(format!("run-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&run_dir);
+    fs::create_dir_all(&run_dir).map_err(|err| format!("{}: {err}", run_dir.display()))?;
+    let config = run_dir.join("server.yaml");
+    fs::write(&config, SERVER_CONFIG).map_err(|err| format!("{}: {err}", config.display()))?;
+    let port = free_port()?;
+    let address = format!("127.0.0.1:{port}");
+    // A bearer token, so that the run also checks authentication (401 without it); the
+    // server is still loopback-only in practice. Unique per run, never a real secret.
+    let token = format!(
+        "schemathesis-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos())
+    );
+    let mut server = Server::start(&binary, &run_dir, &config, &address, &token)?;
+    server.wait_healthy(&address)?;
+
+    let report = run_dir.join("report");
+    let result = step(
+        "schemathesis",
+        Command::new(&st)
+            .arg("--config-file")
+            .arg(workspace_root().join("xtask").join("schemathesis.toml"))
+            .args(["run", &format!("http://{address}/openapi.json")])
+            .args(["--checks", "all", "--max-examples", MAX_EXAMPLES])
+            .args(["--seed", SEED, "--max-time", MAX_TIME])
+            .args(["--workers", "1", "--request-timeout", "30"])
+            .args(["--header", &format!("Authorization: Bearer {token}")])
+            .args(["--generation-database", "none", "--no-color"])
+            .args(["--report", "junit", "--report-dir"])
+            .arg(&report)
+            .args(args)
+            .current_dir(&run_dir),
+    );
+    let stopped = server.stop();
+    let panics = server.panics();
+    let mut failures: Vec<String> = [result.err(), stopped.err()]
+        .into_iter()
+        .flatten()
+        .collect();
+    if !panics.is_empty() {
+        failures.push(format!(
+            "the server panicked ({} in {}):\n{}",
+            panics.len(),
+            server.log.display(),
+            panics.join("\n")
+        ));
+    }
+    if !failures.is_empty() {
+        return Err(format!(
+            "{}\n(server log, config and the JUnit report are kept in {})",
+            failures.join("\n"),
+            run_dir.display()
+        ));
+    }
+    let _ = fs::remove_dir_all(&run_dir);
+    Ok(())
+}
+
+/// The virtualenv's `st`, installed from the pinned requirements unless they are already.
+fn ensure_schemathesis(dir: &Path) -> Result<PathBuf, String> {
+    let requirements = workspace_root()
+        .join("xtask")
+        .join("schemathesis-requirements.txt");
+    let wanted = fs::read_to_string(&requirements)
+        .map_err(|err| format!("{}: {err}", requirements.display()))?;
+    let venv = dir.join("venv");
+    let st = venv.join("bin").join("st");
+    let stamp = venv.join("installed-requirements.txt");
+    if st.exists() && fs::read_to_string(&stamp).is_ok_and(|installed| installed == wanted) {
+        eprintln!("schemathesis: reusing {}", venv.display());
+        return Ok(st);
+    }
+    let _ = fs::remove_dir_all(&venv);
+    fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
+    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
+    step(
+        "schemathesis virtualenv",
+        Command::new(python).args(["-m", "venv"]).arg(&venv),
+    )?;
+    step(
+        "schemathesis install",
+        Command::new(venv.join("bin").join("pip"))
+            .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
+            .arg(&requirements),
+    )?;
+    fs::write(&stamp, wanted).map_err(|err| format!("{}: {err}", stamp.display()))?;
+    Ok(st)
+}
+
+/// A free loopback port (the OS picks one; it is released for the server to take).
+fn free_port() -> Result<u16, String> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+        .map_err(|err| format!("cannot find a free port: {err}"))?;
+    listener
+        .local_addr()
+        .map(|address| address.port())
+        .map_err(|err| err.to_string())
+}
+
+/// `skein serve`, killed if still running when dropped.
+struct Server {
+    child: Child,
+    log: PathBuf,
+}
+
+impl Server {
+    fn start(
+        binary: &Path,
+        dir: &Path,
+        config: &Path,
+        address: &str,
+        token: &str,
+    ) -> Result<Self, String> {
+        let log = dir.join("server.log");
+        let file = fs::File::create(&log).map_err(|err| format!("{}: {err}", log.display()))?;
+        let err_file = file.try_clone().map_err(|err| err.to_string())?;
+        let mut command = Command::new(binary);
+        command
+            .arg("serve")
+            .arg("--db")
+            .arg(dir.join("logs.db"))
+            .arg("--config")
+            .arg(config)
+            .args(["--listen", address])
+            .env("RUST_LOG", "info")
+            .env("RUST_BACKTRACE", "1")
+            .stdin(Stdio::null())
+            .stdout(file)
+            .stderr(err_file)
+            .current_dir(dir);
+        for variable in KEY_VARIABLES {
+            command.env_remove(variable);
+        }
+        command.env("SKEIN_TOKENS", token);
+        eprintln!("\n==> skein serve on {address} (log: {})", log.display());
+        let child = command
+            .spawn()
+            .map_err(|err| format!("cannot start {}: {err}", binary.display()))?;
+        Ok(Server { child, log })
+    }
+
+    /// Waits until `GET /health` answers 200.
+    fn wait_healthy(&mut self, address: &str) -> Result<(), String> {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().map_err(|err| err.to_string())? {
+                return Err(format!(
+                    "skein serve exited before it was healthy ({status}); see {}",
+                    self.log.display()
+                ));
+            }
+            if health(address).is_some_and(|status| status == 200) {
+                return Ok(());
+            }
+            if started.elapsed() > START_TIMEOUT {
+                return Err(format!(
+                    "skein serve did not answer /health within {START_TIMEOUT:?}; see {}",
+                    self.log.display()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// SIGTERM, then waits for a clean exit.
+    fn stop(&mut self) -> Result<(), String> {
+        if let Some(status) = self.child.try_wait().map_err(|err| err.to_string())? {
+            return Err(format!(
+                "skein serve exited during the run ({status}); see {}",
+                self.log.display()
+            ));
+        }
+        let pid = self.child.id().to_string();
+        let sent = Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .map_err(|err| format!("cannot run kill: {err}"))?;
+        if !sent.success() {
+            return Err(format!("kill -TERM {pid} failed ({sent})"));
+        }
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().map_err(|err| err.to_string())? {
+                eprintln!("<== skein serve stopped on SIGTERM ({status})");
+                return if status.success() {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "skein serve exited with {status} on SIGTERM; see {}",
+                        self.log.display()
+                    ))
+                };
+            }
+            if started.elapsed() > STOP_TIMEOUT {
+                return Err(format!(
+                    "skein serve did not stop within {STOP_TIMEOUT:?} of SIGTERM; see {}",
+                    self.log.display()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The panic lines of the server's log.
+    fn panics(&self) -> Vec<String> {
+        fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|line| line.contains("panicked"))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The status of `GET /health`, if the server answers.
+fn health(address: &str) -> Option<u16> {
+    let mut stream = TcpStream::connect(address).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(
+        stream,
+        "GET /health HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut head = [0_u8; 12];
+    stream.read_exact(&mut head).ok()?;
+    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
+}
