@@ -133,8 +133,7 @@ pub fn request(data: &[u8]) -> usize {
     let body = if mode.is_multiple_of(4) {
         input.rest().to_vec()
     } else {
-        let mut template: Value =
-            serde_json::from_str(TEMPLATE).expect("the template is JSON");
+        let mut template: Value = serde_json::from_str(TEMPLATE).expect("the template is JSON");
         if let Some(other) = INPUTS.get(usize::from(mode / 4 % 3)) {
             template["input"] = serde_json::from_str(other).expect("the input is JSON");
         }
