@@ -5,7 +5,6 @@
 
 mod support;
 
-
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 

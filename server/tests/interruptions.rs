@@ -12,7 +12,6 @@
 
 mod support;
 
-
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
