@@ -61,11 +61,11 @@ mod error;
 mod event;
 mod factory;
 mod model;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod redact;
 mod registry;
 mod request;
 mod response;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-mod redact;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod wire_numbers;
 
