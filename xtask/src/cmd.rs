@@ -14,6 +14,15 @@ pub(crate) fn workspace_root() -> PathBuf {
         .unwrap_or(manifest_dir)
 }
 
+/// Cargo's target directory: `$CARGO_TARGET_DIR` (relative to the workspace root) when set,
+/// else `target/` in the workspace, where the binaries a step builds are found.
+pub(crate) fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => workspace_root().join(dir),
+        None => workspace_root().join("target"),
+    }
+}
+
 /// `cargo` as cargo itself was invoked (respects `$CARGO`).
 pub(crate) fn cargo() -> Command {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{cargo, step, workspace_root};
+use crate::cmd::{cargo, step, target_dir, workspace_root};
 
 /// Examples per operation and phase: enough to cover every field's shapes, small enough that
 /// the step takes about a minute on two cores.
@@ -67,13 +67,13 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         );
         return Ok(());
     }
-    let dir = workspace_root().join("target").join("xtask-schemathesis");
+    let dir = target_dir().join("xtask-schemathesis");
     let st = ensure_schemathesis(&dir)?;
     step(
         "build skein",
         cargo().args(["build", "--locked", "-p", "cli", "--bin", "skein"]),
     )?;
-    let binary = workspace_root().join("target").join("debug").join("skein");
+    let binary = target_dir().join("debug").join("skein");
 
     let run_dir = dir.join(format!("run-{}", std::process::id()));
     let _ = fs::remove_dir_all(&run_dir);
