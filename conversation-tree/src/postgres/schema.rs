@@ -43,35 +43,7 @@ pub(super) async fn migrate(client: &mut Client, location: &str) -> Result<()> {
         .try_get(0)
         .map_err(&sql)?;
     let found = if has_meta {
-        let rows = tx
-            .query("SELECT key, value FROM skein_meta", &[])
-            .await
-            .map_err(&sql)?;
-        let value = |key: &str| {
-            rows.iter()
-                .find(|row| row.try_get::<_, &str>(0).is_ok_and(|found| found == key))
-                .and_then(|row| row.try_get::<_, String>(1).ok())
-        };
-        if value("application").as_deref() != Some(APPLICATION) {
-            return Err(StoreError::NotAStore {
-                location: location.to_owned(),
-                reason: "its skein_meta table does not name a Skein conversation store".to_owned(),
-            });
-        }
-        let version = value("schema_version")
-            .and_then(|version| version.parse::<i64>().ok())
-            .ok_or_else(|| StoreError::NotAStore {
-                location: location.to_owned(),
-                reason: "its skein_meta table holds no readable schema_version".to_owned(),
-            })?;
-        if version > LATEST {
-            return Err(StoreError::NewerSchema {
-                location: location.to_owned(),
-                found: version,
-                supported: LATEST,
-            });
-        }
-        version
+        meta_version(&tx, location, OPERATION).await?
     } else {
         for table in OUR_TABLES {
             let exists: bool = tx
@@ -154,10 +126,27 @@ pub(super) async fn check_read_only(client: &Client, location: &str) -> Result<(
             reason: "the database has no Skein tables yet".to_owned(),
         });
     }
+    let version = meta_version(client, location, OPERATION).await?;
+    if version < LATEST {
+        return Err(StoreError::OlderSchema {
+            location: location.to_owned(),
+            found: version,
+            current: LATEST,
+        });
+    }
+    Ok(())
+}
+
+/// The schema version `skein_meta` records, checked to be a Skein store this build can read.
+async fn meta_version(
+    client: &impl deadpool_postgres::GenericClient,
+    location: &str,
+    operation: &'static str,
+) -> Result<i64> {
     let rows = client
         .query("SELECT key, value FROM skein_meta", &[])
         .await
-        .map_err(&sql)?;
+        .map_err(pg(operation))?;
     let value = |key: &str| {
         rows.iter()
             .find(|row| row.try_get::<_, &str>(0).is_ok_and(|found| found == key))
@@ -182,12 +171,5 @@ pub(super) async fn check_read_only(client: &Client, location: &str) -> Result<(
             supported: LATEST,
         });
     }
-    if version < LATEST {
-        return Err(StoreError::OlderSchema {
-            location: location.to_owned(),
-            found: version,
-            current: LATEST,
-        });
-    }
-    Ok(())
+    Ok(version)
 }
