@@ -29,7 +29,7 @@
 //! against the stored nodes by its messages and answer, whatever options the stored turn was
 //! asked with; only the trailing turn, the one to answer now, is hashed with the new call's
 //! options, and they decide only whether a stored answer may stand in for the model. Take the
-//! seed's example, asked first at the default temperature:
+//! classic example, asked first at the default temperature:
 //!
 //! ```text
 //! [User "Capital of France?", Asst "Paris", User "Germany?"]   at temperature 0

@@ -8,8 +8,8 @@
 //! 2. old content is summarised by the model itself through [`chain_ast::summarize`] (the
 //!    system message, the last section's header and its last body pair are always kept; a
 //!    summary that replaces signed tool calls carries [`chain_ast::FAKE_THOUGHT_SIGNATURE`]);
-//! 3. the middle is pruned (seed 002's "keep first N and last M messages, prune middle"): the
-//!    chain's opening — system message, the first human message (the original task) and its
+//! 3. the middle is pruned, because the original task and the latest exchange are what the
+//!    next answer depends on most: the chain's opening — system message, the first human message (the original task) and its
 //!    first answer, [`ContextPolicy::with_kept_pairs`]'s N body pairs — and its end — the last
 //!    section's human message and its last M body pairs — stay; between them whole body pairs
 //!    and whole sections go, oldest first, until the chain is at most the target. So the task
@@ -19,7 +19,7 @@
 //!
 //! Every step works on whole body pairs, so a tool call never loses its responses, and the
 //! system message only ever opens the chain: no system message is inserted mid-chain (Anthropic
-//! has no system role in `messages`; seed-era Chat Shell inserted one). Pruning's notice is a
+//! has no system role in `messages` and rejects the request). Pruning's notice is a
 //! body pair shaped like chain-ast's summaries, so the chain stays valid under the seven rules
 //! and providers take it as any other exchange.
 

@@ -7,16 +7,15 @@ use crate::AgentError;
 /// Attachments (long human or tool texts) are cut to this many characters first.
 pub const ATTACHMENT_TRUNCATE_CHARS: usize = 50_000;
 
-/// Body pairs of the opening turn that pruning keeps by default (seed 002's "first N"): the
-/// first answer to the original task.
+/// Body pairs of the opening turn that pruning keeps by default: the first answer to the
+/// original task, which shows the model how the task was understood.
 const KEEP_FIRST_PAIRS: usize = 1;
 
-/// Body pairs of the last turn that pruning keeps by default (seed 002's "last M"): the last
-/// exchange, with its signed reasoning.
+/// Body pairs of the last turn that pruning keeps by default: the last exchange, with its
+/// signed reasoning, which providers require back unchanged.
 const KEEP_LAST_PAIRS: usize = 1;
 
-/// When and how far the chain is compressed before a request (seed 002, "Message
-/// Compression").
+/// When and how far the chain is compressed before a request.
 ///
 /// Compression starts when the chain's tokens exceed the **trigger** share of the space left
 /// for input, and shrinks it to the **target** share: 90 % / 70 % for models in the registry,
@@ -24,12 +23,13 @@ const KEEP_LAST_PAIRS: usize = 1;
 /// context window minus an output reserve.
 ///
 /// The reserve is not the model's whole output limit, which makes compression start far too
-/// early on models with huge output limits (Wegent's later fix): it is 10 % of the window
+/// early on models with huge output limits (a 128K-output model would compress a 200K window
+/// at a third full): it is 10 % of the window
 /// clamped to 16 000 … 48 000 tokens, at most the model's output limit (or the request's
 /// `max_tokens` when set) and at most half the window.
 ///
-/// When pruning is needed, it keeps the start and the end of the chain and removes the middle
-/// (seed 002's "keep first N and last M messages"): see [`ContextPolicy::with_kept_pairs`].
+/// When pruning is needed, it keeps the start (the task) and the end (the current exchange) of
+/// the chain and removes the middle: see [`ContextPolicy::with_kept_pairs`].
 ///
 /// ```
 /// use agent_loop::ContextPolicy;
@@ -137,7 +137,7 @@ impl ContextPolicy {
         self
     }
 
-    /// How much of each end of the chain pruning keeps (seed 002's N and M), in body pairs (an
+    /// How much of each end of the chain pruning keeps, in body pairs (an
     /// AI message with the tool messages answering it, never split): the first `first` pairs
     /// of the opening turn (default 1: the first answer to the original task) and the last
     /// `last` pairs of the last turn (default 1, and never fewer: the current exchange, whose

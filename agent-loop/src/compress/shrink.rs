@@ -12,7 +12,7 @@ use super::TokenCounter;
 
 /// Cuts every text longer than `limit` characters in human and tool messages (texts and tool
 /// results) to `limit` characters: 60 % from the start, 40 % from the end, and a notice of what
-/// was removed in between (Wegent's wording). AI and system messages are left alone: the AI's
+/// was removed in between, so the model knows the text is incomplete. AI and system messages are left alone: the AI's
 /// are signed by some providers and the system prompt is the caller's. Returns the chain, how
 /// many texts were cut, and whether the prompt being answered (the last section's human
 /// message) was one of them.
@@ -117,7 +117,7 @@ pub(super) const PRUNED_NOTICE: &str = "[SYSTEM NOTICE] Earlier messages were le
      fit the context window; the original task and the latest messages are kept. If you still \
      need a result from the left-out part, get it again.";
 
-/// How many body pairs pruning keeps at each end of the chain (seed 002's N and M).
+/// How many body pairs pruning keeps at each end of the chain.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct KeptEnds {
     /// Body pairs kept at the start of the opening turn.
@@ -153,8 +153,8 @@ const LAST_SPAN: usize = 1;
 
 /// Removes whole body pairs and whole sections from the middle of the chain, oldest first,
 /// until it is at most `target` tokens (or nothing more may go); returns the chain, its tokens
-/// and what went. This is seed 002's middle pruning: keep the first N and the last M, prune
-/// what lies between.
+/// and what went: the first N and the last M pairs stay, what lies between goes, so the task
+/// survives however long the run.
 ///
 /// Always kept: the opening turn (the first section with a human message: the original task;
 /// a section before it, a system message with AI messages only, stays whole) with its header
