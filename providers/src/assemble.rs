@@ -35,6 +35,14 @@ pub(crate) struct Overflow {
 }
 
 impl Overflow {
+    /// `Ok` when one more block of `kind` (wire key `key`) fits next to the `open` ones.
+    pub(crate) fn check(open: usize, kind: &'static str, key: usize) -> Result<(), Overflow> {
+        if open >= MAX_OPEN_BLOCKS {
+            return Err(Overflow { kind, key });
+        }
+        Ok(())
+    }
+
     /// The error that ends `provider`'s answer.
     pub(crate) fn into_error(self, provider: Provider) -> ProviderError {
         ProviderError::LimitExceeded {
@@ -336,12 +344,7 @@ impl Assembler {
         let position = match self.reasoning.iter().position(|(k, _)| *k == key) {
             Some(position) => position,
             None => {
-                if self.reasoning.len() >= MAX_OPEN_BLOCKS {
-                    return Err(Overflow {
-                        kind: "reasoning block",
-                        key,
-                    });
-                }
+                Overflow::check(self.reasoning.len(), "reasoning block", key)?;
                 self.reasoning.push((key, Reasoning::default()));
                 self.reasoning.len() - 1
             }
@@ -357,12 +360,7 @@ impl Assembler {
 
     /// Opens call `key` and returns its public index.
     fn open_call(&mut self, key: usize) -> Result<usize, Overflow> {
-        if self.calls.len() >= MAX_OPEN_BLOCKS {
-            return Err(Overflow {
-                kind: "tool call",
-                key,
-            });
-        }
+        Overflow::check(self.calls.len(), "tool call", key)?;
         let index = self.calls_seen;
         self.calls_seen += 1;
         self.calls.push(OpenCall {

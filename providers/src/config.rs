@@ -1,4 +1,4 @@
-//! [`ModelConfig`] (the seed's model configuration), [`Provider`] and [`detect_provider`].
+//! [`ModelConfig`] (how to reach a model), [`Provider`] and [`detect_provider`].
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,12 +17,12 @@ pub enum Provider {
     OpenAi,
     /// Anthropic Messages.
     Anthropic,
-    /// Google Gemini (`google` in the seed).
+    /// Google Gemini (`google` in configuration files).
     Google,
 }
 
 impl Provider {
-    /// The seed's name of the protocol: `openai`, `anthropic` or `google`.
+    /// The protocol's name in configuration files: `openai`, `anthropic` or `google`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
@@ -47,7 +47,7 @@ impl fmt::Display for Provider {
     }
 }
 
-/// Model-type aliases, checked first (seed 002, `_PROVIDER_ALIASES`).
+/// Model-type aliases, checked first: the names a configuration's `model_type` may use.
 const PROVIDER_ALIASES: &[(&str, Provider)] = &[
     ("openai", Provider::OpenAi),
     ("gpt", Provider::OpenAi),
@@ -57,7 +57,7 @@ const PROVIDER_ALIASES: &[(&str, Provider)] = &[
     ("gemini", Provider::Google),
 ];
 
-/// Model-id prefixes, checked when the type gives no answer (seed 002, `_PROVIDER_PATTERNS`).
+/// Model-id prefixes, checked when the type gives no answer.
 const PROVIDER_PREFIXES: &[(&str, Provider)] = &[
     ("gpt-", Provider::OpenAi),
     ("o1-", Provider::OpenAi),
@@ -70,11 +70,11 @@ const PROVIDER_PREFIXES: &[(&str, Provider)] = &[
 /// Which protocol a model speaks: the explicit `model_type` alias wins, then the model-id
 /// prefix, then OpenAI (the protocol of every OpenAI-compatible server).
 ///
-/// Both checks ignore ASCII case and surrounding spaces. As in the seed, the prefixes are
-/// `gpt-`, `o1-`, `o3-`, `chatgpt-`, `claude-` and `gemini-`, so a bare `o1` falls through to
-/// the OpenAI default (same answer). An unknown `model_type` is not an error: Wegent later
-/// dropped prefix detection because one id can be served over several protocols, so the
-/// explicit type is the reliable signal and the id only a fallback.
+/// Both checks ignore ASCII case and surrounding spaces. The prefixes are `gpt-`, `o1-`,
+/// `o3-`, `chatgpt-`, `claude-` and `gemini-`, so a bare `o1` falls through to the OpenAI
+/// default (same answer). An unknown `model_type` is not an error. The explicit type wins
+/// because one model id can be served over several protocols (a Claude model behind an
+/// OpenAI-compatible proxy), so the id is only a fallback.
 ///
 /// ```
 /// use providers::{detect_provider, Provider};
@@ -101,7 +101,8 @@ pub fn detect_provider(model_type: Option<&str>, model_id: &str) -> Provider {
         .map_or(Provider::OpenAi, |(_, provider)| *provider)
 }
 
-/// How to reach a model: the seed's `ModelConfig` plus retry and timeout settings.
+/// How to reach a model (id, protocol, endpoint, key, headers), plus retry, timeout and
+/// buffering limits.
 ///
 /// `Debug` never shows the API key, nor the values of headers whose name looks like a
 /// credential (`authorization`, `*key*`, `*token*`, `*secret*`).
@@ -159,13 +160,18 @@ impl ModelConfig {
     /// assert!(matches!(err, ProviderError::ForbiddenHeader { ref name, .. } if name == "Authorization"));
     /// ```
     pub fn check_headers(&self) -> Result<(), ProviderError> {
-        let key_configured = self
-            .api_key
-            .as_deref()
-            .is_some_and(|k| !k.trim().is_empty());
+        let key_configured = self.key_configured();
         self.default_headers
             .keys()
             .try_for_each(|name| check_header(name, key_configured))
+    }
+
+    /// Whether a non-blank `api_key` is set (the request then carries it, and no other
+    /// credential header may be configured).
+    pub(crate) fn key_configured(&self) -> bool {
+        self.api_key
+            .as_deref()
+            .is_some_and(|k| !k.trim().is_empty())
     }
 
     /// The provider this configuration selects ([`detect_provider`] of `model` and `model_id`).

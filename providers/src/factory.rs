@@ -98,8 +98,8 @@ fn echo() -> Result<Box<dyn ChatModel>, ProviderError> {
 
 /// The API key to send, or an error when there is none and no proxy to accept a missing one.
 ///
-/// With a custom `base_url` a missing key is fine (the seed's "dummy key with a proxy"); the
-/// adapter then sends `dummy`.
+/// With a custom `base_url` a missing key is fine (a proxy may hold the real key or need
+/// none); the adapter then sends `dummy`.
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 pub(crate) fn api_key(config: &ModelConfig, env_hint: &str) -> Result<String, ProviderError> {
     match (&config.api_key, &config.base_url) {

@@ -37,7 +37,8 @@
 //!   [`FinishReason`]).
 //! - [`ChatRequest`]: messages, tools ([`ToolSpec`]), [`ToolChoice`], temperature, max tokens,
 //!   stop, [`ReasoningEffort`] / thinking budget, [`PromptCache`] hints, extra headers.
-//! - [`ModelConfig`] (the seed's fields plus [`RetryPolicy`] and [`Timeouts`]),
+//! - [`ModelConfig`] (model id, protocol, endpoint, key, headers, plus [`RetryPolicy`],
+//!   [`Timeouts`] and [`Limits`]),
 //!   [`detect_provider`] (alias → id prefix → OpenAI), [`model_from_config`].
 //! - [`ModelInfo`]: the registry of context windows and output limits.
 //! - [`ProviderError`]: typed, says whether a retry may help, never holds a key.

@@ -21,7 +21,7 @@ pub struct ModelInfo {
     pub supports_vision: bool,
     /// Whether the figures come from the registry (`false`: the documented defaults for an
     /// unknown model, [`DEFAULT_CONTEXT_WINDOW`] and [`DEFAULT_MAX_OUTPUT_TOKENS`]; callers
-    /// should be more conservative, as the seed's 85 % compression trigger is).
+    /// should leave more headroom with them than with a known model's figures).
     pub known: bool,
 }
 
@@ -60,10 +60,10 @@ const fn entry(
 
 use Provider::{Anthropic, Google, OpenAi};
 
-/// The registry. The first rows of each provider are seed 002's table; the rest are the
-/// providers' current models as documented by them. DeepSeek speaks the OpenAI protocol.
+/// The registry: each provider's models, widely used ones first, with the figures the
+/// providers document. DeepSeek speaks the OpenAI protocol.
 const MODELS: &[Entry] = &[
-    // OpenAI (seed 002).
+    // OpenAI (widely used).
     entry("gpt-4o", OpenAi, 128_000, 16_384, false, true),
     entry("gpt-4o-mini", OpenAi, 128_000, 16_384, false, true),
     entry("gpt-4-turbo", OpenAi, 128_000, 4_096, false, true),
@@ -79,7 +79,7 @@ const MODELS: &[Entry] = &[
     entry("gpt-5", OpenAi, 400_000, 128_000, true, true),
     entry("gpt-5-mini", OpenAi, 400_000, 128_000, true, true),
     entry("gpt-5-nano", OpenAi, 400_000, 128_000, true, true),
-    // Anthropic (seed 002).
+    // Anthropic (widely used).
     entry("claude-3-5-sonnet", Anthropic, 200_000, 8_192, false, true),
     entry("claude-3-5-haiku", Anthropic, 200_000, 8_192, false, true),
     entry("claude-sonnet-4", Anthropic, 200_000, 64_000, true, true),
@@ -90,7 +90,7 @@ const MODELS: &[Entry] = &[
     entry("claude-sonnet-4-5", Anthropic, 200_000, 64_000, true, true),
     entry("claude-haiku-4-5", Anthropic, 200_000, 64_000, true, true),
     entry("claude-opus-4-5", Anthropic, 200_000, 64_000, true, true),
-    // Google (seed 002).
+    // Google (widely used).
     entry("gemini-1.5-pro", Google, 2_097_152, 8_192, false, true),
     entry("gemini-1.5-flash", Google, 1_048_576, 8_192, false, true),
     entry("gemini-2.0-flash", Google, 1_048_576, 8_192, false, true),

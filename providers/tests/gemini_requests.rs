@@ -401,7 +401,7 @@ async fn a_nameless_response_to_no_call_is_a_config_error() {
 
 #[tokio::test]
 async fn headers_proxy_key_and_model_prefix() {
-    // A custom base URL needs no key (the seed's proxy case): `dummy` is sent.
+    // A custom base URL needs no key (a proxy may hold it): `dummy` is sent.
     let model_id = "models/gemini-2.5-flash";
     let replay = Replay::fixture(
         "/v1beta/models/gemini-2.5-flash:streamGenerateContent",

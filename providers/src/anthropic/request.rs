@@ -82,9 +82,8 @@ pub(super) struct Built<'a> {
 /// request sets none (the API requires one).
 ///
 /// - `thinking_budget` turns on extended thinking (`thinking.budget_tokens`); the API then
-///   accepts only temperature 1, so a requested temperature is sent as 1.0 (as Wegent does)
-///   instead of failing with a 400. A forced tool choice with thinking is left for the API to
-///   refuse.
+///   accepts only temperature 1, so a requested temperature is sent as 1.0 instead of
+///   failing with a 400. A forced tool choice with thinking is left for the API to refuse.
 /// - `reasoning_effort` is `output_config.effort` (`minimal` is sent as `low`, the lowest the
 ///   API knows); it does not turn thinking on by itself.
 /// - Cache breakpoints become `cache_control` on the last tool, the last system block, or the

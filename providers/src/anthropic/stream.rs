@@ -16,7 +16,7 @@ use super::wire::{
     finish_reason, open_block, set_signature, stream_error,
 };
 use crate::ProviderError;
-use crate::assemble::{Chunk, MAX_OPEN_BLOCKS, Overflow};
+use crate::assemble::{Chunk, Overflow};
 use crate::http::sse::{EventParser, json};
 use crate::wire_numbers::Lenient;
 
@@ -92,13 +92,8 @@ impl EventParser for StreamParser {
                     }
                     // `index` is only a key: a huge one opens one block, but a stream that
                     // never stops its blocks may not open more than the cap.
-                    if self.open.len() >= MAX_OPEN_BLOCKS {
-                        return Err(Overflow {
-                            kind: "content block",
-                            key,
-                        }
-                        .into_error(PROVIDER));
-                    }
+                    Overflow::check(self.open.len(), "content block", key)
+                        .map_err(|overflow| overflow.into_error(PROVIDER))?;
                     let state = open_block(key, block, out);
                     self.open.push((key, state));
                 }

@@ -141,10 +141,7 @@ impl HttpClient {
             retry: config.retry.clone(),
             timeouts: config.timeouts.clone(),
             limits: config.limits.clone(),
-            key_configured: config
-                .api_key
-                .as_deref()
-                .is_some_and(|k| !k.trim().is_empty()),
+            key_configured: config.key_configured(),
         })
     }
 

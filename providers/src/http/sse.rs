@@ -214,7 +214,7 @@ where
             if this.finished {
                 return Poll::Ready(None);
             }
-            let step = match ready!(this.frames.as_mut().poll_next(cx)) {
+            let mut step = match ready!(this.frames.as_mut().poll_next(cx)) {
                 Some(Ok(frame)) => this
                     .parser
                     .parse(&frame.event, &frame.data, &mut this.chunks),
@@ -236,14 +236,13 @@ where
                     }
                 }
             };
-            let mut step = step;
+            // Breaking out drops the rest of the drain: `chunks` is empty either way.
             for chunk in this.chunks.drain(..) {
                 if let Err(overflow) = this.assembler.push(chunk, &mut this.events) {
                     step = step.and(Err(overflow.into_error(this.provider)));
                     break;
                 }
             }
-            this.chunks.clear();
             this.pending.extend(this.events.drain(..).map(Ok));
             // Events parsed before an error are still delivered, then the error ends the stream.
             if let Err(err) = step {

@@ -6,7 +6,7 @@ use messages::ToolCall;
 use serde::Deserialize;
 
 use super::wire::{ErrorEnvelope, WireError, WireUsage, finish_reason, stream_error};
-use crate::assemble::{Chunk, MAX_OPEN_BLOCKS, Overflow, UsageUpdate};
+use crate::assemble::{Chunk, Overflow, UsageUpdate};
 use crate::http::sse::{EventParser, json};
 use crate::wire_numbers::Lenient;
 use crate::{Provider, ProviderError};
@@ -78,7 +78,7 @@ pub(super) struct ChatStreamParser {
     started: bool,
     /// The calls seen, in order: (key, id), to place fragments of servers that send no
     /// `index`. The key is the wire's `index` (any number: it is a key, never a position),
-    /// and the list holds at most [`MAX_OPEN_BLOCKS`] calls.
+    /// and the list holds at most [`MAX_OPEN_BLOCKS`](crate::MAX_OPEN_BLOCKS) calls.
     calls: Vec<(usize, String)>,
 }
 
@@ -160,14 +160,9 @@ impl ChatStreamParser {
         if id.is_some() || name.is_some() {
             let position = match self.calls.iter().position(|(seen, _)| *seen == key) {
                 Some(position) => position,
-                None if self.calls.len() >= MAX_OPEN_BLOCKS => {
-                    return Err(Overflow {
-                        kind: "tool call",
-                        key,
-                    }
-                    .into_error(PROVIDER));
-                }
                 None => {
+                    Overflow::check(self.calls.len(), "tool call", key)
+                        .map_err(|overflow| overflow.into_error(PROVIDER))?;
                     self.calls.push((key, String::new()));
                     self.calls.len() - 1
                 }

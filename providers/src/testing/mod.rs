@@ -25,10 +25,9 @@ pub use scripted::{ScriptedModel, ScriptedResponse};
 
 /// Streams the events of `chunks`, sleeping `delay` before each event after the first, and
 /// ends with `failure` instead of the final `Done` when one is given.
-fn replay(chunks: Vec<Chunk>, delay: Duration, failure: Option<ProviderError>) -> EventStream {
+fn replay(chunks: Vec<Chunk>, delay: Duration, mut failure: Option<ProviderError>) -> EventStream {
     let mut assembler = Assembler::default();
     let mut events = Vec::new();
-    let mut failure = failure;
     for chunk in chunks {
         // A script opening more blocks than an answer may ends the way a provider's would.
         if let Err(overflow) = assembler.push(chunk, &mut events) {
