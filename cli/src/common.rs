@@ -349,14 +349,16 @@ fn secret(value: &str) -> Result<Secret, std::convert::Infallible> {
     Ok(Secret::new(value.trim()))
 }
 
-/// The host of `provider`'s own API: the only host its environment key is sent to unless the
-/// user says otherwise.
-pub(crate) const fn own_host(provider: Provider) -> &'static str {
-    match provider {
-        Provider::OpenAi => "api.openai.com",
-        Provider::Anthropic => "api.anthropic.com",
-        Provider::Google => "generativelanguage.googleapis.com",
-    }
+/// The host of `provider`'s own API (that of the adapter's default base URL): the only host its
+/// environment key is sent to unless the user says otherwise.
+pub(crate) fn own_host(provider: Provider) -> &'static str {
+    let url = match provider {
+        Provider::OpenAi => providers::openai::DEFAULT_BASE_URL,
+        Provider::Anthropic => providers::anthropic::DEFAULT_BASE_URL,
+        Provider::Google => providers::gemini::DEFAULT_BASE_URL,
+    };
+    let rest = url.strip_prefix("https://").unwrap_or(url);
+    rest.split('/').next().unwrap_or(rest)
 }
 
 /// Whether `base_url` is `https://` on [`own_host`] of `provider` (on the default port, with no

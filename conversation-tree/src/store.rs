@@ -158,13 +158,23 @@ impl Claim {
     pub fn is_own(&self) -> bool {
         matches!(self, Claim::Created | Claim::Owned)
     }
+
+    /// What a stored conversation's owner column (`None`: no owner) means to `claimant`.
+    pub(crate) fn of_stored(stored: Option<String>, claimant: &str) -> Claim {
+        match stored {
+            None => Claim::Unowned,
+            Some(stored) if stored == claimant => Claim::Owned,
+            Some(_) => Claim::OtherOwner,
+        }
+    }
 }
 
 /// Checks an owner name for [`Store::claim_conversation`].
 pub(crate) fn check_owner(owner: &str) -> Result<()> {
+    let owner_len = owner.chars().count();
     let reason = if owner.is_empty() {
         Some("it is empty")
-    } else if owner.chars().count() > 128 {
+    } else if owner_len > 128 {
         Some("it is longer than 128 characters")
     } else if owner.chars().any(char::is_control) {
         Some("it contains a control character")
@@ -172,10 +182,7 @@ pub(crate) fn check_owner(owner: &str) -> Result<()> {
         None
     };
     match reason {
-        Some(reason) => Err(crate::StoreError::InvalidOwner {
-            owner_len: owner.chars().count(),
-            reason,
-        }),
+        Some(reason) => Err(crate::StoreError::InvalidOwner { owner_len, reason }),
         None => Ok(()),
     }
 }

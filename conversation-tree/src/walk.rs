@@ -321,15 +321,14 @@ async fn said_with_other_options<T: Tx>(
         if node.response_hash() != answer_hash || node.options() == &options.hash {
             continue;
         }
-        let hash = match hashed.iter().find(|(seen, _)| *seen == node.options()) {
-            Some((_, hash)) => hash.clone(),
+        let index = match hashed.iter().position(|(seen, _)| *seen == node.options()) {
+            Some(index) => index,
             None => {
-                let hash = prompt_hash(input, node.options());
-                hashed.push((node.options(), hash.clone()));
-                hash
+                hashed.push((node.options(), prompt_hash(input, node.options())));
+                hashed.len() - 1
             }
         };
-        if hash == node.prompt_hash() {
+        if hashed[index].1 == node.prompt_hash() {
             return Ok(Some(node.clone()));
         }
     }

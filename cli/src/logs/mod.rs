@@ -119,12 +119,7 @@ async fn list(
     let limit = if count == 0 { usize::MAX } else { count };
     let conversations = store.conversations(limit).await?;
     if json {
-        writeln!(
-            out,
-            "{}",
-            escape_json_controls(&serde_json::to_string_pretty(&conversations)?)
-        )?;
-        return Ok(());
+        return write_json(out, &conversations);
     }
     if conversations.is_empty() {
         writeln!(
@@ -208,6 +203,14 @@ fn one_line(text: &str, max: usize) -> String {
         Some((end, _)) => format!("{}…", &line[..end]),
         None => line,
     }
+}
+
+/// `value` as pretty JSON on a line of its own, DEL and C1 controls escaped
+/// ([`escape_json_controls`]).
+fn write_json(out: &mut impl Write, value: &impl serde::Serialize) -> Result<(), CliError> {
+    let json = serde_json::to_string_pretty(value)?;
+    writeln!(out, "{}", escape_json_controls(&json))?;
+    Ok(())
 }
 
 /// JSON for a conversation summary.

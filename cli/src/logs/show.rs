@@ -8,9 +8,8 @@ use conversation_tree::{ConversationSummary, Node, ResponseStatus, Store, Turn};
 use messages::{ContentPart, Message, Role};
 use serde_json::json;
 
-use super::{summary_json, time};
+use super::{summary_json, time, write_json};
 use crate::CliError;
-use crate::sanitize::escape_json_controls;
 
 pub(super) async fn show(
     store: &dyn Store,
@@ -51,12 +50,7 @@ pub(super) async fn show(
             "responses": responses,
             "messages": messages,
         });
-        writeln!(
-            out,
-            "{}",
-            escape_json_controls(&serde_json::to_string_pretty(&document)?)
-        )?;
-        return Ok(());
+        return write_json(out, &document);
     }
     let mut system: Option<String> = None;
     for (node, turn) in nodes.iter().zip(&turns) {

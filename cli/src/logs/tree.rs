@@ -9,9 +9,8 @@ use conversation_tree::{CallKind, ConversationSummary, Node, NodeId, ResponseSta
 use messages::{Message, Role};
 use serde_json::json;
 
-use super::{one_line, summary_json, time};
+use super::{one_line, summary_json, time, write_json};
 use crate::CliError;
-use crate::sanitize::escape_json_controls;
 
 /// Characters of prompt and answer shown per node.
 const SHOWN: usize = 48;
@@ -53,12 +52,7 @@ pub(super) async fn draw(
             })
             .collect();
         let document = json!({"conversation": summary_json(summary), "nodes": rows});
-        writeln!(
-            out,
-            "{}",
-            escape_json_controls(&serde_json::to_string_pretty(&document)?)
-        )?;
-        return Ok(());
+        return write_json(out, &document);
     }
     let branches = nodes
         .iter()

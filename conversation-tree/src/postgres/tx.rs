@@ -559,11 +559,7 @@ pub(super) async fn claim_conversation(
             .transpose()
             .map_err(pg(OPERATION))
     };
-    let judge = |stored: Option<String>| match stored {
-        None => crate::Claim::Unowned,
-        Some(stored) if stored == owner => crate::Claim::Owned,
-        Some(_) => crate::Claim::OtherOwner,
-    };
+    let judge = |stored| crate::Claim::of_stored(stored, owner);
     if let Some(stored) = read_owner().await? {
         return Ok(judge(stored));
     }

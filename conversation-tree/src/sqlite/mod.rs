@@ -345,15 +345,15 @@ impl Inner {
         operation: &'static str,
         read: impl Fn(&Connection, &Ctx) -> Result<R>,
     ) -> Result<R> {
+        let io_error = |source| StoreError::Io {
+            operation: "read",
+            path: path.display().to_string(),
+            source,
+        };
         for _ in 0..IMMUTABLE_ATTEMPTS {
             if wal_files_exist(path) {
                 break;
             }
-            let io_error = |source| StoreError::Io {
-                operation: "read",
-                path: path.display().to_string(),
-                source,
-            };
             let before = FileStamp::of(path).map_err(io_error)?;
             let conn = open_immutable(path).map_err(|err| self.ctx.open_error(err))?;
             let result = read(&conn, &self.ctx);
@@ -681,7 +681,7 @@ impl Store for SqliteStore {
             })
             .await?;
         if let Some(stored) = stored {
-            return Ok(tx::judge_claim(stored, owner));
+            return Ok(crate::Claim::of_stored(stored, owner));
         }
         // Missing: create it, unless another writer got there first.
         let id = conversation.clone();

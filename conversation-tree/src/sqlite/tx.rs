@@ -614,15 +614,6 @@ pub(super) fn conversation_owner(
         .map_err(ctx.sql(operation))
 }
 
-/// What a stored owner means to `claimant`.
-pub(super) fn judge_claim(stored: Option<String>, claimant: &str) -> crate::Claim {
-    match stored {
-        None => crate::Claim::Unowned,
-        Some(stored) if stored == claimant => crate::Claim::Owned,
-        Some(_) => crate::Claim::OtherOwner,
-    }
-}
-
 /// Creates `conversation` owned by `owner` if it is missing, in one immediate transaction,
 /// and says whose it is.
 pub(super) fn claim_conversation(
@@ -651,7 +642,7 @@ pub(super) fn claim_conversation(
     } else {
         conversation_owner(&tx, ctx, operation, conversation)?
             .map_or(crate::Claim::OtherOwner, |stored| {
-                judge_claim(stored, owner)
+                crate::Claim::of_stored(stored, owner)
             })
     };
     tx.commit().map_err(&sql)?;
