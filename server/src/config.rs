@@ -71,8 +71,9 @@ pub struct ServerConfig {
     /// Client connections served at once; more are answered 503 and closed.
     pub max_connections: usize,
     /// Extra `Host` names (with or without a port) a server without tokens accepts, besides
-    /// the address it listens on, `localhost`, `127.0.0.1` and `[::1]`. A request naming any
-    /// other host is refused (a DNS-rebinding web page).
+    /// loopback addresses (`127.0.0.0/8`, `[::1]`) and `localhost` (and its subdomains), which
+    /// is where a tokenless server listens. A request naming any other host is refused (a
+    /// DNS-rebinding web page).
     pub allowed_hosts: Vec<String>,
     /// Web origins (`https://app.example.com`) allowed to call the API from a browser (CORS).
     /// None by default: a request with an `Origin` header is refused unless it names one of
