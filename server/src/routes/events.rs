@@ -19,7 +19,8 @@ pub(crate) struct SseEvents;
 fn payloads() -> Vec<(&'static str, &'static str, Value)> {
     let count = json!({"type": "integer", "format": "int64", "minimum": 0});
     let id = json!({"type": "string", "description": "The response id (`resp-…`)."});
-    let always_null = json!({"type": "null", "description": "Always null (kept so clients that read the field still find it)."});
+    let always_null =
+        json!({"type": "null", "description": "Always null (kept for Chat Shell clients)."});
     vec![
         (
             "response.start",

@@ -1,4 +1,4 @@
-//! `silent_exit`: lets a subscription run end without a reply.
+//! `silent_exit`: lets a subscription run end without a reply (seed 002).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
