@@ -35,11 +35,7 @@ pub(crate) const LOOPBACK_OWNER: &str = "loopback";
 /// The owner name stored for the holder of a token: a hash of the token's digest under a
 /// label of its own, so the database never holds the token or the digest `Auth` compares.
 fn owner_name(digest: &[u8; 32]) -> String {
-    let mut hasher = Sha256::new();
-    hasher.update(b"skein conversation owner v1\0");
-    hasher.update(digest);
-    let hash: [u8; 32] = hasher.finalize().into();
-    let hex: String = hash.iter().map(|byte| format!("{byte:02x}")).collect();
+    let hex = crate::owner::sha256_hex(&[b"skein conversation owner v1\0", digest]);
     format!("token-sha256:{hex}")
 }
 

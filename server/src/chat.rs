@@ -1,5 +1,6 @@
-//! [`ChatService`]: turns a [`RunSpec`] into a running agent — seed 002's "Chat Service",
-//! "Context Preparation" and "Model Factory" steps, shared by the HTTP API and the CLI.
+//! [`ChatService`]: turns a [`RunSpec`] into a running agent — resolves the model, loads the
+//! stored history in front of the input and builds the tools, the same way for the HTTP API
+//! and the CLI.
 
 use std::sync::Arc;
 
@@ -296,6 +297,13 @@ fn last_turns(continuation: Continuation, turns: usize) -> Continuation {
     let Continuation {
         messages, anchor, ..
     } = continuation;
+    // The repair report is not kept: the repairs were logged when loading.
+    let kept = |messages: Vec<Message>, anchor: Option<Anchor>| Continuation {
+        messages,
+        anchor,
+        repaired: Vec::new(),
+        unanswered: 0,
+    };
     let starts: Vec<usize> = messages
         .iter()
         .enumerate()
@@ -307,11 +315,7 @@ fn last_turns(continuation: Continuation, turns: usize) -> Continuation {
         .checked_sub(turns)
         .map(|skip| starts.get(skip).copied().unwrap_or(messages.len()))
     else {
-        return Continuation {
-            messages,
-            anchor,
-            ..continuation_parts()
-        };
+        return kept(messages, anchor);
     };
     let system = messages
         .first()
@@ -330,21 +334,7 @@ fn last_turns(continuation: Continuation, turns: usize) -> Continuation {
         .into_iter()
         .chain(messages.into_iter().skip(cut))
         .collect();
-    Continuation {
-        messages,
-        anchor,
-        ..continuation_parts()
-    }
-}
-
-/// The repair report of a cut continuation is not kept: the repairs were logged when loading.
-fn continuation_parts() -> Continuation {
-    Continuation {
-        messages: Vec::new(),
-        anchor: None,
-        repaired: Vec::new(),
-        unanswered: 0,
-    }
+    kept(messages, anchor)
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The Chat Shell service (seed 002): `POST /v1/response` answers with the agent's events as
+//! The Chat Shell service: `POST /v1/response` answers with the agent's events as
 //! server-sent events, on axum.
 //!
 //! ```text

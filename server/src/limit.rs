@@ -1,6 +1,6 @@
-//! The per-caller concurrency limit ("acquire resources" in seed 002): a semaphore per caller,
-//! taken without waiting. A caller at its limit gets 429 with `Retry-After` before anything
-//! else happens, rather than a stream that starts and then fails as Chat Shell's did.
+//! The per-caller concurrency limit: a semaphore per caller, taken without waiting. A caller
+//! at its limit gets 429 with `Retry-After` before anything else happens, never a stream that
+//! starts and then fails.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};

@@ -12,6 +12,8 @@
 //! - A server without tokens has one principal, which is also the CLI's user: its ids are
 //!   stored as given, and it may continue conversations the CLI wrote (which have no owner).
 
+use std::fmt::Write as _;
+
 use conversation_tree::{Claim, ConversationId, Store};
 use sha2::{Digest, Sha256};
 
@@ -54,15 +56,27 @@ pub(crate) fn stored_id(
     if shared || is_minted(client.as_str()) {
         return Ok(client.clone());
     }
-    let mut hasher = Sha256::new();
-    hasher.update(b"skein conversation id v1\0");
-    hasher.update(owner.as_bytes());
-    hasher.update(b"\0");
-    hasher.update(client.as_str().as_bytes());
-    let hash: [u8; 32] = hasher.finalize().into();
-    let hex: String = hash.iter().map(|byte| format!("{byte:02x}")).collect();
+    let hex = sha256_hex(&[
+        b"skein conversation id v1\0",
+        owner.as_bytes(),
+        b"\0",
+        client.as_str().as_bytes(),
+    ]);
     ConversationId::new(format!("ns-{hex}"))
         .map_err(|err| ApiError::internal(format!("cannot namespace a conversation id: {err}")))
+}
+
+/// The SHA-256 of `parts` (fed in order) as 64 lowercase hex digits.
+pub(crate) fn sha256_hex(parts: &[&[u8]]) -> String {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part);
+    }
+    let mut hex = String::with_capacity(64);
+    for byte in hasher.finalize() {
+        let _ = write!(hex, "{byte:02x}");
+    }
+    hex
 }
 
 /// Claims `conversation` for `owner` before it is read or continued: 404 when it is another

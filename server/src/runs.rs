@@ -34,8 +34,8 @@ struct Entry {
 pub(crate) struct Registration {
     runs: Arc<Runs>,
     entry: Arc<Entry>,
-    owner: Caller,
-    ids: Vec<String>,
+    /// Its keys in [`Runs::by_id`]: the owner with each id.
+    keys: Vec<(Caller, String)>,
 }
 
 impl Drop for Registration {
@@ -45,14 +45,13 @@ impl Drop for Registration {
             .by_id
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        for id in &self.ids {
-            let key = (self.owner, id.clone());
+        for key in &self.keys {
             // A later run of the same caller may have taken the id over: leave its entry.
             if by_id
-                .get(&key)
+                .get(key)
                 .is_some_and(|entry| Arc::ptr_eq(entry, &self.entry))
             {
-                by_id.remove(&key);
+                by_id.remove(key);
             }
         }
     }
@@ -70,15 +69,16 @@ impl Runs {
         let entry = Arc::new(Entry {
             cancel: cancel.clone(),
         });
+        let keys: Vec<(Caller, String)> = ids.iter().map(|id| (owner, (*id).to_owned())).collect();
         let mut by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
-        for id in ids {
-            by_id.insert((owner, (*id).to_owned()), Arc::clone(&entry));
+        for key in &keys {
+            by_id.insert(key.clone(), Arc::clone(&entry));
         }
+        drop(by_id);
         let registration = Registration {
             runs: Arc::clone(self),
             entry,
-            owner,
-            ids: ids.iter().map(|id| (*id).to_owned()).collect(),
+            keys,
         };
         (cancel, registration)
     }

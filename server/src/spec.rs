@@ -7,7 +7,7 @@ use conversation_tree::{ConversationId, NodeId};
 use messages::{ContentPart, Message};
 use providers::{ModelConfig, ToolChoice};
 
-/// Tool rounds a run may make when nothing says otherwise (the seed's `max_tool_calls`).
+/// Tool rounds a run may make when nothing says otherwise (no `tools.max_tool_calls`).
 pub const DEFAULT_TOOL_ROUNDS: usize = 10;
 /// What the model is asked: the new human input, or a whole conversation.
 #[derive(Clone, Debug, PartialEq)]

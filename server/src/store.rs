@@ -43,25 +43,7 @@ impl StoreKind {
 /// Opens the store at `location`: `:memory:`, a SQLite file path (its directory is created),
 /// or a PostgreSQL URL (feature `postgres`).
 pub async fn open_store(location: &str) -> Result<Arc<dyn Store>, ServerError> {
-    let failed = |source| ServerError::Store {
-        location: redact(location),
-        source,
-    };
-    match StoreKind::of(location) {
-        StoreKind::Memory => Ok(Arc::new(
-            SqliteStore::open_in_memory().await.map_err(failed)?,
-        )),
-        StoreKind::Sqlite => {
-            if let Some(dir) = Path::new(location)
-                .parent()
-                .filter(|dir| !dir.as_os_str().is_empty())
-            {
-                tokio::fs::create_dir_all(dir).await?;
-            }
-            Ok(Arc::new(SqliteStore::open(location).await.map_err(failed)?))
-        }
-        StoreKind::Postgres => open_postgres(location).await,
-    }
+    open(location, false).await
 }
 
 /// Opens the store at `location` for reading only, for commands that never write (`skein
@@ -73,6 +55,10 @@ pub async fn open_store(location: &str) -> Result<Arc<dyn Store>, ServerError> {
 /// A missing or empty store is [`conversation_tree::StoreError::NoStore`], an older schema
 /// [`conversation_tree::StoreError::OlderSchema`], inside [`ServerError::Store`].
 pub async fn open_store_read_only(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+    open(location, true).await
+}
+
+async fn open(location: &str, read_only: bool) -> Result<Arc<dyn Store>, ServerError> {
     let failed = |source| ServerError::Store {
         location: redact(location),
         source,
@@ -81,46 +67,43 @@ pub async fn open_store_read_only(location: &str) -> Result<Arc<dyn Store>, Serv
         StoreKind::Memory => Ok(Arc::new(
             SqliteStore::open_in_memory().await.map_err(failed)?,
         )),
-        StoreKind::Sqlite => Ok(Arc::new(
+        StoreKind::Sqlite if read_only => Ok(Arc::new(
             SqliteStore::open_read_only(location)
                 .await
                 .map_err(failed)?,
         )),
-        StoreKind::Postgres => open_postgres_read_only(location).await,
+        StoreKind::Sqlite => {
+            if let Some(dir) = Path::new(location)
+                .parent()
+                .filter(|dir| !dir.as_os_str().is_empty())
+            {
+                tokio::fs::create_dir_all(dir).await?;
+            }
+            Ok(Arc::new(SqliteStore::open(location).await.map_err(failed)?))
+        }
+        StoreKind::Postgres => open_postgres(location, read_only).await,
     }
 }
 
+/// Connects to the PostgreSQL store at `location`, in read-only sessions without migrations
+/// when `read_only`.
 #[cfg(feature = "postgres")]
-async fn open_postgres_read_only(location: &str) -> Result<Arc<dyn Store>, ServerError> {
-    let store = conversation_tree::PostgresStore::connect_read_only(location)
-        .await
-        .map_err(|source| ServerError::Store {
-            location: redact(location),
-            source,
-        })?;
-    Ok(Arc::new(store))
-}
-
-#[cfg(not(feature = "postgres"))]
-async fn open_postgres_read_only(location: &str) -> Result<Arc<dyn Store>, ServerError> {
-    Err(ServerError::PostgresDisabled {
+async fn open_postgres(location: &str, read_only: bool) -> Result<Arc<dyn Store>, ServerError> {
+    use conversation_tree::PostgresStore;
+    let store = if read_only {
+        PostgresStore::connect_read_only(location).await
+    } else {
+        PostgresStore::connect(location).await
+    }
+    .map_err(|source| ServerError::Store {
         location: redact(location),
-    })
-}
-
-#[cfg(feature = "postgres")]
-async fn open_postgres(location: &str) -> Result<Arc<dyn Store>, ServerError> {
-    let store = conversation_tree::PostgresStore::connect(location)
-        .await
-        .map_err(|source| ServerError::Store {
-            location: redact(location),
-            source,
-        })?;
+        source,
+    })?;
     Ok(Arc::new(store))
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn open_postgres(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+async fn open_postgres(location: &str, _read_only: bool) -> Result<Arc<dyn Store>, ServerError> {
     Err(ServerError::PostgresDisabled {
         location: redact(location),
     })

@@ -1,10 +1,10 @@
 //! From a [`ResponseRequest`] to a [`RunSpec`]: every field honoured or refused.
 //!
-//! Chat Shell accepted many fields and ignored them (`temperature`, `tool_choice`,
-//! `max_tool_calls`, `streaming`, …). Here each field either changes the run as documented on
-//! [`ResponseRequest`], or — when it asks for something Skein does not do (MCP servers,
-//! skills, knowledge bases, client-side tools) or has a value that makes no sense — the
-//! request is answered 422 with every such field named in `details`.
+//! No field is accepted and then ignored (a client would believe its `temperature`,
+//! `tool_choice`, `max_tool_calls` or `streaming` took effect): each field either changes the
+//! run as documented on [`ResponseRequest`], or — when it asks for something Skein does not
+//! do (MCP servers, skills, knowledge bases, client-side tools) or has a value that makes no
+//! sense — the request is answered 422 with every such field named in `details`.
 
 mod input;
 mod options;
@@ -26,15 +26,15 @@ use crate::error::ApiError;
 use crate::schema::{Metadata, ResponseRequest, ToolsConfig};
 use crate::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec};
 
-/// The seed's default temperature.
+/// The temperature of a request that names none (unless the model reasons).
 pub const DEFAULT_TEMPERATURE: f32 = 0.7;
-/// The seed's default output token limit.
+/// The output token limit of a request that names none.
 pub const DEFAULT_MAX_TOKENS: u32 = 32_768;
-/// The seed's default tool timeout in seconds.
+/// The tool timeout in seconds of a request that names none.
 pub const DEFAULT_TOOL_TIMEOUT_SECS: f64 = 60.0;
 /// Highest `model_config.max_retries` a request may ask for.
 pub const MAX_RETRIES: u32 = 10;
-/// The seed's default provider timeout in seconds.
+/// The provider timeout in seconds of a request that names none.
 pub const DEFAULT_MODEL_TIMEOUT_SECS: f64 = 120.0;
 
 /// A planned request: the run, and how to answer.
@@ -204,7 +204,7 @@ pub fn plan(
             None
         }
         Some(Ok(tokens)) => Some(tokens),
-        // The seed's default, within what the model can produce (a known model rejects more).
+        // The default, within what the model can produce (a known model rejects more).
         None if info.known => Some(DEFAULT_MAX_TOKENS.min(info.max_output_tokens)),
         None => Some(DEFAULT_MAX_TOKENS),
     };

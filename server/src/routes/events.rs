@@ -19,8 +19,7 @@ pub(crate) struct SseEvents;
 fn payloads() -> Vec<(&'static str, &'static str, Value)> {
     let count = json!({"type": "integer", "format": "int64", "minimum": 0});
     let id = json!({"type": "string", "description": "The response id (`resp-…`)."});
-    let always_null =
-        json!({"type": "null", "description": "Always null (kept for Chat Shell clients)."});
+    let always_null = json!({"type": "null", "description": "Always null (kept so clients that read the field still find it)."});
     vec![
         (
             "response.start",

@@ -1,4 +1,4 @@
-//! `silent_exit`: lets a subscription run end without a reply (seed 002).
+//! `silent_exit`: lets a subscription run end without a reply.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
