@@ -561,6 +561,9 @@ async fn another_caller_cannot_cancel_a_run_even_with_the_same_request_id() {
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    // Both runs have streamed a while (deltas come every 25 ms), so A's partial text is not
+    // empty however busy the machine is.
+    tokio::time::sleep(Duration::from_millis(200)).await;
     // B cancels "req-same": its own run, never A's.
     let cancel = client()
         .post(server.url("/v1/response/req-same/cancel"))
