@@ -14,7 +14,7 @@
 //!   `signature_delta`, redacted thinking, `tool_use` input assembled from
 //!   `input_json_delta`s, usage from `message_start` and `message_delta`, in-band errors).
 //! - `response`: the non-streamed message → the same chunks.
-//! - `wire`: what both answers share, and the error envelope.
+//! - `wire`: what both answers share; `error`: the error envelope, over HTTP and in a stream.
 //!
 //! Headers: `x-api-key` (with a custom `base_url` and no key, `dummy`), `anthropic-version:
 //! 2023-06-01` (a configured header of the same name wins), and one `anthropic-beta` joining
@@ -44,6 +44,7 @@
 //! fuzzing).
 
 mod content;
+mod error;
 mod request;
 mod response;
 mod stream;
@@ -179,7 +180,7 @@ impl ChatModel for AnthropicModel {
 
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         let wire = self.wire_request(&request, false)?;
-        let body = self.http.post_json(&wire, wire::http_error).await?;
+        let body = self.http.post_json(&wire, error::http_error).await?;
         let chunks = response::chunks(&String::from_utf8_lossy(&body))?;
         response_from_events(events_from_chunks(Provider::Anthropic, chunks)?)
     }
@@ -187,7 +188,7 @@ impl ChatModel for AnthropicModel {
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
         let wire = self.wire_request(&request, true)?;
         self.http
-            .post_sse_retrying_start(&wire, wire::http_error, stream::StreamParser::default)
+            .post_sse_retrying_start(&wire, error::http_error, stream::StreamParser::default)
             .await
     }
 }

@@ -3,9 +3,8 @@
 
 use std::borrow::Cow;
 
-use super::wire::{
-    PROVIDER, UsageTotals, WireMessage, close_block, finish_reason, open_block, stream_error,
-};
+use super::error::stream_error;
+use super::wire::{PROVIDER, UsageTotals, WireMessage, close_block, finish_reason, open_block};
 use crate::ProviderError;
 use crate::assemble::Chunk;
 

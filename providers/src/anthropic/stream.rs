@@ -11,9 +11,10 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
+use super::error::{WireError, stream_error};
 use super::wire::{
-    OpenBlock, PROVIDER, UsageTotals, WireBlock, WireError, WireMessage, WireUsage, close_block,
-    finish_reason, open_block, set_signature, stream_error,
+    OpenBlock, PROVIDER, UsageTotals, WireBlock, WireMessage, WireUsage, close_block,
+    finish_reason, open_block, set_signature,
 };
 use crate::ProviderError;
 use crate::assemble::{Chunk, Overflow};

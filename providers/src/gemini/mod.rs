@@ -3,10 +3,10 @@
 //!
 //! Like every adapter it is a thin mapping onto the shared core:
 //!
-//! - `body` builds the JSON body from a [`ChatRequest`]: `systemInstruction`, `contents`
+//! - `request` builds the JSON body from a [`ChatRequest`]: `systemInstruction`, `contents`
 //!   with roles `user` / `model`, `generationConfig`, `tools` (the JSON Schemas converted by
 //!   `schema`) and `toolConfig`; `parts` maps one message to Gemini parts;
-//! - `parse` reads a `GenerateContentResponse` — one SSE event, the whole non-streamed body,
+//! - `stream` reads a `GenerateContentResponse` — one SSE event, the whole non-streamed body,
 //!   or the JSON array `streamGenerateContent` returns without `alt=sse` — into
 //!   the internal chunks the shared assembler turns into stream events;
 //! - `error` reads the `google.rpc.Status` error envelope, including `RetryInfo.retryDelay`
@@ -44,11 +44,11 @@
 //! [`decode_stream`] decodes a recorded `alt=sse` body without HTTP (replaying recordings,
 //! benchmarks, fuzzing).
 
-mod body;
 mod error;
-mod parse;
 mod parts;
+mod request;
 mod schema;
+mod stream;
 
 use async_trait::async_trait;
 use futures::Stream;
@@ -123,11 +123,11 @@ impl GeminiModel {
         request: &ChatRequest,
         method: &str,
     ) -> Result<WireRequest, ProviderError> {
-        let target = body::Target {
+        let target = request::Target {
             info: &self.info,
             max_tokens: self.max_tokens,
         };
-        let body = serde_json::to_vec(&body::body(&target, request)?)
+        let body = serde_json::to_vec(&request::body(&target, request)?)
             .map_err(|err| ProviderError::config(format!("cannot encode the request: {err}")))?;
         Ok(WireRequest {
             url: format!("{}:{method}", self.model_url),
@@ -146,7 +146,7 @@ impl ChatModel for GeminiModel {
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         let wire = self.wire_request(&request, "generateContent")?;
         let body = self.http.post_json(&wire, error::http_error).await?;
-        let chunks = parse::response_chunks(&String::from_utf8_lossy(&body))?;
+        let chunks = stream::response_chunks(&String::from_utf8_lossy(&body))?;
         response_from_events(events_from_chunks(Provider::Google, chunks)?)
     }
 
@@ -155,7 +155,7 @@ impl ChatModel for GeminiModel {
         // An error event before any content (Gemini can report `UNAVAILABLE` in-band right
         // after a 200) is retried like an HTTP error.
         self.http
-            .post_sse_retrying_start(&wire, error::http_error, parse::StreamParser::default)
+            .post_sse_retrying_start(&wire, error::http_error, stream::StreamParser::default)
             .await
     }
 }
@@ -167,7 +167,7 @@ where
     S: Stream<Item = B> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
-    crate::http::sse::decode_recorded(Provider::Google, body, parse::StreamParser::default())
+    crate::http::sse::decode_recorded(Provider::Google, body, stream::StreamParser::default())
 }
 
 #[cfg(test)]

@@ -4,23 +4,23 @@
 //! This module is the pattern the other adapters follow. A provider adapter is a thin mapping
 //! of its wire format onto the shared core:
 //!
-//! - a request body builder per API (`chat`, `responses`): `ChatRequest` → JSON;
+//! - a request body builder per API (`request`, `responses::request`): `ChatRequest` → JSON;
 //! - a stream parser per API implementing `EventParser`
-//!   (`chat_parse::ChatStreamParser`, `responses_parse::ResponsesStreamParser`): one SSE
+//!   (`stream::ChatStreamParser`, `responses::stream::ResponsesStreamParser`): one SSE
 //!   event → `Chunk`s;
 //! - a parser of the non-streamed JSON into the same chunks (`response_chunks`), so that
 //!   `complete` and `collect(stream)` agree by construction;
-//! - an error parser for the provider's error envelope (`wire::http_error`);
+//! - an error parser for the provider's error envelope (`error::http_error`);
 //! - `from_config`, which builds the model on an `HttpClient` (retries, timeouts, SSE
 //!   decoding and the delta assembler all live in the core).
 //!
 //! `decode_chat_stream` and `decode_responses_stream` decode a recorded stream body
 //! without HTTP (replaying recordings, benchmarks, fuzzing).
 
-mod chat;
-mod chat_parse;
+mod error;
+mod request;
 mod responses;
-mod responses_parse;
+mod stream;
 mod wire;
 
 use async_trait::async_trait;
@@ -146,8 +146,11 @@ impl OpenAiModel {
             official: self.base_url == DEFAULT_BASE_URL,
         };
         let (path, body) = match self.format {
-            ApiFormat::Chat => ("chat/completions", chat::body(&target, request, stream)?),
-            ApiFormat::Responses => ("responses", responses::body(&target, request, stream)?),
+            ApiFormat::Chat => ("chat/completions", request::body(&target, request, stream)?),
+            ApiFormat::Responses => (
+                "responses",
+                responses::request::body(&target, request, stream)?,
+            ),
         };
         let body = serde_json::to_vec(&body)
             .map_err(|err| ProviderError::config(format!("cannot encode the request: {err}")))?;
@@ -167,11 +170,11 @@ impl ChatModel for OpenAiModel {
 
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         let wire = self.wire_request(&request, false)?;
-        let body = self.http.post_json(&wire, wire::http_error).await?;
+        let body = self.http.post_json(&wire, error::http_error).await?;
         let body = String::from_utf8_lossy(&body);
         let chunks = match self.format {
-            ApiFormat::Chat => chat_parse::response_chunks(&body)?,
-            ApiFormat::Responses => responses_parse::response_chunks(&body)?,
+            ApiFormat::Chat => stream::response_chunks(&body)?,
+            ApiFormat::Responses => responses::stream::response_chunks(&body)?,
         };
         response_from_events(events_from_chunks(Provider::OpenAi, chunks)?)
     }
@@ -183,8 +186,8 @@ impl ChatModel for OpenAiModel {
                 self.http
                     .post_sse(
                         &wire,
-                        wire::http_error,
-                        chat_parse::ChatStreamParser::default(),
+                        error::http_error,
+                        stream::ChatStreamParser::default(),
                     )
                     .await
             }
@@ -192,8 +195,8 @@ impl ChatModel for OpenAiModel {
                 self.http
                     .post_sse(
                         &wire,
-                        wire::http_error,
-                        responses_parse::ResponsesStreamParser::default(),
+                        error::http_error,
+                        responses::stream::ResponsesStreamParser::default(),
                     )
                     .await
             }
@@ -207,11 +210,7 @@ where
     S: Stream<Item = B> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
-    sse::decode_recorded(
-        Provider::OpenAi,
-        body,
-        chat_parse::ChatStreamParser::default(),
-    )
+    sse::decode_recorded(Provider::OpenAi, body, stream::ChatStreamParser::default())
 }
 
 /// Decodes a recorded Responses API SSE body (any chunking) into stream events.
@@ -223,6 +222,6 @@ where
     sse::decode_recorded(
         Provider::OpenAi,
         body,
-        responses_parse::ResponsesStreamParser::default(),
+        responses::stream::ResponsesStreamParser::default(),
     )
 }

@@ -5,9 +5,10 @@ use std::borrow::Cow;
 use messages::{Reasoning, ToolCall};
 use serde::Deserialize;
 
-use super::wire::{ErrorEnvelope, WireError, WireUsage, stream_error};
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::http::sse::{EventParser, json};
+use crate::openai::error::{ErrorEnvelope, WireError, stream_error};
+use crate::openai::wire::WireUsage;
 use crate::wire_numbers::Lenient;
 use crate::{FinishReason, Provider, ProviderError};
 
@@ -88,7 +89,7 @@ struct ResponseError {
 
 /// Parses the events of a Responses stream (`response.completed` ends it).
 #[derive(Debug, Default)]
-pub(super) struct ResponsesStreamParser {
+pub(in crate::openai) struct ResponsesStreamParser {
     started: bool,
 }
 
@@ -260,7 +261,7 @@ fn finish(response: Response, out: &mut Vec<Chunk>) {
 }
 
 /// A non-streamed Responses object as chunks, in the order a stream would give them.
-pub(super) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+pub(in crate::openai) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
     if let Ok(envelope) = serde_json::from_str::<ErrorEnvelope<'_>>(body) {
         return Err(stream_error(envelope.error));
     }

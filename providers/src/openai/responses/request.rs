@@ -7,12 +7,12 @@
 use messages::{ContentPart, Message, Reasoning, Role};
 use serde_json::{Map, Value, json};
 
-use super::wire::{data_url, file_name};
-use super::{Target, common_options};
+use crate::openai::wire::{data_url, file_name};
+use crate::openai::{Target, common_options};
 use crate::{ChatRequest, Provider, ProviderError, ToolChoice};
 
 /// The JSON body for `request`.
-pub(super) fn body(
+pub(in crate::openai) fn body(
     target: &Target<'_>,
     request: &ChatRequest,
     stream: bool,

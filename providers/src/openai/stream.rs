@@ -5,7 +5,8 @@ use std::borrow::Cow;
 use messages::ToolCall;
 use serde::Deserialize;
 
-use super::wire::{ErrorEnvelope, WireError, WireUsage, finish_reason, stream_error};
+use super::error::{ErrorEnvelope, WireError, stream_error};
+use super::wire::{WireUsage, finish_reason};
 use crate::assemble::{Chunk, Overflow, UsageUpdate};
 use crate::http::sse::{EventParser, json};
 use crate::wire_numbers::Lenient;
