@@ -19,7 +19,7 @@ use crate::compress::TokenCounter;
 use crate::emit::Emitter;
 use crate::react::TextProtocol;
 use crate::{
-    AgentError, AgentEvent, AgentInput, AgentOutcome, ContextPolicy, RequestOptions, StopReason,
+    AgentError, AgentEvent, AgentInput, AgentOutcome, ChatOptions, ContextPolicy, StopReason,
     ToolProvider,
 };
 
@@ -46,7 +46,7 @@ pub(crate) struct Inner {
     pub(crate) max_rounds: usize,
     pub(crate) system: Option<String>,
     pub(crate) policy: ContextPolicy,
-    pub(crate) options: RequestOptions,
+    pub(crate) options: ChatOptions,
     pub(crate) tool_timeout: Option<Duration>,
     pub(crate) counter: TokenCounter,
     #[cfg(feature = "store")]

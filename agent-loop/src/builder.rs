@@ -1,12 +1,10 @@
-//! [`AgentBuilder`] and the settings it takes: [`ToolMode`], [`TextSyntax`],
-//! [`RequestOptions`].
+//! [`AgentBuilder`] and the settings it takes: [`ToolMode`], [`TextSyntax`].
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use providers::{ChatModel, ChatRequest, PromptCache, ReasoningEffort};
+use providers::{ChatModel, ChatOptions, ReasoningEffort, ToolChoice};
 use text_format::TextFormat;
 use toolchain::ToolSet;
 
@@ -59,42 +57,6 @@ pub enum TextSyntax {
     Yaml,
 }
 
-/// Request settings applied to every model call of a run (the summarizer's calls take only the
-/// headers).
-///
-/// `temperature` 0 makes calls deterministic, which also lets a store hand back a stored answer
-/// instead of calling the model.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct RequestOptions {
-    /// Sampling temperature.
-    pub temperature: Option<f32>,
-    /// Output token limit per call.
-    pub max_tokens: Option<u32>,
-    /// Stop sequences.
-    pub stop: Vec<String>,
-    /// Reasoning effort ("deep thinking") for reasoning models.
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// Thinking budget in tokens (Anthropic, Gemini).
-    pub thinking_budget: Option<u32>,
-    /// Prompt-cache hints.
-    pub cache: PromptCache,
-    /// Extra HTTP headers.
-    pub extra_headers: BTreeMap<String, String>,
-}
-
-impl RequestOptions {
-    /// Copies the options into `request`.
-    pub(crate) fn apply(&self, request: &mut ChatRequest) {
-        request.temperature = self.temperature;
-        request.max_tokens = self.max_tokens;
-        request.stop.clone_from(&self.stop);
-        request.reasoning_effort = self.reasoning_effort;
-        request.thinking_budget = self.thinking_budget;
-        request.cache.clone_from(&self.cache);
-        request.extra_headers.clone_from(&self.extra_headers);
-    }
-}
-
 /// Builds an [`Agent`]; start with [`Agent::builder`].
 ///
 /// Only the model is required. Building is cheap (a few `Arc` clones and, for text protocols,
@@ -109,7 +71,7 @@ pub struct AgentBuilder {
     max_rounds: usize,
     system: Option<String>,
     policy: ContextPolicy,
-    options: RequestOptions,
+    options: ChatOptions,
     tool_timeout: Option<Duration>,
     #[cfg(feature = "store")]
     store: Option<Arc<dyn Store>>,
@@ -128,7 +90,7 @@ impl Default for AgentBuilder {
             max_rounds: DEFAULT_MAX_ROUNDS,
             system: None,
             policy: ContextPolicy::default(),
-            options: RequestOptions::default(),
+            options: ChatOptions::default(),
             tool_timeout: None,
             #[cfg(feature = "store")]
             store: None,
@@ -207,10 +169,36 @@ impl AgentBuilder {
         self
     }
 
-    /// Settings for every request.
+    /// The [`ChatOptions`] of every model call of a run (the summarizer's calls take only the
+    /// headers). `temperature` 0 makes calls deterministic, which also lets a store hand back a
+    /// stored answer instead of calling the model; `tool_choice` goes only with requests that
+    /// offer tools (the last, tool-less request after the tool limit has none).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use agent_loop::Agent;
+    /// use providers::{ChatOptions, ToolChoice, testing::ScriptedModel};
+    ///
+    /// let agent = Agent::builder()
+    ///     .model(Arc::new(ScriptedModel::new(Vec::new())))
+    ///     .options(ChatOptions {
+    ///         temperature: Some(0.0),
+    ///         tool_choice: Some(ToolChoice::Required),
+    ///         ..ChatOptions::default()
+    ///     })
+    ///     .build()?;
+    /// # Ok::<(), agent_loop::AgentError>(())
+    /// ```
     #[must_use]
-    pub fn request_options(mut self, options: RequestOptions) -> Self {
+    pub fn options(mut self, options: ChatOptions) -> Self {
         self.options = options;
+        self
+    }
+
+    /// Whether and which tool the model must call, on every request that offers tools.
+    #[must_use]
+    pub fn tool_choice(mut self, choice: ToolChoice) -> Self {
+        self.options.tool_choice = Some(choice);
         self
     }
 
@@ -230,7 +218,7 @@ impl AgentBuilder {
 
     /// Sampling temperature for every request.
     #[must_use]
-    pub fn temperature(mut self, temperature: f32) -> Self {
+    pub fn temperature(mut self, temperature: f64) -> Self {
         self.options.temperature = Some(temperature);
         self
     }

@@ -6,7 +6,7 @@ use messages::{ContentPart, Message, Role, ToolCall, ToolSpec};
 use providers::{ChatRequest, FinishReason, Usage};
 
 use crate::compress::{CompressionReport, TokenCounter, chain_tokens};
-use crate::{AgentError, AgentOutcome, RequestOptions, RoundRecord, StopReason};
+use crate::{AgentError, AgentOutcome, ChatOptions, RoundRecord, StopReason};
 
 /// The state of a run between rounds (seed 004's immutable `ConversationContext`).
 ///
@@ -155,12 +155,17 @@ impl ConversationContext {
         self.tokens
     }
 
-    /// The next request: the chain, the tools on offer and the agent's request options.
-    pub(crate) fn request(&self, tools: Vec<ToolSpec>, options: &RequestOptions) -> ChatRequest {
-        let mut request = ChatRequest::new(self.chain.messages());
-        request.tools = tools;
-        options.apply(&mut request);
-        request
+    /// The next request: the chain, the tools on offer and the agent's options. A tool choice
+    /// goes only with tools: providers reject a `tool_choice` without tools, and the last
+    /// request after the tool limit offers none on purpose.
+    pub(crate) fn request(&self, tools: Vec<ToolSpec>, options: &ChatOptions) -> ChatRequest {
+        let mut options = options.clone();
+        if tools.is_empty() {
+            options.tool_choice = None;
+        }
+        ChatRequest::new(self.chain.messages())
+            .with_tools(tools)
+            .with_options(options)
     }
 
     /// The chain's system prompt replaced by `system` (text protocols rebuild it when the

@@ -89,7 +89,7 @@ mod store;
 mod tools;
 
 pub use agent::{Agent, AgentStream};
-pub use builder::{AgentBuilder, DEFAULT_MAX_ROUNDS, RequestOptions, TextSyntax, ToolMode};
+pub use builder::{AgentBuilder, DEFAULT_MAX_ROUNDS, TextSyntax, ToolMode};
 pub use compress::{
     ATTACHMENT_TRUNCATE_CHARS, CompressionReport, ContextLimits, ContextPolicy,
     ESTIMATED_BYTES_PER_TOKEN, IMAGE_TOKENS, MESSAGE_OVERHEAD_TOKENS, TokenCounter,
@@ -108,7 +108,7 @@ pub use tools::ToolProvider;
 
 // What the API exposes, so callers need no direct dependency for it.
 pub use messages::{ContentPart, Message};
-pub use providers::{ChatModel, ReasoningEffort, Usage};
+pub use providers::{ChatModel, ChatOptions, ReasoningEffort, ToolChoice, Usage};
 pub use text_format::{MarkdownFormat, TextFormat, XmlFormat};
 pub use tokio_util::sync::CancellationToken;
 pub use toolchain::{ToolError, ToolSet};

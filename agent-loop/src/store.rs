@@ -10,7 +10,7 @@ use conversation_tree::{
 use messages::{Message, ToolSpec};
 use providers::Usage;
 
-use crate::{AgentError, RequestOptions};
+use crate::{AgentError, ChatOptions};
 
 /// A run's place in the store: the conversation and how calls are described to it.
 pub(crate) struct StoreLog {
@@ -70,12 +70,12 @@ impl StoreLog {
         transcript: &[Message],
         model: &str,
         tools: &[ToolSpec],
-        options: &RequestOptions,
+        options: &ChatOptions,
     ) -> Result<Lookup, AgentError> {
         let options = CallOptions {
             model: model.to_owned(),
             hash: HashOptions {
-                temperature: options.temperature.map(f64::from),
+                temperature: options.temperature,
                 max_tokens: options.max_tokens,
                 stop: options.stop.clone(),
             },

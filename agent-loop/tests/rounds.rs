@@ -448,3 +448,45 @@ async fn truncated_tool_calls_are_answered_and_retried() {
 fn agent_with(model: Arc<providers::testing::ScriptedModel>) -> Agent {
     agent(model, course_tools())
 }
+
+#[tokio::test]
+async fn options_go_with_every_request_and_tool_choice_only_with_tools() {
+    // One round of tools, a second call past the limit, then the last request without tools.
+    let model = scripted([
+        ScriptedResponse::new().tool_call("toolu_01", "get_course_outline", r#"{"course":"X"}"#),
+        ScriptedResponse::new().tool_call("toolu_02", "get_course_outline", r#"{"course":"Y"}"#),
+        ScriptedResponse::text("Course X has four lessons."),
+    ]);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tools(course_tools())
+        .max_rounds(1)
+        .options(providers::ChatOptions {
+            temperature: Some(0.7),
+            max_tokens: Some(321),
+            stop: vec!["END".into()],
+            tool_choice: Some(providers::ToolChoice::Required),
+            ..providers::ChatOptions::default()
+        })
+        .build()
+        .expect("a model is set");
+    let events = events(&agent, "Outline course X").await;
+    assert_well_formed(&events);
+
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let (first, last) = (&requests[0], &requests[2]);
+    for request in [first, last] {
+        assert_eq!(request.options.temperature, Some(0.7));
+        assert_eq!(request.options.max_tokens, Some(321));
+        assert_eq!(request.options.stop, ["END"]);
+    }
+    assert_eq!(first.tools.len(), 2);
+    assert_eq!(
+        first.options.tool_choice,
+        Some(providers::ToolChoice::Required)
+    );
+    // Forcing a tool call on a request without tools would be refused by the provider.
+    assert!(last.tools.is_empty());
+    assert_eq!(last.options.tool_choice, None);
+}

@@ -116,7 +116,7 @@ pub(crate) struct AgentArgs {
     pub(crate) send_env_key: bool,
     /// Sampling temperature (0 makes answers repeatable and lets logged answers be reused).
     #[arg(long)]
-    pub(crate) temperature: Option<f32>,
+    pub(crate) temperature: Option<f64>,
     /// Output token limit.
     #[arg(long)]
     pub(crate) max_tokens: Option<u32>,

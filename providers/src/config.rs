@@ -31,6 +31,15 @@ impl Provider {
         }
     }
 
+    /// The environment variable the CLI reads this provider's key from.
+    pub const fn key_env_var(self) -> &'static str {
+        match self {
+            Provider::OpenAi => "OPENAI_API_KEY",
+            Provider::Anthropic => "ANTHROPIC_API_KEY",
+            Provider::Google => "GEMINI_API_KEY",
+        }
+    }
+
     /// The cargo feature of this crate that compiles the provider's adapter.
     pub const fn feature(self) -> &'static str {
         match self {
@@ -44,6 +53,60 @@ impl Provider {
 impl fmt::Display for Provider {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// Which of OpenAI's two APIs a model is called through; parsed once, from configuration
+/// (`"chat"`, `"chat_completions"`, `"responses"`).
+///
+/// ```
+/// use providers::ApiFormat;
+///
+/// assert_eq!("responses".parse::<ApiFormat>().unwrap(), ApiFormat::Responses);
+/// assert_eq!(" Chat ".parse::<ApiFormat>().unwrap(), ApiFormat::Chat);
+/// let err = "soap".parse::<ApiFormat>().unwrap_err();
+/// assert!(err.to_string().contains("`chat` or `responses`"));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApiFormat {
+    /// `POST /chat/completions`: the default, and what compatible servers implement.
+    #[default]
+    #[serde(alias = "chat_completions")]
+    Chat,
+    /// `POST /responses`: OpenAI's Responses API.
+    Responses,
+}
+
+impl ApiFormat {
+    /// The name used in configuration files: `chat` or `responses`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ApiFormat::Chat => "chat",
+            ApiFormat::Responses => "responses",
+        }
+    }
+}
+
+impl fmt::Display for ApiFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ApiFormat {
+    type Err = ProviderError;
+
+    /// Case and surrounding spaces are ignored.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "chat" | "chat_completions" => Ok(ApiFormat::Chat),
+            "responses" => Ok(ApiFormat::Responses),
+            _ => Err(ProviderError::config(format!(
+                "unknown api_format `{}`: use `chat` or `responses`",
+                text.trim()
+            ))),
+        }
     }
 }
 
@@ -122,8 +185,9 @@ pub struct ModelConfig {
     pub default_headers: BTreeMap<String, String>,
     /// Default maximum output tokens when a request sets none.
     pub max_tokens: Option<u32>,
-    /// `responses` selects the OpenAI Responses API; `None` or `chat` the Chat Completions API.
-    pub api_format: Option<String>,
+    /// Which OpenAI API to call: [`ApiFormat::Responses`] or (when `None`) Chat Completions.
+    /// Other protocols have one API each and refuse a format.
+    pub api_format: Option<ApiFormat>,
     /// Retries of failed requests.
     pub retry: RetryPolicy,
     /// Connection, first-byte and idle timeouts.
@@ -172,6 +236,52 @@ impl ModelConfig {
         self.api_key
             .as_deref()
             .is_some_and(|k| !k.trim().is_empty())
+    }
+
+    /// The API key to send: the configured one (trimmed), or `dummy` when there is none but a
+    /// `base_url` is set (a proxy may hold the real key or need none). Without either, a
+    /// [`ProviderError::Config`] naming the environment variable the CLI reads.
+    ///
+    /// ```
+    /// use providers::ModelConfig;
+    ///
+    /// let mut config = ModelConfig::new("gpt-4o");
+    /// assert!(config.api_key_or_dummy().is_err());
+    /// config.base_url = Some("http://127.0.0.1:8000/v1".into());
+    /// assert_eq!(config.api_key_or_dummy().unwrap(), "dummy");
+    /// ```
+    pub fn api_key_or_dummy(&self) -> Result<String, ProviderError> {
+        match (&self.api_key, &self.base_url) {
+            (Some(key), _) if !key.trim().is_empty() => Ok(key.trim().to_owned()),
+            (_, Some(_)) => Ok("dummy".to_owned()),
+            _ => Err(ProviderError::config(format!(
+                "no API key for {} model `{}`: set `api_key` (the CLI reads {}) or a `base_url` proxy",
+                self.provider(),
+                self.model_id,
+                self.provider().key_env_var()
+            ))),
+        }
+    }
+
+    /// The configured `base_url` without a trailing slash, or `default` when none (or a blank
+    /// one) is set.
+    ///
+    /// ```
+    /// use providers::ModelConfig;
+    ///
+    /// let mut config = ModelConfig::new("gpt-4o");
+    /// assert_eq!(config.base_url_or("https://api.openai.com/v1"), "https://api.openai.com/v1");
+    /// config.base_url = Some("http://127.0.0.1:8000/v1/".into());
+    /// assert_eq!(config.base_url_or("https://api.openai.com/v1"), "http://127.0.0.1:8000/v1");
+    /// ```
+    pub fn base_url_or(&self, default: &str) -> String {
+        self.base_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+            .unwrap_or(default)
+            .trim_end_matches('/')
+            .to_owned()
     }
 
     /// The provider this configuration selects ([`detect_provider`] of `model` and `model_id`).

@@ -64,6 +64,14 @@ fn adapter(config: &ModelConfig) -> Result<Box<dyn ChatModel>, ProviderError> {
         return echo();
     }
     let provider = config.provider();
+    if provider != crate::Provider::OpenAi && config.api_format == Some(crate::ApiFormat::Responses)
+    {
+        return Err(ProviderError::config(format!(
+            "api_format `responses` is OpenAI's Responses API, but model `{}` speaks the {provider} \
+             protocol: remove `api_format`, or set `model = \"openai\"` for an OpenAI-compatible endpoint",
+            config.model_id
+        )));
+    }
     #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
     let info = crate::ModelInfo::lookup(provider, &config.model_id);
     match provider {
@@ -94,34 +102,4 @@ fn echo() -> Result<Box<dyn ChatModel>, ProviderError> {
         model_id: ECHO_MODEL_ID.into(),
         feature: "testing",
     })
-}
-
-/// The API key to send, or an error when there is none and no proxy to accept a missing one.
-///
-/// With a custom `base_url` a missing key is fine (a proxy may hold the real key or need
-/// none); the adapter then sends `dummy`.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-pub(crate) fn api_key(config: &ModelConfig, env_hint: &str) -> Result<String, ProviderError> {
-    match (&config.api_key, &config.base_url) {
-        (Some(key), _) if !key.trim().is_empty() => Ok(key.trim().to_owned()),
-        (_, Some(_)) => Ok("dummy".to_owned()),
-        _ => Err(ProviderError::config(format!(
-            "no API key for {} model `{}`: set `api_key` (the CLI reads {env_hint}) or a `base_url` proxy",
-            config.provider(),
-            config.model_id
-        ))),
-    }
-}
-
-/// The base URL without a trailing slash, or `default`.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-pub(crate) fn base_url(config: &ModelConfig, default: &str) -> String {
-    config
-        .base_url
-        .as_deref()
-        .map(str::trim)
-        .filter(|url| !url.is_empty())
-        .unwrap_or(default)
-        .trim_end_matches('/')
-        .to_owned()
 }

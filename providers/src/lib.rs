@@ -35,8 +35,9 @@
 //! - [`ChatModel`] (`info`, `complete`, `stream`), [`EventStream`] of [`StreamEvent`]s, and
 //!   [`collect`], which folds a stream into a [`ChatResponse`] (message, [`Usage`],
 //!   [`FinishReason`]).
-//! - [`ChatRequest`]: messages, tools ([`ToolSpec`]), [`ToolChoice`], temperature, max tokens,
-//!   stop, [`ReasoningEffort`] / thinking budget, [`PromptCache`] hints, extra headers.
+//! - [`ChatRequest`]: messages, tools ([`ToolSpec`]) and [`ChatOptions`] (temperature, max
+//!   tokens, stop, [`ToolChoice`], [`ReasoningEffort`] / thinking budget, [`PromptCache`]
+//!   hints, extra headers).
 //! - [`ModelConfig`] (model id, protocol, endpoint, key, headers, plus [`RetryPolicy`],
 //!   [`Timeouts`] and [`Limits`]),
 //!   [`detect_provider`] (alias → id prefix → OpenAI), [`model_from_config`].
@@ -89,13 +90,17 @@ pub mod fuzzing;
 
 pub use assemble::MAX_OPEN_BLOCKS;
 pub use collect::collect;
-pub use config::{Limits, ModelConfig, Provider, RetryPolicy, Timeouts, detect_provider};
+pub use config::{
+    ApiFormat, Limits, ModelConfig, Provider, RetryPolicy, Timeouts, detect_provider,
+};
 pub use error::{Limit, ProviderError, TimeoutPhase};
 pub use event::StreamEvent;
 pub use factory::{ECHO_MODEL_ID, model_from_config};
 pub use model::{ChatModel, EventStream};
 pub use registry::{DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ModelInfo};
-pub use request::{CacheBreakpoint, ChatRequest, PromptCache, ReasoningEffort, ToolChoice};
+pub use request::{
+    CacheBreakpoint, ChatOptions, ChatRequest, PromptCache, ReasoningEffort, ToolChoice,
+};
 pub use response::{ChatResponse, FinishReason, Usage};
 
 pub use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, ToolSpec};

@@ -6,19 +6,18 @@ use std::time::Duration;
 use messages::{Message, ToolSpec};
 use serde::{Deserialize, Serialize};
 
-/// One request to a chat model.
-///
-/// Fields left at their default are not sent, so the provider's own default applies.
+/// One request to a chat model: the conversation, the tools on offer and the [`ChatOptions`].
 ///
 /// ```
-/// use providers::{ChatRequest, Message, ToolChoice};
+/// use providers::{ChatOptions, ChatRequest, Message, ToolChoice};
 ///
-/// let request = ChatRequest {
+/// let request = ChatRequest::new(vec![Message::human("Hi")]).with_options(ChatOptions {
 ///     temperature: Some(0.0),
 ///     tool_choice: Some(ToolChoice::Auto),
-///     ..ChatRequest::new(vec![Message::human("Hi")])
-/// };
+///     ..ChatOptions::default()
+/// });
 /// assert_eq!(request.messages.len(), 1);
+/// assert_eq!(request.options.temperature, Some(0.0));
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatRequest {
@@ -26,24 +25,10 @@ pub struct ChatRequest {
     pub messages: Vec<Message>,
     /// Tools the model may call.
     pub tools: Vec<ToolSpec>,
-    /// Whether and which tool the model must call.
-    pub tool_choice: Option<ToolChoice>,
-    /// Sampling temperature.
-    pub temperature: Option<f32>,
-    /// Maximum output tokens; falls back to [`ModelConfig::max_tokens`](crate::ModelConfig),
-    /// then to the provider's default (Anthropic requires one: the model's maximum is used).
-    pub max_tokens: Option<u32>,
-    /// Stop sequences.
-    pub stop: Vec<String>,
-    /// Reasoning effort for reasoning models (OpenAI `reasoning_effort`, Anthropic
-    /// `output_config.effort`, Gemini `thinkingLevel`).
-    pub reasoning_effort: Option<ReasoningEffort>,
-    /// Thinking budget in tokens (Anthropic `thinking.budget_tokens`, Gemini `thinkingBudget`).
-    pub thinking_budget: Option<u32>,
-    /// Prompt-cache hints.
-    pub cache: PromptCache,
-    /// Extra HTTP headers for this request only (added after the configured default headers).
-    pub extra_headers: BTreeMap<String, String>,
+    /// Sampling, limits, tool choice, reasoning, caching and headers. Serialised flat, beside
+    /// `messages` and `tools`.
+    #[serde(flatten)]
+    pub options: ChatOptions,
 }
 
 impl ChatRequest {
@@ -54,6 +39,61 @@ impl ChatRequest {
             ..Default::default()
         }
     }
+
+    /// The same request offering `tools`.
+    #[must_use]
+    pub fn with_tools(mut self, tools: Vec<ToolSpec>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// The same request with `options`.
+    #[must_use]
+    pub fn with_options(mut self, options: ChatOptions) -> Self {
+        self.options = options;
+        self
+    }
+}
+
+/// How a model is asked to answer, whatever the conversation: the one set of request options
+/// every layer uses (a [`ChatRequest`] carries it; the agent builder takes one for every call
+/// of a run).
+///
+/// Fields left at their default are not sent, so the provider's own default applies.
+///
+/// ```
+/// use providers::{ChatOptions, ReasoningEffort};
+///
+/// let options = ChatOptions {
+///     temperature: Some(0.7),
+///     max_tokens: Some(1024),
+///     reasoning_effort: Some(ReasoningEffort::Low),
+///     ..ChatOptions::default()
+/// };
+/// // The decimal the caller gave is the one sent and stored.
+/// assert_eq!(serde_json::to_string(&options.temperature).unwrap(), "0.7");
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ChatOptions {
+    /// Sampling temperature, sent as the decimal given (`0.7`, never `0.699999988079071`).
+    pub temperature: Option<f64>,
+    /// Maximum output tokens; falls back to [`ModelConfig::max_tokens`](crate::ModelConfig),
+    /// then to the provider's default (Anthropic requires one: the model's maximum is used).
+    pub max_tokens: Option<u32>,
+    /// Stop sequences.
+    pub stop: Vec<String>,
+    /// Whether and which tool the model must call. Sent only with requests that offer tools.
+    pub tool_choice: Option<ToolChoice>,
+    /// Reasoning effort for reasoning models (OpenAI `reasoning_effort`, Anthropic
+    /// `output_config.effort`, Gemini `thinkingLevel`).
+    pub reasoning_effort: Option<ReasoningEffort>,
+    /// Thinking budget in tokens (Anthropic `thinking.budget_tokens`, Gemini `thinkingBudget`).
+    pub thinking_budget: Option<u32>,
+    /// Prompt-cache hints.
+    pub cache: PromptCache,
+    /// Extra HTTP headers for this request only (added after the configured default headers).
+    pub extra_headers: BTreeMap<String, String>,
 }
 
 /// Whether and which tool the model must call.

@@ -7,6 +7,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use providers::ChatOptions;
 use providers::{
     CacheBreakpoint, ChatModel, ChatRequest, ContentPart, Message, ModelConfig, PromptCache,
     ProviderError, ReasoningEffort, Role, ToolCall, ToolChoice, ToolSpec, model_from_config,
@@ -67,9 +68,12 @@ fn fixed_version_tool() -> ToolSpec {
 async fn streamed_thinking_tool_conversation_matches_the_recording() {
     let question = "Use the fixed_version tool. Then tell me the version and make one short joke about it. Think about it first.";
     let first = ChatRequest {
+        options: ChatOptions {
+            temperature: Some(1.0),
+            thinking_budget: Some(1024),
+            ..ChatOptions::default()
+        },
         tools: vec![fixed_version_tool()],
-        temperature: Some(1.0),
-        thinking_budget: Some(1024),
         ..ChatRequest::new(vec![Message::human(question)])
     };
     let replay = Replay::fixture(PATH, "anthropic/stream_thinking_tool_use.sse").await;
@@ -110,14 +114,17 @@ async fn streamed_thinking_tool_conversation_matches_the_recording() {
 async fn non_streamed_thinking_tool_conversation_matches_the_recording() {
     let question = "What is the largest city in the user country?";
     let first = ChatRequest {
+        options: ChatOptions {
+            tool_choice: Some(ToolChoice::Auto),
+            thinking_budget: Some(3000),
+            max_tokens: Some(4096),
+            ..ChatOptions::default()
+        },
         tools: vec![ToolSpec {
             name: "get_user_country".into(),
             description: String::new(),
             parameters: json!({"additionalProperties": false, "properties": {}, "type": "object"}),
         }],
-        tool_choice: Some(ToolChoice::Auto),
-        thinking_budget: Some(3000),
-        max_tokens: Some(4096),
         ..ChatRequest::new(vec![Message::human(question)])
     };
     let replay = Replay::fixture(PATH, "anthropic/message_thinking_tool_use.json").await;
@@ -169,8 +176,11 @@ async fn parallel_tool_results_merge_into_one_user_turn() {
         parameters: json!({"properties": {}, "type": "object"}),
     };
     let first = ChatRequest {
+        options: ChatOptions {
+            temperature: Some(1.0),
+            ..ChatOptions::default()
+        },
         tools: vec![tool],
-        temperature: Some(1.0),
         ..ChatRequest::new(vec![Message::human("Two names for a pet pelican")])
     };
     let replay = Replay::fixture(PATH, "anthropic/stream_parallel_tool_use.sse").await;
@@ -267,20 +277,23 @@ async fn cache_breakpoints_on_tools_system_and_last_message() {
         "Life before Death",
     ));
     let followup = ChatRequest {
+        options: ChatOptions {
+            max_tokens: Some(16000),
+            cache: PromptCache {
+                breakpoints: vec![
+                    CacheBreakpoint::LastMessage,
+                    CacheBreakpoint::System,
+                    CacheBreakpoint::Tools,
+                ],
+                ..Default::default()
+            },
+            ..ChatOptions::default()
+        },
         tools: vec![ToolSpec {
             name: "secret_retrieval_tool".into(),
             description: "A tool that requires a password to retrieve a secret.".into(),
             parameters: json!({"properties": {"password": {"title": "Password", "type": "string"}}, "required": ["password"], "additionalProperties": false, "type": "object"}),
         }],
-        max_tokens: Some(16000),
-        cache: PromptCache {
-            breakpoints: vec![
-                CacheBreakpoint::LastMessage,
-                CacheBreakpoint::System,
-                CacheBreakpoint::Tools,
-            ],
-            ..Default::default()
-        },
         ..ChatRequest::new(messages)
     };
     let replay = Replay::fixture(PATH, "anthropic/message_text_after_tool.json").await;
@@ -304,11 +317,14 @@ async fn mid_conversation_system_message_and_cache_ttl() {
         .expect("the facts")
         .to_owned();
     let request = ChatRequest {
-        max_tokens: Some(4096),
-        cache: PromptCache {
-            breakpoints: vec![CacheBreakpoint::Message(4)],
-            ttl: Some(Duration::from_secs(300)),
-            key: None,
+        options: ChatOptions {
+            max_tokens: Some(4096),
+            cache: PromptCache {
+                breakpoints: vec![CacheBreakpoint::Message(4)],
+                ttl: Some(Duration::from_secs(300)),
+                key: None,
+            },
+            ..ChatOptions::default()
         },
         ..ChatRequest::new(vec![
             Message::system("Reply with OK."),
@@ -419,25 +435,27 @@ fn everything_request() -> ChatRequest {
                 parameters: Value::Null,
             },
         ],
-        tool_choice: Some(ToolChoice::Tool("screenshot".into())),
-        temperature: Some(0.2),
-        max_tokens: Some(1000),
-        stop: vec!["END".into()],
-        reasoning_effort: Some(ReasoningEffort::Minimal),
-        thinking_budget: None,
-        cache: PromptCache {
-            breakpoints: vec![
-                CacheBreakpoint::Message(2),
-                CacheBreakpoint::Tools,
-                CacheBreakpoint::Message(5),
-                CacheBreakpoint::System,
-                CacheBreakpoint::LastMessage,
-                CacheBreakpoint::LastMessage,
-            ],
-            ttl: Some(Duration::from_secs(3600)),
-            key: Some("routing-only".into()),
+        options: ChatOptions {
+            tool_choice: Some(ToolChoice::Tool("screenshot".into())),
+            temperature: Some(0.2),
+            max_tokens: Some(1000),
+            stop: vec!["END".into()],
+            reasoning_effort: Some(ReasoningEffort::Minimal),
+            thinking_budget: None,
+            cache: PromptCache {
+                breakpoints: vec![
+                    CacheBreakpoint::Message(2),
+                    CacheBreakpoint::Tools,
+                    CacheBreakpoint::Message(5),
+                    CacheBreakpoint::System,
+                    CacheBreakpoint::LastMessage,
+                    CacheBreakpoint::LastMessage,
+                ],
+                ttl: Some(Duration::from_secs(3600)),
+                key: Some("routing-only".into()),
+            },
+            extra_headers,
         },
-        extra_headers,
     }
 }
 
@@ -499,11 +517,14 @@ async fn every_option_and_part_kind() {
 async fn thinking_forces_temperature_one_and_sets_the_budget() {
     let replay = Replay::fixture(PATH, "anthropic/messages_thinking_text.json").await;
     let request = ChatRequest {
-        temperature: Some(0.3),
-        thinking_budget: Some(6400),
-        reasoning_effort: Some(ReasoningEffort::High),
-        stop: vec!["\n\nHuman:".into()],
-        tool_choice: Some(ToolChoice::None),
+        options: ChatOptions {
+            temperature: Some(0.3),
+            thinking_budget: Some(6400),
+            reasoning_effort: Some(ReasoningEffort::High),
+            stop: vec!["\n\nHuman:".into()],
+            tool_choice: Some(ToolChoice::None),
+            ..ChatOptions::default()
+        },
         ..ChatRequest::new(vec![Message::human(
             "How many primes below 400 contain 79?",
         )])
@@ -540,7 +561,10 @@ async fn tool_choice_forms() {
     ] {
         let replay = Replay::fixture(PATH, "anthropic/message_cache_read.json").await;
         let request = ChatRequest {
-            tool_choice: Some(choice),
+            options: ChatOptions {
+                tool_choice: Some(choice),
+                ..ChatOptions::default()
+            },
             ..ChatRequest::new(vec![Message::human("Hi")])
         };
         model(&replay, "claude-opus-4-5")
@@ -617,9 +641,12 @@ async fn bad_requests_fail_before_sending() {
     let replay = Replay::fixture(PATH, "anthropic/message_cache_read.json").await;
     let model = model(&replay, "claude-opus-4-5");
     let out_of_range = ChatRequest {
-        cache: PromptCache {
-            breakpoints: vec![CacheBreakpoint::Message(7)],
-            ..Default::default()
+        options: ChatOptions {
+            cache: PromptCache {
+                breakpoints: vec![CacheBreakpoint::Message(7)],
+                ..Default::default()
+            },
+            ..ChatOptions::default()
         },
         ..ChatRequest::new(vec![Message::human("Hi")])
     };
@@ -654,8 +681,11 @@ async fn bad_requests_fail_before_sending() {
 async fn redacted_thinking_request_and_echo() {
     let magic = "ANTHROPIC_MAGIC_STRING_TRIGGER_REDACTED_THINKING_46C9A13E193C177646C7398A98432ECCCE4C1253D5E2D82641AC0E52CC2876CB";
     let first = ChatRequest {
-        max_tokens: Some(4096),
-        thinking_budget: Some(1024),
+        options: ChatOptions {
+            max_tokens: Some(4096),
+            thinking_budget: Some(1024),
+            ..ChatOptions::default()
+        },
         ..ChatRequest::new(vec![Message::human(magic)])
     };
     let replay = Replay::fixture(PATH, "anthropic/stream_redacted_thinking.sse").await;
@@ -725,9 +755,12 @@ async fn server_tool_request_client_fields_match_the_recording() {
         .collect();
     assert_eq!(tools.len(), 2);
     let request = ChatRequest {
+        options: ChatOptions {
+            tool_choice: Some(ToolChoice::Auto),
+            max_tokens: Some(4096),
+            ..ChatOptions::default()
+        },
         tools,
-        tool_choice: Some(ToolChoice::Auto),
-        max_tokens: Some(4096),
         ..ChatRequest::new(vec![Message::human(
             "What is the current USD to EUR exchange rate?",
         )])

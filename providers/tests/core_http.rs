@@ -408,9 +408,10 @@ fn model_from_config_dispatch() {
         model_from_config(&with_key(" ")),
         Err(ProviderError::Config { .. })
     ));
+    // Anthropic has one API: asking it for OpenAI's Responses API is a configuration error.
     let bad_format = ModelConfig {
-        api_format: Some("soap".into()),
-        ..with_key("gpt-4o")
+        api_format: Some(providers::ApiFormat::Responses),
+        ..with_key("claude-sonnet-4-5")
     };
     assert!(matches!(
         model_from_config(&bad_format),

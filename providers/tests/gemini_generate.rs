@@ -10,6 +10,7 @@ use gemini_common::{
     call_signature, complete, followup, same_signature, secret_tool, sent_signature, usage,
     wire_ids,
 };
+use providers::ChatOptions;
 use providers::gemini::MINTED_ID_PREFIX;
 use providers::{ChatRequest, FinishReason, Message, ToolChoice, ToolSpec};
 use serde_json::{Value, json};
@@ -76,8 +77,11 @@ async fn generate_three_parallel_calls_with_system_and_tool_config() {
         Message::human(""),
     ];
     let request = ChatRequest {
+        options: ChatOptions {
+            tool_choice: Some(ToolChoice::Required),
+            ..ChatOptions::default()
+        },
         tools: tools.clone(),
-        tool_choice: Some(ToolChoice::Required),
         ..ChatRequest::new(question.clone())
     };
     let (replay, response) = complete(
@@ -193,8 +197,11 @@ async fn stream_generate_content_array_body() {
     };
     let question = vec![Message::human("Two names for a pet pelican")];
     let request = ChatRequest {
+        options: ChatOptions {
+            thinking_budget: Some(1024),
+            ..ChatOptions::default()
+        },
         tools: vec![tool.clone()],
-        thinking_budget: Some(1024),
         ..ChatRequest::new(question.clone())
     };
     let (replay, response) = complete(

@@ -11,6 +11,7 @@ use gemini_common::{
     call_signature, complete, followup, same_signature, secret_tool, sent_signature, stream, usage,
     wire_ids,
 };
+use providers::ChatOptions;
 use providers::gemini::MINTED_ID_PREFIX;
 use providers::{ChatRequest, ContentPart, FinishReason, Message, ToolSpec};
 use serde_json::{Value, json};
@@ -145,12 +146,15 @@ async fn stream_function_call_with_signature_then_text() {
 async fn stream_thought_summaries_and_signed_answer() {
     let model_id = "gemini-2.5-pro";
     let request = ChatRequest {
+        options: ChatOptions {
+            thinking_budget: Some(2048),
+            ..ChatOptions::default()
+        },
         tools: vec![ToolSpec {
             name: "dummy".into(),
             description: String::new(),
             parameters: json!({"type": "object", "properties": {}}),
         }],
-        thinking_budget: Some(2048),
         ..ChatRequest::new(vec![
             Message::system("You are a helpful assistant."),
             Message::human("How do I cross the street?"),

@@ -7,6 +7,7 @@ mod support;
 
 use std::collections::BTreeMap;
 
+use providers::ChatOptions;
 use providers::gemini::{MINTED_ID_PREFIX, SKIP_SIGNATURE};
 use providers::{
     ChatRequest, ContentPart, Message, ModelConfig, ProviderError, Reasoning, ReasoningEffort,
@@ -150,12 +151,15 @@ fn conversation() -> Vec<Message> {
 #[tokio::test]
 async fn multi_turn_tool_conversation_with_thinking() {
     let request = ChatRequest {
+        options: ChatOptions {
+            tool_choice: Some(ToolChoice::Auto),
+            temperature: Some(0.5),
+            max_tokens: Some(2048),
+            stop: vec!["END".into()],
+            thinking_budget: Some(1024),
+            ..ChatOptions::default()
+        },
         tools: vec![weather_tool()],
-        tool_choice: Some(ToolChoice::Auto),
-        temperature: Some(0.5),
-        max_tokens: Some(2048),
-        stop: vec!["END".into()],
-        thinking_budget: Some(1024),
         ..ChatRequest::new(conversation())
     };
     let body = sent("gemini-2.5-flash", request).await;
@@ -247,7 +251,10 @@ async fn generation_config_and_thinking() {
     let body = sent(
         "gemini-3-pro-preview",
         ChatRequest {
-            reasoning_effort: Some(ReasoningEffort::Low),
+            options: ChatOptions {
+                reasoning_effort: Some(ReasoningEffort::Low),
+                ..ChatOptions::default()
+            },
             ..ChatRequest::new(human())
         },
     )
@@ -260,7 +267,10 @@ async fn generation_config_and_thinking() {
     let body = sent(
         "gemini-2.5-flash",
         ChatRequest {
-            reasoning_effort: Some(ReasoningEffort::High),
+            options: ChatOptions {
+                reasoning_effort: Some(ReasoningEffort::High),
+                ..ChatOptions::default()
+            },
             ..ChatRequest::new(human())
         },
     )
@@ -273,8 +283,11 @@ async fn generation_config_and_thinking() {
     let body = sent(
         "gemini-3-flash-preview",
         ChatRequest {
-            reasoning_effort: Some(ReasoningEffort::High),
-            thinking_budget: Some(0),
+            options: ChatOptions {
+                reasoning_effort: Some(ReasoningEffort::High),
+                thinking_budget: Some(0),
+                ..ChatOptions::default()
+            },
             ..ChatRequest::new(human())
         },
     )
@@ -295,7 +308,10 @@ async fn generation_config_and_thinking() {
         },
         "gemini-2.5-flash",
         ChatRequest {
-            temperature: Some(1.0),
+            options: ChatOptions {
+                temperature: Some(1.0),
+                ..ChatOptions::default()
+            },
             ..ChatRequest::new(human())
         },
     )
@@ -319,8 +335,11 @@ async fn tool_choice_is_tool_config() {
     ];
     for (choice, expected) in cases {
         let request = ChatRequest {
+            options: ChatOptions {
+                tool_choice: Some(choice.clone()),
+                ..ChatOptions::default()
+            },
             tools: vec![weather_tool()],
-            tool_choice: Some(choice.clone()),
             ..ChatRequest::new(vec![Message::human("Hi")])
         };
         let body = sent("gemini-2.5-flash", request).await;
@@ -416,7 +435,10 @@ async fn headers_proxy_key_and_model_prefix() {
     };
     let model = model_from_config(&config).expect("a proxy needs no key");
     let request = ChatRequest {
-        extra_headers: BTreeMap::from([("x-request-tag".to_owned(), "t1".to_owned())]),
+        options: ChatOptions {
+            extra_headers: BTreeMap::from([("x-request-tag".to_owned(), "t1".to_owned())]),
+            ..ChatOptions::default()
+        },
         ..ChatRequest::new(vec![Message::human("Hi")])
     };
     support::streamed(model.as_ref(), request)

@@ -2,6 +2,7 @@
 
 mod support;
 
+use providers::ChatOptions;
 use providers::{
     ChatRequest, ContentPart, FinishReason, Message, ProviderError, ToolCall, ToolSpec, Usage,
     model_from_config,
@@ -578,7 +579,10 @@ async fn headers_dummy_key_and_base_url() {
     cfg.default_headers.insert("x-team".into(), "skein".into());
     let model = model_from_config(&cfg).expect("a custom base URL needs no key");
     let request = ChatRequest {
-        extra_headers: [("x-trace".to_owned(), "abc".to_owned())].into(),
+        options: ChatOptions {
+            extra_headers: [("x-trace".to_owned(), "abc".to_owned())].into(),
+            ..ChatOptions::default()
+        },
         ..ChatRequest::new(vec![Message::human("hi")])
     };
     model.complete(request).await.expect("parses");
@@ -637,16 +641,19 @@ async fn request_body_snapshot() {
         Message::human("Thanks!"),
     ];
     let request = ChatRequest {
-        tools: vec![multiply_tool()],
-        tool_choice: Some(providers::ToolChoice::Auto),
-        temperature: Some(0.25),
-        max_tokens: Some(256),
-        stop: vec!["END".into()],
-        reasoning_effort: Some(providers::ReasoningEffort::Low),
-        cache: providers::PromptCache {
-            key: Some("session-42".into()),
-            ..Default::default()
+        options: ChatOptions {
+            tool_choice: Some(providers::ToolChoice::Auto),
+            temperature: Some(0.25),
+            max_tokens: Some(256),
+            stop: vec!["END".into()],
+            reasoning_effort: Some(providers::ReasoningEffort::Low),
+            cache: providers::PromptCache {
+                key: Some("session-42".into()),
+                ..Default::default()
+            },
+            ..ChatOptions::default()
         },
+        tools: vec![multiply_tool()],
         ..ChatRequest::new(messages)
     };
     streamed(model(&replay, "deepseek-reasoner").as_ref(), request)

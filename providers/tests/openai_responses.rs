@@ -2,6 +2,7 @@
 
 mod support;
 
+use providers::ChatOptions;
 use providers::{
     ChatRequest, ContentPart, FinishReason, Message, ProviderError, ToolSpec, Usage,
     model_from_config,
@@ -16,7 +17,7 @@ const PATH: &str = "/v1/responses";
 
 fn model(replay: &Replay, model_id: &str) -> Box<dyn providers::ChatModel> {
     let mut cfg = config(model_id, &format!("{}/v1", replay.url()));
-    cfg.api_format = Some("responses".into());
+    cfg.api_format = Some(providers::ApiFormat::Responses);
     model_from_config(&cfg).expect("model builds")
 }
 
@@ -47,8 +48,11 @@ async fn stream_function_call_and_followup() {
         parameters: recorded["tools"][0]["parameters"].clone(),
     };
     let request = ChatRequest {
+        options: ChatOptions {
+            reasoning_effort: Some(providers::ReasoningEffort::Low),
+            ..ChatOptions::default()
+        },
         tools: vec![multiply.clone()],
-        reasoning_effort: Some(providers::ReasoningEffort::Low),
         ..ChatRequest::new(vec![Message::human(
             "What is 1231 * 2331? Use the multiply tool.",
         )])
@@ -86,8 +90,11 @@ async fn stream_function_call_and_followup() {
     // Follow-up: function_call + function_call_output; the answer is text with a non-ASCII sign.
     let replay = Replay::fixture(PATH, "openai/responses_stream_text.sse").await;
     let followup = ChatRequest {
+        options: ChatOptions {
+            reasoning_effort: Some(providers::ReasoningEffort::Low),
+            ..ChatOptions::default()
+        },
         tools: vec![multiply],
-        reasoning_effort: Some(providers::ReasoningEffort::Low),
         ..ChatRequest::new(vec![
             Message::human("What is 1231 * 2331? Use the multiply tool."),
             response.message.clone(),
@@ -238,8 +245,11 @@ async fn complete_encrypted_reasoning_round_trip() {
     let model = model(&replay, "gpt-5.5");
     let prompt = recorded["input"][0]["content"].as_str().unwrap_or_default();
     let request = |messages| ChatRequest {
+        options: ChatOptions {
+            reasoning_effort: Some(providers::ReasoningEffort::High),
+            ..ChatOptions::default()
+        },
         tools: tools.clone(),
-        reasoning_effort: Some(providers::ReasoningEffort::High),
         ..ChatRequest::new(messages)
     };
 
@@ -544,7 +554,10 @@ async fn http_errors_are_typed() {
 async fn stop_sequences_are_refused_not_ignored() {
     let replay = Replay::fixture(PATH, "openai/responses_stream_text.sse").await;
     let request = ChatRequest {
-        stop: vec!["END".into()],
+        options: ChatOptions {
+            stop: vec!["END".into()],
+            ..ChatOptions::default()
+        },
         ..ChatRequest::new(vec![Message::human("x")])
     };
     let error = model(&replay, "gpt-5.5")
@@ -608,14 +621,17 @@ async fn request_body_snapshot() {
         Message::tool_response("call_b", "clock", "noon"),
     ];
     let request = ChatRequest {
+        options: ChatOptions {
+            tool_choice: Some(providers::ToolChoice::Tool("camera".into())),
+            temperature: Some(1.0),
+            max_tokens: Some(1024),
+            reasoning_effort: Some(providers::ReasoningEffort::Medium),
+            ..ChatOptions::default()
+        },
         tools: vec![tool(
             "camera",
             serde_json::json!({"type": "object", "properties": {"flash": {"type": "boolean"}}}),
         )],
-        tool_choice: Some(providers::ToolChoice::Tool("camera".into())),
-        temperature: Some(1.0),
-        max_tokens: Some(1024),
-        reasoning_effort: Some(providers::ReasoningEffort::Medium),
         ..ChatRequest::new(messages)
     };
     streamed(model(&replay, "gpt-5").as_ref(), request)

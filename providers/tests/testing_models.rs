@@ -5,6 +5,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use providers::ChatOptions;
 use providers::testing::{EchoModel, ScriptedModel, ScriptedResponse};
 use providers::{
     ChatModel, ChatRequest, ContentPart, FinishReason, Message, ProviderError, Reasoning,
@@ -195,8 +196,11 @@ async fn echo_calls_each_tool_once_with_schema_valid_arguments_then_answers() {
     let (events, answer) = streamed(
         &model,
         ChatRequest {
+            options: ChatOptions {
+                temperature: Some(0.5),
+                ..ChatOptions::default()
+            },
             tools,
-            temperature: Some(0.5),
             ..ChatRequest::new(history)
         },
     )
@@ -250,14 +254,20 @@ async fn echo_raw_explicit_calls_tool_choice_and_stream_equals_complete() {
     );
 
     let none = ChatRequest {
+        options: ChatOptions {
+            tool_choice: Some(ToolChoice::None),
+            ..ChatOptions::default()
+        },
         tools: vec![clock_tool()],
-        tool_choice: Some(ToolChoice::None),
         ..ChatRequest::new(vec![Message::human("hi")])
     };
     assert!(calls(&model.complete(none).await.expect("echo")).is_empty());
     let only = ChatRequest {
+        options: ChatOptions {
+            tool_choice: Some(ToolChoice::Tool("clock".into())),
+            ..ChatOptions::default()
+        },
         tools: vec![clock_tool(), weather_tool()],
-        tool_choice: Some(ToolChoice::Tool("clock".into())),
         ..ChatRequest::new(vec![Message::human("hi")])
     };
     assert_eq!(calls(&model.complete(only).await.expect("echo")).len(), 1);

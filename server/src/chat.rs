@@ -152,7 +152,7 @@ impl ChatService {
     pub async fn prepare(&self, spec: RunSpec) -> Result<PreparedRun, RunError> {
         let mut config = resolve_model_config(&spec.model, &self.keys, &self.base_urls);
         config.limits = self.limits.clone();
-        let model = self.models.model(&config, spec.tool_choice.clone())?;
+        let model = self.models.model(&config)?;
         let info = model.info().clone();
 
         let mut tools = self.tools.select(spec.tools.iter().map(String::as_str))?;
@@ -168,6 +168,9 @@ impl ChatService {
             .compression(policy(&spec));
         if let Some(system) = &spec.system {
             builder = builder.system(system.clone());
+        }
+        if let Some(choice) = spec.tool_choice.clone() {
+            builder = builder.tool_choice(choice);
         }
         if let Some(temperature) = spec.temperature {
             builder = builder.temperature(temperature);

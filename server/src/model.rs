@@ -1,12 +1,8 @@
-//! Building the model of a run: keys and endpoints filled in, tool choice applied.
+//! Building the model of a run: keys and endpoints filled in, one model per configuration.
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use async_trait::async_trait;
-use providers::{
-    ChatModel, ChatRequest, ChatResponse, ECHO_MODEL_ID, EventStream, ModelConfig, ModelInfo,
-    ProviderError, ToolChoice, model_from_config,
-};
+use providers::{ChatModel, ECHO_MODEL_ID, ModelConfig, ProviderError, model_from_config};
 
 use crate::config::ProviderBaseUrls;
 use crate::keys::ProviderKeys;
@@ -48,23 +44,8 @@ pub(crate) struct ModelCache {
 }
 
 impl ModelCache {
-    /// The model of `config`, forcing `tool_choice` on every request that offers tools.
-    pub(crate) fn model(
-        &self,
-        config: &ModelConfig,
-        tool_choice: Option<ToolChoice>,
-    ) -> Result<Arc<dyn ChatModel>, ProviderError> {
-        let model = self.shared(config)?;
-        Ok(match tool_choice {
-            None => model,
-            Some(choice) => Arc::new(WithToolChoice {
-                inner: model,
-                choice,
-            }),
-        })
-    }
-
-    fn shared(&self, config: &ModelConfig) -> Result<Arc<dyn ChatModel>, ProviderError> {
+    /// The model of `config`, built on first use.
+    pub(crate) fn model(&self, config: &ModelConfig) -> Result<Arc<dyn ChatModel>, ProviderError> {
         let mut models = self.models.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some((_, model)) = models.iter().find(|(cached, _)| cached == config) {
             return Ok(Arc::clone(model));
@@ -86,40 +67,9 @@ impl std::fmt::Debug for ModelCache {
     }
 }
 
-/// A model whose requests get `choice` as their tool choice whenever they offer tools (the
-/// agent's last, tool-less request after the tool limit is left alone).
-struct WithToolChoice {
-    inner: Arc<dyn ChatModel>,
-    choice: ToolChoice,
-}
-
-impl WithToolChoice {
-    fn apply(&self, mut request: ChatRequest) -> ChatRequest {
-        if !request.tools.is_empty() && request.tool_choice.is_none() {
-            request.tool_choice = Some(self.choice.clone());
-        }
-        request
-    }
-}
-
-#[async_trait]
-impl ChatModel for WithToolChoice {
-    fn info(&self) -> &ModelInfo {
-        self.inner.info()
-    }
-
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        self.inner.complete(self.apply(request)).await
-    }
-
-    async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        self.inner.stream(self.apply(request)).await
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use providers::{Message, Provider, ToolSpec};
+    use providers::Provider;
 
     use super::*;
     use crate::schema::Secret;
@@ -162,63 +112,22 @@ mod tests {
             api_key: Some("sk-a".into()),
             ..ModelConfig::new("gpt-4o")
         };
-        let first = cache.model(&config, None).unwrap();
-        let again = cache.model(&config, None).unwrap();
+        let first = cache.model(&config).unwrap();
+        let again = cache.model(&config).unwrap();
         assert!(Arc::ptr_eq(&first, &again));
         let other_key = ModelConfig {
             api_key: Some("sk-b".into()),
             ..config.clone()
         };
-        assert!(!Arc::ptr_eq(
-            &first,
-            &cache.model(&other_key, None).unwrap()
-        ));
+        assert!(!Arc::ptr_eq(&first, &cache.model(&other_key).unwrap()));
         for i in 0..MAX_CACHED_MODELS {
             let keyed = ModelConfig {
                 api_key: Some("sk-x".into()),
                 ..ModelConfig::new(format!("gpt-4o-{i}"))
             };
-            cache.model(&keyed, None).unwrap();
+            cache.model(&keyed).unwrap();
         }
         assert_eq!(cache.models.lock().unwrap().len(), MAX_CACHED_MODELS);
         assert!(!format!("{cache:?}").contains("sk-a"));
-    }
-
-    #[tokio::test]
-    async fn tool_choice_applies_only_with_tools() {
-        let cache = ModelCache::default();
-        let model = cache
-            .model(&ModelConfig::new("echo"), Some(ToolChoice::None))
-            .unwrap();
-        let with_tools = ChatRequest {
-            tools: vec![ToolSpec {
-                name: "calculator".into(),
-                description: "math".into(),
-                parameters: serde_json::json!({"type": "object", "properties": {}}),
-            }],
-            ..ChatRequest::new(vec![Message::human("hi")])
-        };
-        // The echo model calls every offered tool unless the tool choice is `none`.
-        let answer = model.complete(with_tools).await.unwrap();
-        assert_eq!(answer.message.tool_calls().count(), 0);
-        let unforced = cache.model(&ModelConfig::new("echo"), None).unwrap();
-        let tools_again = ChatRequest {
-            tools: vec![ToolSpec {
-                name: "calculator".into(),
-                description: "math".into(),
-                parameters: serde_json::json!({"type": "object", "properties": {}}),
-            }],
-            ..ChatRequest::new(vec![Message::human("hi")])
-        };
-        assert_eq!(
-            unforced
-                .complete(tools_again)
-                .await
-                .unwrap()
-                .message
-                .tool_calls()
-                .count(),
-            1
-        );
     }
 }

@@ -63,7 +63,7 @@ pub struct RunSpec {
     /// Time limit of one tool call.
     pub tool_timeout: Option<Duration>,
     /// Sampling temperature; `None` leaves the provider's default.
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// Output token limit; `None` leaves the provider's default.
     pub max_tokens: Option<u32>,
     /// Ask the model to reason first.

@@ -727,9 +727,9 @@ async fn options_that_change_between_turns_continue_one_path() {
     assert_eq!(
         options,
         [
-            (Some(f64::from(0.3_f32)), Some(100)),
-            (Some(f64::from(1.1_f32)), Some(2000)),
-            (Some(f64::from(1.1_f32)), Some(2000)),
+            (Some(0.3), Some(100)),
+            (Some(1.1), Some(2000)),
+            (Some(1.1), Some(2000)),
             (Some(0.0), Some(50)),
         ]
     );

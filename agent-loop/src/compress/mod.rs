@@ -32,7 +32,7 @@ use std::sync::{Mutex, PoisonError};
 use async_trait::async_trait;
 use chain_ast::{ChainAst, IdTemplate, SummarizeOptions, Summarizer, SummaryRequest, summarize};
 use messages::Message;
-use providers::{ChatModel, ChatRequest, Provider, ProviderError, Usage};
+use providers::{ChatModel, ChatOptions, ChatRequest, Provider, ProviderError, Usage};
 use tokio_util::sync::CancellationToken;
 
 pub use policy::{ATTACHMENT_TRUNCATE_CHARS, ContextLimits, ContextPolicy};
@@ -200,7 +200,10 @@ impl Summarizer for ModelSummarizer<'_> {
         let info = self.model.info();
         let budget = u32::try_from(request.target_size).unwrap_or(u32::MAX);
         let call = ChatRequest {
-            max_tokens: Some(budget.clamp(256, info.max_output_tokens.max(256))),
+            options: ChatOptions {
+                max_tokens: Some(budget.clamp(256, info.max_output_tokens.max(256))),
+                ..ChatOptions::default()
+            },
             ..ChatRequest::new(vec![Message::human(request.prompt)])
         };
         let response = self

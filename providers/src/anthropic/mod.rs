@@ -94,8 +94,8 @@ pub(crate) fn from_config(
 
 impl AnthropicModel {
     fn new(config: &ModelConfig, info: ModelInfo) -> Result<Self, ProviderError> {
-        let key = crate::factory::api_key(config, "ANTHROPIC_API_KEY")?;
-        let base = crate::factory::base_url(config, DEFAULT_BASE_URL);
+        let key = config.api_key_or_dummy()?;
+        let base = config.base_url_or(DEFAULT_BASE_URL);
         // The convention is the host without `/v1`; a base that already ends in it is taken as
         // meant rather than doubled.
         let url = match base.strip_suffix("/v1") {
@@ -153,7 +153,7 @@ impl AnthropicModel {
         let built = request::build(self.info.id.trim(), self.max_tokens, request, stream)?;
         let body = serde_json::to_vec(&built.body)
             .map_err(|err| ProviderError::config(format!("cannot encode the request: {err}")))?;
-        let (request_betas, mut headers) = split_betas(&request.extra_headers);
+        let (request_betas, mut headers) = split_betas(&request.options.extra_headers);
         let mut betas: Vec<&str> = Vec::new();
         let all = self.betas.iter().chain(&request_betas).map(String::as_str);
         for beta in all.chain(built.betas) {

@@ -31,7 +31,7 @@ pub(super) struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<WireToolChoice<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    temperature: Option<f32>,
+    temperature: Option<f64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop_sequences: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -98,7 +98,7 @@ pub(super) fn build<'a>(
 ) -> Result<Built<'a>, ProviderError> {
     let mut conversation = Conversation::new(&request.messages)?;
     let mut tools: Vec<Tool<'a>> = request.tools.iter().map(tool).collect();
-    let mut tool_choice = request.tool_choice.as_ref().map(self::tool_choice);
+    let mut tool_choice = request.options.tool_choice.as_ref().map(self::tool_choice);
     if tools.is_empty() {
         tools = tools_used(request);
         if !tools.is_empty() {
@@ -109,7 +109,7 @@ pub(super) fn build<'a>(
 
     let anchors = anchors(request, &conversation, !tools.is_empty())?;
     if !anchors.is_empty() {
-        let ttl = request.cache.ttl.map(|ttl| {
+        let ttl = request.options.cache.ttl.map(|ttl| {
             if ttl > DEFAULT_CACHE_TTL {
                 betas.push(EXTENDED_CACHE_TTL_BETA);
                 "1h"
@@ -138,23 +138,23 @@ pub(super) fn build<'a>(
     }
 
     let thinking = request
-        .thinking_budget
+        .options.thinking_budget
         .map(|budget_tokens| Thinking::Enabled { budget_tokens });
-    let temperature = match (request.temperature, &thinking) {
+    let temperature = match (request.options.temperature, &thinking) {
         (Some(_), Some(_)) => Some(1.0),
         (temperature, _) => temperature,
     };
     let body = Body {
         model,
-        max_tokens: request.max_tokens.unwrap_or(max_tokens),
+        max_tokens: request.options.max_tokens.unwrap_or(max_tokens),
         system: conversation.system,
         messages: conversation.turns,
         tools,
         tool_choice,
         temperature,
-        stop_sequences: &request.stop,
+        stop_sequences: &request.options.stop,
         thinking,
-        output_config: request.reasoning_effort.map(|effort| OutputConfig {
+        output_config: request.options.reasoning_effort.map(|effort| OutputConfig {
             effort: match effort {
                 ReasoningEffort::Minimal | ReasoningEffort::Low => "low",
                 ReasoningEffort::Medium => "medium",
@@ -225,7 +225,7 @@ fn anchors(
     has_tools: bool,
 ) -> Result<Vec<Anchor>, ProviderError> {
     let mut anchors = Vec::new();
-    for breakpoint in &request.cache.breakpoints {
+    for breakpoint in &request.options.cache.breakpoints {
         let anchor = match *breakpoint {
             CacheBreakpoint::Tools => has_tools.then_some(Anchor::Tools),
             CacheBreakpoint::System => conversation.system.len().checked_sub(1).map(Anchor::System),

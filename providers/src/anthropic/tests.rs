@@ -10,7 +10,10 @@ use serde_json::{Value, json};
 use super::wire::{UsageTotals, WireUsage, finish_reason};
 use super::{decode_stream, request};
 use crate::assemble::{Chunk, UsageUpdate};
-use crate::{CacheBreakpoint, ChatRequest, FinishReason, PromptCache, ProviderError, StreamEvent};
+use crate::{
+    CacheBreakpoint, ChatOptions, ChatRequest, FinishReason, PromptCache, ProviderError,
+    StreamEvent,
+};
 
 #[test]
 fn debug_of_the_model_hides_the_key() {
@@ -210,7 +213,10 @@ proptest! {
         breakpoints in proptest::collection::vec(breakpoint(), 0..7),
     ) {
         let request = ChatRequest {
-            cache: PromptCache { breakpoints, ..Default::default() },
+            options: ChatOptions {
+                cache: PromptCache { breakpoints, ..Default::default() },
+                ..ChatOptions::default()
+            },
             ..ChatRequest::new(messages)
         };
         let body = match body(&request) {

@@ -89,9 +89,9 @@ pub(crate) fn from_config(
     info: ModelInfo,
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
     let model = model_name(&config.model_id)?;
-    let key = crate::factory::api_key(config, "GEMINI_API_KEY")?;
+    let key = config.api_key_or_dummy()?;
     let http = HttpClient::new(Provider::Google, config, &[("x-goog-api-key", key)])?;
-    let base_url = crate::factory::base_url(config, DEFAULT_BASE_URL);
+    let base_url = config.base_url_or(DEFAULT_BASE_URL);
     Ok(Box::new(GeminiModel {
         info,
         http,
@@ -132,7 +132,7 @@ impl GeminiModel {
         Ok(WireRequest {
             url: format!("{}:{method}", self.model_url),
             body,
-            headers: request.extra_headers.clone(),
+            headers: request.options.extra_headers.clone(),
         })
     }
 }

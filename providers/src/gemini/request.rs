@@ -70,7 +70,7 @@ pub(super) fn body(target: &Target<'_>, request: &ChatRequest) -> Result<Value, 
             json!([{ "functionDeclarations": declarations }]),
         );
     }
-    if let Some(choice) = &request.tool_choice {
+    if let Some(choice) = &request.options.tool_choice {
         let config = match choice {
             ToolChoice::Auto => json!({"mode": "AUTO"}),
             ToolChoice::None => json!({"mode": "NONE"}),
@@ -150,22 +150,22 @@ fn push(contents: &mut Vec<Value>, role: &str, parts: Vec<Value>) {
 
 fn generation_config(target: &Target<'_>, request: &ChatRequest) -> Map<String, Value> {
     let mut config = Map::new();
-    if let Some(temperature) = request.temperature {
-        config.insert("temperature".into(), f64::from(temperature).into());
+    if let Some(temperature) = request.options.temperature {
+        config.insert("temperature".into(), temperature.into());
     }
-    if let Some(max) = request.max_tokens.or(target.max_tokens) {
+    if let Some(max) = request.options.max_tokens.or(target.max_tokens) {
         config.insert("maxOutputTokens".into(), max.into());
     }
-    if !request.stop.is_empty() {
-        config.insert("stopSequences".into(), json!(request.stop));
+    if !request.options.stop.is_empty() {
+        config.insert("stopSequences".into(), json!(request.options.stop));
     }
-    let budget = request.thinking_budget.or_else(|| {
+    let budget = request.options.thinking_budget.or_else(|| {
         request
-            .reasoning_effort
+            .options.reasoning_effort
             .filter(|_| target.takes_budget_only())
             .map(effort_budget)
     });
-    let thinking = match (budget, request.reasoning_effort) {
+    let thinking = match (budget, request.options.reasoning_effort) {
         (Some(budget), _) => Some(json!({"thinkingBudget": budget, "includeThoughts": budget > 0})),
         (None, Some(effort)) => {
             Some(json!({"thinkingLevel": effort.as_str(), "includeThoughts": true}))

@@ -33,21 +33,12 @@ use crate::collect::response_from_events;
 use crate::http::sse;
 use crate::http::{HttpClient, WireRequest};
 use crate::{
-    ChatModel, ChatRequest, ChatResponse, EventStream, ModelConfig, ModelInfo, Provider,
+    ApiFormat, ChatModel, ChatRequest, ChatResponse, EventStream, ModelConfig, ModelInfo, Provider,
     ProviderError,
 };
 
 /// The official endpoint; a `base_url` replaces it (`…/v1` convention).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-
-/// Which OpenAI API a model is called through.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ApiFormat {
-    /// `POST /chat/completions` (the default; what compatible servers implement).
-    Chat,
-    /// `POST /responses` (`api_format = "responses"`).
-    Responses,
-}
 
 /// A model reached over the OpenAI protocol.
 #[derive(Debug)]
@@ -92,13 +83,13 @@ fn common_options(
     max_tokens_key: &str,
     body: &mut Map<String, Value>,
 ) {
-    if let Some(temperature) = request.temperature {
-        body.insert("temperature".into(), f64::from(temperature).into());
+    if let Some(temperature) = request.options.temperature {
+        body.insert("temperature".into(), temperature.into());
     }
-    if let Some(max) = request.max_tokens.or(target.max_tokens) {
+    if let Some(max) = request.options.max_tokens.or(target.max_tokens) {
         body.insert(max_tokens_key.into(), max.into());
     }
-    if let Some(key) = &request.cache.key {
+    if let Some(key) = &request.options.cache.key {
         body.insert("prompt_cache_key".into(), key.as_str().into());
     }
 }
@@ -108,17 +99,8 @@ pub(crate) fn from_config(
     config: &ModelConfig,
     info: ModelInfo,
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
-    let format = match config.api_format.as_deref().map(str::trim) {
-        None | Some("") | Some("chat") | Some("chat_completions") => ApiFormat::Chat,
-        Some("responses") => ApiFormat::Responses,
-        Some(other) => {
-            return Err(ProviderError::config(format!(
-                "unknown api_format `{other}` for OpenAI model `{}`: use `chat` (default) or `responses`",
-                config.model_id
-            )));
-        }
-    };
-    let key = crate::factory::api_key(config, "OPENAI_API_KEY")?;
+    let format = config.api_format.unwrap_or_default();
+    let key = config.api_key_or_dummy()?;
     let http = HttpClient::new(
         Provider::OpenAi,
         config,
@@ -127,7 +109,7 @@ pub(crate) fn from_config(
     Ok(Box::new(OpenAiModel {
         info,
         http,
-        base_url: crate::factory::base_url(config, DEFAULT_BASE_URL),
+        base_url: config.base_url_or(DEFAULT_BASE_URL),
         format,
         max_tokens: config.max_tokens,
     }))
@@ -157,7 +139,7 @@ impl OpenAiModel {
         Ok(WireRequest {
             url: format!("{}/{path}", self.base_url),
             body,
-            headers: request.extra_headers.clone(),
+            headers: request.options.extra_headers.clone(),
         })
     }
 }

@@ -58,7 +58,7 @@ pub(super) fn body(
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(choice) = &request.tool_choice {
+    if let Some(choice) = &request.options.tool_choice {
         let choice = match choice {
             ToolChoice::Auto => json!("auto"),
             ToolChoice::None => json!("none"),
@@ -75,10 +75,10 @@ pub(super) fn body(
         "max_tokens"
     };
     common_options(target, request, max_tokens_key, &mut body);
-    if !request.stop.is_empty() {
-        body.insert("stop".into(), json!(request.stop));
+    if !request.options.stop.is_empty() {
+        body.insert("stop".into(), json!(request.options.stop));
     }
-    if let Some(effort) = request.reasoning_effort {
+    if let Some(effort) = request.options.reasoning_effort {
         body.insert("reasoning_effort".into(), effort.as_str().into());
     }
     if stream {
@@ -188,13 +188,17 @@ fn assistant(message: &Message, echo_reasoning: bool) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ChatOptions;
     use crate::{ModelInfo, Provider};
 
     #[test]
     fn output_limit_is_named_for_the_server() {
         let info = ModelInfo::lookup(Provider::OpenAi, "o3");
         let request = ChatRequest {
-            max_tokens: Some(100),
+            options: ChatOptions {
+                max_tokens: Some(100),
+                ..ChatOptions::default()
+            },
             ..ChatRequest::new(vec![Message::human("hi")])
         };
         for (official, key, other) in [

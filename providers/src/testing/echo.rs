@@ -181,9 +181,9 @@ fn answer(request: &ChatRequest) -> Vec<Chunk> {
                 calls.push((name.to_owned(), arguments.to_string()));
             }
         }
-    } else if request.tool_choice != Some(ToolChoice::None) {
+    } else if request.options.tool_choice != Some(ToolChoice::None) {
         for tool in &request.tools {
-            let wanted = match &request.tool_choice {
+            let wanted = match &request.options.tool_choice {
                 Some(ToolChoice::Tool(name)) => *name == tool.name,
                 _ => true,
             };
@@ -226,9 +226,9 @@ fn answer(request: &ChatRequest) -> Vec<Chunk> {
             .map(|r| json!({"tool_call_id": r.tool_call_id, "name": r.name, "output": r.content}))
             .collect::<Vec<_>>(),
         "options": {
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            "stop": request.stop,
+            "temperature": request.options.temperature,
+            "max_tokens": request.options.max_tokens,
+            "stop": request.options.stop,
             "tools": request.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
         },
     });

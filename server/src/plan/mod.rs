@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use conversation_tree::ConversationId;
 use http::StatusCode;
-use providers::{ModelInfo, RetryPolicy, Timeouts, ToolChoice};
+use providers::{ApiFormat, ModelInfo, RetryPolicy, Timeouts, ToolChoice};
 use serde_json::{Value, json};
 
 use crate::config::ServerConfig;
@@ -27,7 +27,7 @@ use crate::schema::{Metadata, ResponseRequest, ToolsConfig};
 use crate::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec};
 
 /// The temperature of a request that names none (unless the model reasons).
-pub const DEFAULT_TEMPERATURE: f32 = 0.7;
+pub const DEFAULT_TEMPERATURE: f64 = 0.7;
 /// The output token limit of a request that names none.
 pub const DEFAULT_MAX_TOKENS: u32 = 32_768;
 /// The tool timeout in seconds of a request that names none.
@@ -117,12 +117,15 @@ pub fn plan(
     model.config.model = mc.model;
     model.config.api_key = mc.api_key.map(|key| key.expose().to_owned());
     model.config.default_headers = mc.default_headers;
-    match mc.api_format.as_deref() {
-        None | Some("chat") => {}
-        Some("responses") => model.config.api_format = Some("responses".into()),
-        Some(other) => problems.invalid(
+    match mc.api_format.as_deref().map(str::parse::<ApiFormat>) {
+        None => {}
+        Some(Ok(format)) => model.config.api_format = Some(format),
+        Some(Err(_)) => problems.invalid(
             "model_config.api_format",
-            &format!("`{other}` is not an API format; use `chat` or `responses`"),
+            &format!(
+                "`{}` is not an API format; use `chat` or `responses`",
+                mc.api_format.as_deref().unwrap_or_default()
+            ),
         ),
     }
     if let Some(base_url) = mc.base_url {

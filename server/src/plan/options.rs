@@ -9,7 +9,7 @@ use std::fmt;
 pub const MAX_OUTPUT_TOKENS_LIMIT: u32 = 1 << 20;
 
 /// Lowest and highest sampling temperature (every provider accepts this range, some less).
-pub const TEMPERATURE_RANGE: std::ops::RangeInclusive<f32> = 0.0..=2.0;
+pub const TEMPERATURE_RANGE: std::ops::RangeInclusive<f64> = 0.0..=2.0;
 
 /// A run option checked by [`check_run_options`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -80,7 +80,7 @@ impl fmt::Display for FlagProblem<'_> {
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RunOptions {
     /// Sampling temperature.
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// Output token limit.
     pub max_tokens: Option<u32>,
     /// Tool rounds before the model must answer.
@@ -89,7 +89,7 @@ pub struct RunOptions {
 
 /// Checks a sampling temperature: a finite number in [`TEMPERATURE_RANGE`] (NaN and the
 /// infinities are refused).
-pub fn check_temperature(temperature: f32) -> Result<f32, OptionProblem> {
+pub fn check_temperature(temperature: f64) -> Result<f64, OptionProblem> {
     if temperature.is_finite() && TEMPERATURE_RANGE.contains(&temperature) {
         Ok(temperature)
     } else {
@@ -151,7 +151,7 @@ mod tests {
 
     #[test]
     fn refuses_what_no_run_can_take() {
-        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.1, 2.01] {
+        for bad in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, -0.1, 2.01] {
             assert_eq!(
                 check_temperature(bad).unwrap_err().reason,
                 "must be between 0 and 2",
@@ -171,7 +171,7 @@ mod tests {
 
         let all = check_run_options(
             &RunOptions {
-                temperature: Some(f32::NAN),
+                temperature: Some(f64::NAN),
                 max_tokens: Some(0),
                 max_rounds: 1000,
             },

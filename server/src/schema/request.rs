@@ -24,7 +24,7 @@ pub struct ResponseRequest {
     /// default when `features.deep_thinking` is on (thinking models require it).
     #[serde(default)]
     #[schema(minimum = 0.0, maximum = 2.0, example = 0.7)]
-    pub temperature: Option<f32>,
+    pub temperature: Option<f64>,
     /// Output token limit when `model_config.max_output_tokens` is not set (default 32768,
     /// lowered to the model's own maximum when the registry knows it).
     #[serde(default)]

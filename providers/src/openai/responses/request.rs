@@ -17,7 +17,7 @@ pub(in crate::openai) fn body(
     request: &ChatRequest,
     stream: bool,
 ) -> Result<Value, ProviderError> {
-    if !request.stop.is_empty() {
+    if !request.options.stop.is_empty() {
         return Err(ProviderError::Unsupported {
             provider: Provider::OpenAi,
             what: "stop sequences: the Responses API has no `stop`; use the Chat Completions API (api_format `chat`)".into(),
@@ -71,7 +71,7 @@ pub(in crate::openai) fn body(
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
-    if let Some(choice) = &request.tool_choice {
+    if let Some(choice) = &request.options.tool_choice {
         let choice = match choice {
             ToolChoice::Auto => json!("auto"),
             ToolChoice::None => json!("none"),
@@ -81,7 +81,7 @@ pub(in crate::openai) fn body(
         body.insert("tool_choice".into(), choice);
     }
     common_options(target, request, "max_output_tokens", &mut body);
-    if let Some(effort) = request.reasoning_effort {
+    if let Some(effort) = request.options.reasoning_effort {
         body.insert("reasoning".into(), json!({"effort": effort.as_str()}));
     }
     // Reasoning items can only come back if the server returns them encrypted; models
