@@ -73,6 +73,8 @@ mod wire_numbers;
 
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod http;
+#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod protocol;
 
 #[cfg(feature = "anthropic")]
 pub mod anthropic;

@@ -54,17 +54,12 @@ mod wire;
 
 use std::collections::BTreeMap;
 
-use async_trait::async_trait;
 use futures::Stream;
 
-use crate::assemble::events_from_chunks;
-use crate::collect::response_from_events;
-use crate::http::sse;
-use crate::http::{HttpClient, WireRequest};
-use crate::{
-    ChatModel, ChatRequest, ChatResponse, EventStream, ModelConfig, ModelInfo, Provider,
-    ProviderError,
-};
+use crate::assemble::Chunk;
+use crate::http::HttpFailure;
+use crate::protocol::{HttpModel, WireProtocol, decode_recorded};
+use crate::{ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider, ProviderError};
 
 /// The official endpoint; a `base_url` replaces it (the host, without `/v1`).
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
@@ -72,11 +67,10 @@ pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 pub const API_VERSION: &str = "2023-06-01";
 const BETA_HEADER: &str = "anthropic-beta";
 
-/// A model reached over the Messages API.
+/// The Messages API of one model.
 #[derive(Debug)]
-struct AnthropicModel {
-    info: ModelInfo,
-    http: HttpClient,
+struct Messages {
+    model: String,
     url: String,
     /// `max_tokens` when a request sets none.
     max_tokens: u32,
@@ -89,39 +83,35 @@ pub(crate) fn from_config(
     config: &ModelConfig,
     info: ModelInfo,
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
-    Ok(Box::new(AnthropicModel::new(config, info)?))
+    Ok(Box::new(model(config, info)?))
 }
 
-impl AnthropicModel {
-    fn new(config: &ModelConfig, info: ModelInfo) -> Result<Self, ProviderError> {
-        let key = config.api_key_or_dummy()?;
-        let base = config.base_url_or(DEFAULT_BASE_URL);
-        // The convention is the host without `/v1`; a base that already ends in it is taken as
-        // meant rather than doubled.
-        let url = match base.strip_suffix("/v1") {
-            Some(host) => format!("{host}/v1/messages"),
-            None => format!("{base}/v1/messages"),
-        };
-        let (betas, headers) = split_betas(&config.default_headers);
-        let http = HttpClient::new(
-            Provider::Anthropic,
-            &ModelConfig {
-                default_headers: headers,
-                ..config.clone()
-            },
-            &[
-                ("x-api-key", key),
-                ("anthropic-version", API_VERSION.to_owned()),
-            ],
-        )?;
-        Ok(AnthropicModel {
-            max_tokens: config.max_tokens.unwrap_or(info.max_output_tokens),
-            info,
-            http,
-            url,
-            betas,
-        })
-    }
+fn model(config: &ModelConfig, info: ModelInfo) -> Result<HttpModel<Messages>, ProviderError> {
+    let key = config.api_key_or_dummy()?;
+    let base = config.base_url_or(DEFAULT_BASE_URL);
+    // The convention is the host without `/v1`; a base that already ends in it is taken as
+    // meant rather than doubled.
+    let url = match base.strip_suffix("/v1") {
+        Some(host) => format!("{host}/v1/messages"),
+        None => format!("{base}/v1/messages"),
+    };
+    // Betas are merged into one header per request, so the configured ones are kept apart.
+    let (betas, headers) = split_betas(&config.default_headers);
+    let protocol = Messages {
+        model: info.id.trim().to_owned(),
+        url,
+        max_tokens: config.max_tokens.unwrap_or(info.max_output_tokens),
+        betas,
+    };
+    let config = ModelConfig {
+        default_headers: headers,
+        ..config.clone()
+    };
+    let auth = [
+        ("x-api-key", key),
+        ("anthropic-version", API_VERSION.to_owned()),
+    ];
+    HttpModel::new(&config, info, protocol, &auth)
 }
 
 /// The `anthropic-beta` values of `headers` and the other headers.
@@ -144,19 +134,35 @@ fn split_betas(headers: &BTreeMap<String, String>) -> (Vec<String>, BTreeMap<Str
     (betas, rest)
 }
 
-impl AnthropicModel {
-    fn wire_request(
+impl WireProtocol for Messages {
+    type Body<'a> = request::Built<'a>;
+    type Parser = stream::StreamParser;
+    const PROVIDER: Provider = Provider::Anthropic;
+    const RETRIES_FAILED_START: bool = true;
+
+    fn url(&self, _stream: bool) -> String {
+        self.url.clone()
+    }
+
+    fn body<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        stream: bool,
+    ) -> Result<request::Built<'a>, ProviderError> {
+        request::build(&self.model, self.max_tokens, request, stream)
+    }
+
+    /// One `anthropic-beta` joining the configured betas, the request's and those the body
+    /// needs, each once.
+    fn headers(
         &self,
         request: &ChatRequest,
-        stream: bool,
-    ) -> Result<WireRequest, ProviderError> {
-        let built = request::build(self.info.id.trim(), self.max_tokens, request, stream)?;
-        let body = serde_json::to_vec(&built.body)
-            .map_err(|err| ProviderError::config(format!("cannot encode the request: {err}")))?;
+        body: &request::Built<'_>,
+    ) -> BTreeMap<String, String> {
         let (request_betas, mut headers) = split_betas(&request.options.extra_headers);
         let mut betas: Vec<&str> = Vec::new();
         let all = self.betas.iter().chain(&request_betas).map(String::as_str);
-        for beta in all.chain(built.betas) {
+        for beta in all.chain(body.betas.iter().copied()) {
             if !betas.contains(&beta) {
                 betas.push(beta);
             }
@@ -164,32 +170,15 @@ impl AnthropicModel {
         if !betas.is_empty() {
             headers.insert(BETA_HEADER.to_owned(), betas.join(","));
         }
-        Ok(WireRequest {
-            url: self.url.clone(),
-            body,
-            headers,
-        })
-    }
-}
-
-#[async_trait]
-impl ChatModel for AnthropicModel {
-    fn info(&self) -> &ModelInfo {
-        &self.info
+        headers
     }
 
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        let wire = self.wire_request(&request, false)?;
-        let body = self.http.post_json(&wire, error::http_error).await?;
-        let chunks = response::chunks(&String::from_utf8_lossy(&body))?;
-        response_from_events(events_from_chunks(Provider::Anthropic, chunks)?)
+    fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+        response::chunks(body)
     }
 
-    async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        let wire = self.wire_request(&request, true)?;
-        self.http
-            .post_sse_retrying_start(&wire, error::http_error, stream::StreamParser::default)
-            .await
+    fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
+        error::http_error(failure)
     }
 }
 
@@ -215,5 +204,5 @@ where
     S: Stream<Item = B> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
-    sse::decode_recorded(Provider::Anthropic, body, stream::StreamParser::default())
+    decode_recorded::<Messages, _, _>(body)
 }

@@ -71,11 +71,17 @@ struct OutputConfig {
     effort: &'static str,
 }
 
-/// A body plus the `anthropic-beta` features it needs.
+/// A body plus the `anthropic-beta` features it needs; serialises as the body alone.
 #[derive(Debug)]
 pub(super) struct Built<'a> {
     pub(super) body: Body<'a>,
     pub(super) betas: Vec<&'static str>,
+}
+
+impl Serialize for Built<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.body.serialize(serializer)
+    }
 }
 
 /// Builds the body for `request` to `model`; `max_tokens` is the limit to send when the
@@ -138,7 +144,8 @@ pub(super) fn build<'a>(
     }
 
     let thinking = request
-        .options.thinking_budget
+        .options
+        .thinking_budget
         .map(|budget_tokens| Thinking::Enabled { budget_tokens });
     let temperature = match (request.options.temperature, &thinking) {
         (Some(_), Some(_)) => Some(1.0),

@@ -57,7 +57,7 @@ struct Delta<'a> {
 
 /// Parses one Messages stream; see the module docs.
 #[derive(Debug, Default)]
-pub(super) struct StreamParser {
+pub(crate) struct StreamParser {
     /// Blocks started and not stopped, by index (rarely more than one).
     open: Vec<(usize, OpenBlock)>,
     usage: UsageTotals,

@@ -26,7 +26,7 @@ fn debug_of_the_model_hides_the_key() {
         .default_headers
         .insert("x-custom-token".into(), "also-secret".into());
     let info = crate::ModelInfo::lookup(crate::Provider::Anthropic, &config.model_id);
-    let model = super::AnthropicModel::new(&config, info).expect("builds");
+    let model = super::model(&config, info).expect("builds");
     let shown = format!("{model:?}");
     assert!(shown.contains("claude-sonnet-4-5"), "{shown}");
     assert!(

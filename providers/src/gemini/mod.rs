@@ -50,16 +50,12 @@ mod request;
 mod schema;
 mod stream;
 
-use async_trait::async_trait;
 use futures::Stream;
 
-use crate::assemble::events_from_chunks;
-use crate::collect::response_from_events;
-use crate::http::{HttpClient, WireRequest};
-use crate::{
-    ChatModel, ChatRequest, ChatResponse, EventStream, ModelConfig, ModelInfo, Provider,
-    ProviderError,
-};
+use crate::assemble::Chunk;
+use crate::http::HttpFailure;
+use crate::protocol::{HttpModel, WireProtocol, decode_recorded};
+use crate::{ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider, ProviderError};
 
 /// The official endpoint; a `base_url` replaces it (`…/v1beta` convention: the adapter
 /// appends `/models/{model}:generateContent`).
@@ -73,11 +69,10 @@ pub const MINTED_ID_PREFIX: &str = "gemini_call_";
 /// (`skip_thought_signature_validator`; chain-ast's `FAKE_THOUGHT_SIGNATURE`).
 pub const SKIP_SIGNATURE: &str = "skip_thought_signature_validator";
 
-/// A model reached over the Gemini API.
+/// `generateContent` and `streamGenerateContent` of one model.
 #[derive(Debug)]
-struct GeminiModel {
+struct GenerateContent {
     info: ModelInfo,
-    http: HttpClient,
     /// `{base_url}/models/{model}`.
     model_url: String,
     max_tokens: Option<u32>,
@@ -90,14 +85,12 @@ pub(crate) fn from_config(
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
     let model = model_name(&config.model_id)?;
     let key = config.api_key_or_dummy()?;
-    let http = HttpClient::new(Provider::Google, config, &[("x-goog-api-key", key)])?;
-    let base_url = config.base_url_or(DEFAULT_BASE_URL);
-    Ok(Box::new(GeminiModel {
-        info,
-        http,
-        model_url: format!("{base_url}/models/{model}"),
+    let protocol = GenerateContent {
+        info: info.clone(),
+        model_url: format!("{}/models/{model}", config.base_url_or(DEFAULT_BASE_URL)),
         max_tokens: config.max_tokens,
-    }))
+    };
+    HttpModel::boxed(config, info, protocol, &[("x-goog-api-key", key)])
 }
 
 /// The model's name in the URL: the id without a `models/` prefix (the API's resource name).
@@ -117,46 +110,38 @@ fn model_name(model_id: &str) -> Result<&str, ProviderError> {
     }
 }
 
-impl GeminiModel {
-    fn wire_request(
-        &self,
-        request: &ChatRequest,
-        method: &str,
-    ) -> Result<WireRequest, ProviderError> {
+impl WireProtocol for GenerateContent {
+    type Body<'a> = serde_json::Value;
+    type Parser = stream::StreamParser;
+    const PROVIDER: Provider = Provider::Google;
+    const RETRIES_FAILED_START: bool = true;
+
+    fn url(&self, stream: bool) -> String {
+        if stream {
+            format!("{}:streamGenerateContent?alt=sse", self.model_url)
+        } else {
+            format!("{}:generateContent", self.model_url)
+        }
+    }
+
+    fn body<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        _stream: bool,
+    ) -> Result<serde_json::Value, ProviderError> {
         let target = request::Target {
             info: &self.info,
             max_tokens: self.max_tokens,
         };
-        let body = serde_json::to_vec(&request::body(&target, request)?)
-            .map_err(|err| ProviderError::config(format!("cannot encode the request: {err}")))?;
-        Ok(WireRequest {
-            url: format!("{}:{method}", self.model_url),
-            body,
-            headers: request.options.extra_headers.clone(),
-        })
-    }
-}
-
-#[async_trait]
-impl ChatModel for GeminiModel {
-    fn info(&self) -> &ModelInfo {
-        &self.info
+        request::body(&target, request)
     }
 
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        let wire = self.wire_request(&request, "generateContent")?;
-        let body = self.http.post_json(&wire, error::http_error).await?;
-        let chunks = stream::response_chunks(&String::from_utf8_lossy(&body))?;
-        response_from_events(events_from_chunks(Provider::Google, chunks)?)
+    fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+        stream::response_chunks(body)
     }
 
-    async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        let wire = self.wire_request(&request, "streamGenerateContent?alt=sse")?;
-        // An error event before any content (Gemini can report `UNAVAILABLE` in-band right
-        // after a 200) is retried like an HTTP error.
-        self.http
-            .post_sse_retrying_start(&wire, error::http_error, stream::StreamParser::default)
-            .await
+    fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
+        error::http_error(failure)
     }
 }
 
@@ -167,7 +152,7 @@ where
     S: Stream<Item = B> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
-    crate::http::sse::decode_recorded(Provider::Google, body, stream::StreamParser::default())
+    decode_recorded::<GenerateContent, _, _>(body)
 }
 
 #[cfg(test)]

@@ -252,7 +252,7 @@ fn id_stem(response_id: Option<&str>) -> String {
 
 /// Parses the `data:` payloads of a `streamGenerateContent?alt=sse` stream.
 #[derive(Debug, Default)]
-pub(super) struct StreamParser {
+pub(crate) struct StreamParser {
     answer: Answer,
 }
 
@@ -277,7 +277,7 @@ impl EventParser for StreamParser {
 /// A non-streamed answer as chunks, in the order a stream would give them. The body is one
 /// `GenerateContentResponse`, or a JSON array of them (`streamGenerateContent` without
 /// `alt=sse`, which some proxies return for either method).
-pub(super) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+pub(crate) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
     // An array is checked first: serde would also read a struct from an array, positionally.
     let responses: Vec<Response<'_>> = if body.trim_start().starts_with('[') {
         json(PROVIDER, body)?

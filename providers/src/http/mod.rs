@@ -1,10 +1,12 @@
 //! The shared HTTP core every provider adapter uses: one reqwest client per model, the retry
 //! policy, timeouts, error statuses, and SSE decoding into [`StreamEvent`](crate::StreamEvent)s.
 //!
-//! An adapter gives [`HttpClient::post_json`] / [`HttpClient::post_sse`] a [`WireRequest`]
-//! (URL, JSON body, extra headers) and two provider-specific pieces: an [`ErrorParser`] that
-//! reads the provider's error envelope, and (for streams) a [`sse::EventParser`] that turns
-//! each SSE event into [`Chunk`](crate::assemble::Chunk)s. Everything else lives here once.
+//! [`HttpModel`](crate::protocol::HttpModel) gives [`HttpClient::post_json`] /
+//! [`HttpClient::post_sse`] a [`WireRequest`] (URL, JSON body, extra headers) and the two
+//! pieces of its [`WireProtocol`](crate::protocol::WireProtocol) they need: an
+//! [`ErrorParser`] that reads the provider's error envelope, and (for streams) a
+//! [`sse::EventParser`] that turns each SSE event into [`Chunk`](crate::assemble::Chunk)s.
+//! Everything else lives here once.
 
 mod retry;
 pub(crate) mod sse;
@@ -44,6 +46,8 @@ pub(crate) struct HttpFailure<'a> {
     pub(crate) body: &'a [u8],
     /// `Some(cap)` when the body was cut at `cap` bytes.
     pub(crate) body_cut_at: Option<std::num::NonZeroU32>,
+    /// The protocol's rule for which statuses are worth a retry.
+    pub(crate) retryable_status: fn(u16) -> bool,
 }
 
 /// What a provider's error envelope said; see [`HttpFailure::error`].
@@ -73,7 +77,9 @@ impl HttpFailure<'_> {
             code: details.code,
             message,
             request_id: details.request_id,
-            retryable: details.retryable.unwrap_or(retryable_status(self.status)),
+            retryable: details
+                .retryable
+                .unwrap_or((self.retryable_status)(self.status)),
             retry_after: retry_after(self.headers).or(details.retry_after),
             body_cut_at: self.body_cut_at,
         }
@@ -104,15 +110,19 @@ pub(crate) struct HttpClient {
     limits: Limits,
     /// Whether the configuration set a key (request headers may then carry no credential).
     key_configured: bool,
+    /// Which HTTP statuses the protocol retries.
+    retryable_status: fn(u16) -> bool,
 }
 
 impl HttpClient {
     /// A client for `provider` sending `auth_headers` (never shown in errors) and the
-    /// configuration's default headers with every request.
+    /// configuration's default headers with every request; `retryable_status` says which
+    /// error statuses are worth another attempt.
     pub(crate) fn new(
         provider: Provider,
         config: &ModelConfig,
         auth_headers: &[(&str, String)],
+        retryable_status: fn(u16) -> bool,
     ) -> Result<Self, ProviderError> {
         install_crypto_provider();
         config.check_headers()?;
@@ -142,6 +152,7 @@ impl HttpClient {
             timeouts: config.timeouts.clone(),
             limits: config.limits.clone(),
             key_configured: config.key_configured(),
+            retryable_status,
         })
     }
 
@@ -261,6 +272,7 @@ impl HttpClient {
             body_cut_at: cut
                 .then(|| std::num::NonZeroU32::new(u32::try_from(max).unwrap_or(u32::MAX)))
                 .flatten(),
+            retryable_status: self.retryable_status,
         }))
     }
 

@@ -1,18 +1,14 @@
 //! OpenAI adapter: Chat Completions and the Responses API, for OpenAI and every
 //! OpenAI-compatible server (DeepSeek, vLLM, OpenRouter, …).
 //!
-//! This module is the pattern the other adapters follow. A provider adapter is a thin mapping
-//! of its wire format onto the shared core:
+//! Each API is one [`WireProtocol`](crate::protocol::WireProtocol) under the shared HTTP
+//! model, in the files every adapter has:
 //!
-//! - a request body builder per API (`request`, `responses::request`): `ChatRequest` → JSON;
-//! - a stream parser per API implementing `EventParser`
-//!   (`stream::ChatStreamParser`, `responses::stream::ResponsesStreamParser`): one SSE
-//!   event → `Chunk`s;
-//! - a parser of the non-streamed JSON into the same chunks (`response_chunks`), so that
-//!   `complete` and `collect(stream)` agree by construction;
-//! - an error parser for the provider's error envelope (`error::http_error`);
-//! - `from_config`, which builds the model on an `HttpClient` (retries, timeouts, SSE
-//!   decoding and the delta assembler all live in the core).
+//! - `request`: `ChatRequest` → request body (`responses/request` for the Responses API);
+//! - `stream`: one SSE event → `Chunk`s, and the non-streamed JSON → the same chunks, so that
+//!   `complete` and `collect(stream)` agree by construction (`responses/stream`);
+//! - `error`: the error envelope, over HTTP and inside a stream (shared by both APIs);
+//! - `mod.rs`: the endpoint, the protocol impls and `from_config`.
 //!
 //! `decode_chat_stream` and `decode_responses_stream` decode a recorded stream body
 //! without HTTP (replaying recordings, benchmarks, fuzzing).
@@ -23,32 +19,19 @@ mod responses;
 mod stream;
 mod wire;
 
-use async_trait::async_trait;
 use futures::Stream;
 use messages::{ContentPart, Message, Role};
 use serde_json::{Map, Value};
 
-use crate::assemble::events_from_chunks;
-use crate::collect::response_from_events;
-use crate::http::sse;
-use crate::http::{HttpClient, WireRequest};
+use crate::assemble::Chunk;
+use crate::http::HttpFailure;
+use crate::protocol::{HttpModel, WireProtocol, decode_recorded};
 use crate::{
-    ApiFormat, ChatModel, ChatRequest, ChatResponse, EventStream, ModelConfig, ModelInfo, Provider,
-    ProviderError,
+    ApiFormat, ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider, ProviderError,
 };
 
 /// The official endpoint; a `base_url` replaces it (`…/v1` convention).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
-
-/// A model reached over the OpenAI protocol.
-#[derive(Debug)]
-struct OpenAiModel {
-    info: ModelInfo,
-    http: HttpClient,
-    base_url: String,
-    format: ApiFormat,
-    max_tokens: Option<u32>,
-}
 
 /// What request builders need to know about the model.
 pub(crate) struct Target<'a> {
@@ -94,95 +77,97 @@ fn common_options(
     }
 }
 
-/// Builds the OpenAI-protocol model for `config`.
+/// Builds the OpenAI-protocol model for `config`: Chat Completions, or the Responses API when
+/// `api_format` says so.
 pub(crate) fn from_config(
     config: &ModelConfig,
     info: ModelInfo,
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
-    let format = config.api_format.unwrap_or_default();
     let key = config.api_key_or_dummy()?;
-    let http = HttpClient::new(
-        Provider::OpenAi,
-        config,
-        &[("authorization", format!("Bearer {key}"))],
-    )?;
-    Ok(Box::new(OpenAiModel {
-        info,
-        http,
-        base_url: config.base_url_or(DEFAULT_BASE_URL),
-        format,
-        max_tokens: config.max_tokens,
-    }))
+    let auth = [("authorization", format!("Bearer {key}"))];
+    let endpoint = Endpoint::new(config, &info);
+    match config.api_format.unwrap_or_default() {
+        ApiFormat::Chat => HttpModel::boxed(config, info, ChatCompletions(endpoint), &auth),
+        ApiFormat::Responses => HttpModel::boxed(config, info, Responses(endpoint), &auth),
+    }
 }
 
-impl OpenAiModel {
-    fn wire_request(
-        &self,
-        request: &ChatRequest,
-        stream: bool,
-    ) -> Result<WireRequest, ProviderError> {
-        let target = Target {
+/// What both OpenAI APIs need to build a request.
+#[derive(Debug)]
+pub(crate) struct Endpoint {
+    base_url: String,
+    info: ModelInfo,
+    max_tokens: Option<u32>,
+}
+
+impl Endpoint {
+    pub(crate) fn new(config: &ModelConfig, info: &ModelInfo) -> Self {
+        Endpoint {
+            base_url: config.base_url_or(DEFAULT_BASE_URL),
+            info: info.clone(),
+            max_tokens: config.max_tokens,
+        }
+    }
+
+    fn target(&self) -> Target<'_> {
+        Target {
             model: &self.info.id,
             info: &self.info,
             max_tokens: self.max_tokens,
             official: self.base_url == DEFAULT_BASE_URL,
-        };
-        let (path, body) = match self.format {
-            ApiFormat::Chat => ("chat/completions", request::body(&target, request, stream)?),
-            ApiFormat::Responses => (
-                "responses",
-                responses::request::body(&target, request, stream)?,
-            ),
-        };
-        let body = serde_json::to_vec(&body)
-            .map_err(|err| ProviderError::config(format!("cannot encode the request: {err}")))?;
-        Ok(WireRequest {
-            url: format!("{}/{path}", self.base_url),
-            body,
-            headers: request.options.extra_headers.clone(),
-        })
+        }
     }
 }
 
-#[async_trait]
-impl ChatModel for OpenAiModel {
-    fn info(&self) -> &ModelInfo {
-        &self.info
+/// `POST {base}/chat/completions`: OpenAI's Chat Completions API and every compatible server.
+#[derive(Debug)]
+pub(crate) struct ChatCompletions(pub(crate) Endpoint);
+
+impl WireProtocol for ChatCompletions {
+    type Body<'a> = Value;
+    type Parser = stream::ChatStreamParser;
+    const PROVIDER: Provider = Provider::OpenAi;
+
+    fn url(&self, _stream: bool) -> String {
+        format!("{}/chat/completions", self.0.base_url)
     }
 
-    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        let wire = self.wire_request(&request, false)?;
-        let body = self.http.post_json(&wire, error::http_error).await?;
-        let body = String::from_utf8_lossy(&body);
-        let chunks = match self.format {
-            ApiFormat::Chat => stream::response_chunks(&body)?,
-            ApiFormat::Responses => responses::stream::response_chunks(&body)?,
-        };
-        response_from_events(events_from_chunks(Provider::OpenAi, chunks)?)
+    fn body<'a>(&'a self, request: &'a ChatRequest, stream: bool) -> Result<Value, ProviderError> {
+        request::body(&self.0.target(), request, stream)
     }
 
-    async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        let wire = self.wire_request(&request, true)?;
-        match self.format {
-            ApiFormat::Chat => {
-                self.http
-                    .post_sse(
-                        &wire,
-                        error::http_error,
-                        stream::ChatStreamParser::default(),
-                    )
-                    .await
-            }
-            ApiFormat::Responses => {
-                self.http
-                    .post_sse(
-                        &wire,
-                        error::http_error,
-                        responses::stream::ResponsesStreamParser::default(),
-                    )
-                    .await
-            }
-        }
+    fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+        stream::response_chunks(body)
+    }
+
+    fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
+        error::http_error(failure)
+    }
+}
+
+/// `POST {base}/responses`: OpenAI's Responses API.
+#[derive(Debug)]
+struct Responses(Endpoint);
+
+impl WireProtocol for Responses {
+    type Body<'a> = Value;
+    type Parser = responses::stream::ResponsesStreamParser;
+    const PROVIDER: Provider = Provider::OpenAi;
+
+    fn url(&self, _stream: bool) -> String {
+        format!("{}/responses", self.0.base_url)
+    }
+
+    fn body<'a>(&'a self, request: &'a ChatRequest, stream: bool) -> Result<Value, ProviderError> {
+        responses::request::body(&self.0.target(), request, stream)
+    }
+
+    fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+        responses::stream::response_chunks(body)
+    }
+
+    fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
+        error::http_error(failure)
     }
 }
 
@@ -192,7 +177,7 @@ where
     S: Stream<Item = B> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
-    sse::decode_recorded(Provider::OpenAi, body, stream::ChatStreamParser::default())
+    decode_recorded::<ChatCompletions, _, _>(body)
 }
 
 /// Decodes a recorded Responses API SSE body (any chunking) into stream events.
@@ -201,9 +186,5 @@ where
     S: Stream<Item = B> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
-    sse::decode_recorded(
-        Provider::OpenAi,
-        body,
-        responses::stream::ResponsesStreamParser::default(),
-    )
+    decode_recorded::<Responses, _, _>(body)
 }

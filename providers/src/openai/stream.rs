@@ -75,7 +75,7 @@ struct FunctionDelta<'a> {
 
 /// Parses `data:` payloads of a Chat Completions stream (`[DONE]` ends it).
 #[derive(Debug, Default)]
-pub(super) struct ChatStreamParser {
+pub(crate) struct ChatStreamParser {
     started: bool,
     /// The calls seen, in order: (key, id), to place fragments of servers that send no
     /// `index`. The key is the wire's `index` (any number: it is a key, never a position),
@@ -228,7 +228,7 @@ struct CompletionFunction {
 }
 
 /// A non-streamed `chat.completion` as chunks, in the order a stream would give them.
-pub(super) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+pub(crate) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
     if let Ok(envelope) = serde_json::from_str::<ErrorEnvelope<'_>>(body) {
         return Err(stream_error(envelope.error));
     }
