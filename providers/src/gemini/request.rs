@@ -161,7 +161,8 @@ fn generation_config(target: &Target<'_>, request: &ChatRequest) -> Map<String, 
     }
     let budget = request.options.thinking_budget.or_else(|| {
         request
-            .options.reasoning_effort
+            .options
+            .reasoning_effort
             .filter(|_| target.takes_budget_only())
             .map(effort_budget)
     });
