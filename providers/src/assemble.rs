@@ -208,10 +208,19 @@ impl Assembler {
             return Ok(());
         }
         match chunk {
-            Chunk::Started { id, model } => out.push(StreamEvent::Started { id, model }),
+            Chunk::Started { id, model } => {
+                // An empty id or model is a placeholder (Azure's first chunk), not a value.
+                let id = id.filter(|id| !id.is_empty());
+                let model = model.filter(|model| !model.is_empty());
+                if id.is_some() || model.is_some() {
+                    out.push(StreamEvent::Started { id, model });
+                }
+            }
             Chunk::Text(text) => {
-                self.close_reasoning(out);
+                // Empty text is no text: compatible servers send `"content": ""` beside every
+                // reasoning piece, which must not cut the reasoning into one block per chunk.
                 if !text.is_empty() {
+                    self.close_reasoning(out);
                     out.push(StreamEvent::TextDelta(text));
                 }
             }

@@ -1,11 +1,17 @@
 //! Server-sent events → adapter parser → [`Assembler`] → [`EventStream`].
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::fmt;
+use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use sseer::errors::EventStreamError;
 
 use crate::assemble::{Assembler, Chunk};
@@ -283,14 +289,162 @@ pub(crate) fn truncated(provider: Provider, detail: impl Into<String>) -> Provid
     }
 }
 
-/// Parses an event's JSON payload, or a decode error quoting it.
+/// Parses an event's JSON payload, or a decode error quoting it. An object whose fields do
+/// not have the shape the parser reads is said to be so; anything else (broken JSON, or JSON
+/// that is not an object, which no event is) is invalid JSON for a stream event.
 pub(crate) fn json<'a, T: serde::Deserialize<'a>>(
     provider: Provider,
     data: &'a str,
 ) -> Result<T, ProviderError> {
     serde_json::from_str(data).map_err(|err| ProviderError::Decode {
         provider,
-        message: format!("invalid JSON in a stream event: {err}"),
+        message: if err.is_data() && data.trim_start().starts_with('{') {
+            format!("a stream event whose fields do not have the documented shape: {err}")
+        } else {
+            format!("invalid JSON in a stream event: {err}")
+        },
         excerpt: excerpt(data),
     })
+}
+
+/// Reads `field` of an event of type `event` (kept as raw JSON until the event's type said the
+/// field is needed). A value of another shape is a [`ProviderError::Decode`] naming the event
+/// type and the field: the event is JSON, just not what the protocol documents.
+pub(crate) fn field<'a, T: serde::Deserialize<'a>>(
+    provider: Provider,
+    event: &str,
+    field: &str,
+    raw: &'a RawValue,
+) -> Result<T, ProviderError> {
+    serde_json::from_str(raw.get()).map_err(|err| ProviderError::Decode {
+        provider,
+        message: format!(
+            "the `{field}` of a `{event}` event does not have the documented shape: {err}"
+        ),
+        excerpt: excerpt(raw.get()),
+    })
+}
+
+/// A string field read leniently: a JSON string (borrowed from the event when it has no
+/// escapes), and `None` for `null`, a missing field or a value of another type. For fields
+/// whose odd shape must not cost the rest of the event (ids, names, finish reasons, text
+/// pieces of optional extensions).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct MaybeText<'a>(pub(crate) Option<Cow<'a, str>>);
+
+impl<'a> MaybeText<'a> {
+    /// The text, unless it is missing or empty (an empty string is a placeholder).
+    pub(crate) fn non_empty(self) -> Option<Cow<'a, str>> {
+        self.0.filter(|text| !text.is_empty())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeText<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(MaybeTextVisitor(PhantomData))
+    }
+}
+
+struct MaybeTextVisitor<'a>(PhantomData<&'a ()>);
+
+impl<'de: 'a, 'a> Visitor<'de> for MaybeTextVisitor<'a> {
+    type Value = MaybeText<'a>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(MaybeText(Some(Cow::Borrowed(v))))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(MaybeText(Some(Cow::Owned(v.to_owned()))))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Ok(MaybeText(Some(Cow::Owned(v))))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(MaybeText(None))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(MaybeText(None))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(MaybeText(None))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(MaybeText(None))
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(MaybeText(None))
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(MaybeText(None))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(MaybeText(None))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(MaybeText(None))
+    }
+}
+
+/// `deserialize_with` for a block or list index from the wire: a non-negative integer, else
+/// `None` (missing, `null`, `-1` as some proxies send, a fraction, a string).
+pub(crate) fn lenient_index<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    Ok(match Option::<&RawValue>::deserialize(d)? {
+        Some(raw) => serde_json::from_str::<u64>(raw.get())
+            .ok()
+            .and_then(|n| usize::try_from(n).ok()),
+        None => None,
+    })
+}
+
+/// `deserialize_with` for a list that some servers send as `null`: `null` is an empty list.
+pub(crate) fn nullable_list<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Ok(Option::<Vec<T>>::deserialize(d)?.unwrap_or_default())
+}
+
+/// Event, item, block and part types a parser met but does not model: each is skipped (what
+/// the answer holds besides is kept) and named once per stream in a `debug` line.
+#[derive(Debug, Default)]
+pub(crate) struct Skipped {
+    named: Vec<String>,
+}
+
+impl Skipped {
+    /// Most distinct types named per stream (a hostile stream could invent endless ones).
+    const MAX_NAMED: usize = 64;
+
+    /// Notes that a `what` (`event`, `output item`, `content block`, …) of type `kind` was
+    /// skipped.
+    pub(crate) fn note(&mut self, provider: Provider, what: &str, kind: &str) {
+        if self.named.len() >= Self::MAX_NAMED || self.named.iter().any(|seen| seen == kind) {
+            return;
+        }
+        self.named.push(kind.to_owned());
+        tracing::debug!(
+            "{provider}: skipping {what} of type `{kind}`, which Skein does not model; the rest of the answer is kept"
+        );
+    }
 }
