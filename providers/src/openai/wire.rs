@@ -28,12 +28,18 @@ pub(super) struct WireUsage {
     /// DeepSeek's name for cached prompt tokens.
     #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     prompt_cache_hit_tokens: Option<u64>,
+    /// Only read to tell whether `completion_tokens` counts the reasoning (see `From`).
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
+    total_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 struct PromptDetails {
     #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
     cached_tokens: Option<u64>,
+    /// Responses: prompt tokens written to the cache.
+    #[serde(default, deserialize_with = "crate::wire_numbers::token_count")]
+    cache_write_tokens: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -44,17 +50,29 @@ struct CompletionDetails {
 
 impl From<WireUsage> for UsageUpdate {
     fn from(usage: WireUsage) -> Self {
+        let reasoning = usage
+            .completion_tokens_details
+            .and_then(|d| d.reasoning_tokens);
+        // `output_tokens` counts everything generated. OpenAI's `completion_tokens` includes
+        // the reasoning; xAI's leaves it out, which its `total_tokens` shows (prompt +
+        // completion + reasoning). Counts are at most 2^40 each, so the sums cannot overflow.
+        let output = match (usage.prompt_tokens, usage.completion_tokens, reasoning) {
+            (Some(prompt), Some(completion), Some(reasoning))
+                if reasoning > 0 && usage.total_tokens == Some(prompt + completion + reasoning) =>
+            {
+                Some(completion + reasoning)
+            }
+            _ => usage.completion_tokens,
+        };
+        let (cached, cache_write) = usage
+            .prompt_tokens_details
+            .map_or((None, None), |d| (d.cached_tokens, d.cache_write_tokens));
         UsageUpdate {
             input_tokens: usage.prompt_tokens,
-            output_tokens: usage.completion_tokens,
-            cached_input_tokens: usage
-                .prompt_tokens_details
-                .and_then(|d| d.cached_tokens)
-                .or(usage.prompt_cache_hit_tokens),
-            cache_creation_tokens: None,
-            reasoning_tokens: usage
-                .completion_tokens_details
-                .and_then(|d| d.reasoning_tokens),
+            output_tokens: output,
+            cached_input_tokens: cached.or(usage.prompt_cache_hit_tokens),
+            cache_creation_tokens: cache_write,
+            reasoning_tokens: reasoning,
         }
     }
 }
