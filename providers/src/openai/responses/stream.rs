@@ -1,12 +1,32 @@
 //! Responses API answers → [`Chunk`]s: the SSE event stream and the non-streamed JSON.
+//!
+//! Each event is dispatched on its `type` first, and only the fields that type is read for
+//! are decoded: the API adds item and event types often, and their fields need not look like
+//! the ones Skein reads under the same names (`delta` is an object on
+//! `response.shell_call_output_content.delta`, `arguments` on a `tool_search_call` item). A
+//! field Skein does read that has another shape is a [`ProviderError::Decode`] naming the
+//! event type and the field.
+//!
+//! What becomes part of the answer: `message` items (their `output_text` and `refusal`
+//! parts: the streamed deltas, or the finished text of a part when no delta came),
+//! `reasoning` items (their summary parts joined with a blank line, or their
+//! `reasoning_text` content when they have no summary; id and `encrypted_content` of the
+//! finished item), and client calls: `function_call` items and `custom_tool_call` items
+//! (client-defined tools whose free-form `input` is the call's arguments). Built-in tools
+//! (web search, file search, code interpreter, shell, apply-patch, MCP, tool search, …) run on
+//! OpenAI's side or are not calls for the caller to answer; their items and events are
+//! skipped, each type named once at `debug` level.
 
 use std::borrow::Cow;
 
 use messages::{Reasoning, ToolCall};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use crate::assemble::{Chunk, UsageUpdate};
-use crate::http::sse::{EventParser, json};
+use crate::http::sse::{
+    EventParser, MaybeText, Skipped, field, json, lenient_index, nullable_list,
+};
 use crate::openai::error::{ErrorEnvelope, WireError, stream_error};
 use crate::openai::wire::WireUsage;
 use crate::wire_numbers::Lenient;
@@ -17,183 +37,427 @@ const PROVIDER: Provider = Provider::OpenAi;
 /// Joins the parts of a reasoning summary in [`Reasoning::text`].
 const SUMMARY_SEPARATOR: &str = "\n\n";
 
+/// One event, its fields kept as raw JSON until its type says which are read.
 #[derive(Deserialize)]
 struct Event<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
+    #[serde(rename = "type", default, borrow)]
+    kind: MaybeText<'a>,
+    #[serde(default, deserialize_with = "lenient_index")]
     output_index: Option<usize>,
+    #[serde(default, deserialize_with = "lenient_index")]
+    content_index: Option<usize>,
+    #[serde(default, deserialize_with = "lenient_index")]
     summary_index: Option<usize>,
-    #[serde(borrow)]
-    delta: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    arguments: Option<Cow<'a, str>>,
-    item: Option<Item>,
-    response: Option<Response>,
-    #[serde(borrow)]
-    error: Option<WireError<'a>>,
+    #[serde(default, borrow)]
+    delta: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    input: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    text: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    refusal: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    part: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    item: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    response: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
     /// Top-level `code` / `message` of an `error` event (the documented form; some
     /// recordings nest them under `error`).
-    #[serde(borrow)]
-    code: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    message: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    code: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    message: Option<&'a RawValue>,
 }
 
+/// What every item has: its type.
 #[derive(Deserialize)]
-struct Item {
-    #[serde(rename = "type")]
-    kind: String,
-    id: Option<String>,
-    call_id: Option<String>,
-    name: Option<String>,
-    arguments: Option<String>,
-    encrypted_content: Option<String>,
-    #[serde(default)]
-    summary: Vec<TextPart>,
-    #[serde(default)]
-    content: Vec<TextPart>,
+struct ItemHead<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: MaybeText<'a>,
+}
+
+/// The fields of the item types Skein reads (`function_call`, `custom_tool_call`,
+/// `reasoning`, `message`); each type reads its own.
+#[derive(Default, Deserialize)]
+struct Item<'a> {
+    #[serde(default, borrow)]
+    id: MaybeText<'a>,
+    #[serde(default, borrow)]
+    call_id: MaybeText<'a>,
+    #[serde(default, borrow)]
+    name: MaybeText<'a>,
+    #[serde(default, borrow)]
+    arguments: MaybeText<'a>,
+    #[serde(default, borrow)]
+    input: MaybeText<'a>,
+    #[serde(default, borrow)]
+    encrypted_content: MaybeText<'a>,
+    #[serde(default, borrow, deserialize_with = "nullable_list")]
+    summary: Vec<TextPart<'a>>,
+    #[serde(default, borrow, deserialize_with = "nullable_list")]
+    content: Vec<TextPart<'a>>,
 }
 
 /// `summary_text`, `reasoning_text`, `output_text` or `refusal` parts.
 #[derive(Deserialize)]
-struct TextPart {
-    #[serde(rename = "type")]
-    kind: String,
-    text: Option<String>,
-    refusal: Option<String>,
+struct TextPart<'a> {
+    #[serde(rename = "type", default, borrow)]
+    kind: MaybeText<'a>,
+    #[serde(default, borrow)]
+    text: MaybeText<'a>,
+    #[serde(default, borrow)]
+    refusal: MaybeText<'a>,
 }
 
+impl<'a> TextPart<'a> {
+    fn text(self) -> Option<Cow<'a, str>> {
+        if self.kind.0.as_deref() == Some("refusal") {
+            self.refusal.0
+        } else {
+            self.text.0
+        }
+    }
+}
+
+/// The kinds of items Skein reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Message,
+    Reasoning,
+    /// `function_call` (arguments) or `custom_tool_call` (input).
+    Call {
+        custom: bool,
+    },
+    Other,
+}
+
+impl Kind {
+    fn of(kind: Option<&str>) -> Kind {
+        match kind {
+            Some("message") => Kind::Message,
+            Some("reasoning") => Kind::Reasoning,
+            Some("function_call") => Kind::Call { custom: false },
+            Some("custom_tool_call") => Kind::Call { custom: true },
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// A part of an item: whether deltas came for it, and (reasoning) its text so far.
+#[derive(Debug, Default)]
+struct Part {
+    /// `true` for a reasoning item's summary part, `false` for a content part.
+    summary: bool,
+    index: usize,
+    streamed: Option<String>,
+    final_text: Option<String>,
+    /// A message part whose text reached the answer.
+    shown: bool,
+}
+
+/// An output item, keyed by `output_index`.
+#[derive(Debug)]
+struct ItemState {
+    key: usize,
+    kind: Kind,
+    /// A call the assembler was told about.
+    announced: bool,
+    parts: Vec<Part>,
+}
+
+impl ItemState {
+    fn part(&mut self, summary: bool, index: usize) -> &mut Part {
+        let position = match self
+            .parts
+            .iter()
+            .position(|p| p.summary == summary && p.index == index)
+        {
+            Some(position) => position,
+            None => {
+                self.parts.push(Part {
+                    summary,
+                    index,
+                    ..Part::default()
+                });
+                self.parts.len() - 1
+            }
+        };
+        &mut self.parts[position]
+    }
+
+    /// A reasoning item's text: its summary parts (streamed, else finished text) joined, or
+    /// its content parts when it has no summary.
+    fn reasoning_text(&mut self) -> String {
+        let summary = self.parts.iter().any(|p| p.summary);
+        self.parts.sort_by_key(|p| (p.summary, p.index));
+        let texts: Vec<&str> = self
+            .parts
+            .iter()
+            .filter(|p| p.summary == summary)
+            .map(|p| {
+                p.streamed
+                    .as_deref()
+                    .or(p.final_text.as_deref())
+                    .unwrap_or_default()
+            })
+            .collect();
+        texts.join(SUMMARY_SEPARATOR)
+    }
+}
+
+/// Most output items one answer may have (a key per item, never a size).
+const MAX_ITEMS: usize = crate::MAX_OPEN_BLOCKS;
+
 #[derive(Deserialize)]
-struct Response {
-    id: Option<String>,
-    model: Option<String>,
-    status: Option<String>,
-    #[serde(default)]
-    output: Vec<Item>,
+struct ResponseHead<'a> {
+    #[serde(default, borrow)]
+    id: MaybeText<'a>,
+    #[serde(default, borrow)]
+    model: MaybeText<'a>,
+}
+
+/// The fields of a finished response the stream reads.
+#[derive(Deserialize)]
+struct ResponseTail<'a> {
+    #[serde(default, borrow)]
+    status: MaybeText<'a>,
     #[serde(default)]
     usage: Lenient<WireUsage>,
-    incomplete_details: Option<IncompleteDetails>,
-    error: Option<ResponseError>,
+    #[serde(default, borrow)]
+    incomplete_details: Option<IncompleteDetails<'a>>,
+    #[serde(default, borrow)]
+    error: Option<ResponseError<'a>>,
 }
 
 #[derive(Deserialize)]
-struct IncompleteDetails {
-    reason: Option<String>,
+struct IncompleteDetails<'a> {
+    #[serde(default, borrow)]
+    reason: MaybeText<'a>,
 }
 
 #[derive(Deserialize)]
-struct ResponseError {
-    code: Option<String>,
-    message: Option<String>,
+struct ResponseError<'a> {
+    #[serde(default, borrow)]
+    code: MaybeText<'a>,
+    #[serde(rename = "type", default, borrow)]
+    kind: MaybeText<'a>,
+    #[serde(default, borrow)]
+    message: MaybeText<'a>,
+}
+
+impl ResponseError<'_> {
+    /// The same error as an `error` event with this code would be: whether a retry may help
+    /// depends on the code, not on which event reported it.
+    fn into_error(self) -> ProviderError {
+        let message = self
+            .message
+            .0
+            .unwrap_or(Cow::Borrowed("the response failed"));
+        stream_error(WireError::Object {
+            message: Some(message),
+            kind: self.kind.0,
+            code: self.code.0.map(Cow::into_owned),
+        })
+    }
 }
 
 /// Parses the events of a Responses stream (`response.completed` ends it).
 #[derive(Debug, Default)]
-pub(in crate::openai) struct ResponsesStreamParser {
+pub(crate) struct ResponsesStreamParser {
     started: bool,
+    items: Vec<ItemState>,
+    skipped: Skipped,
 }
 
 impl EventParser for ResponsesStreamParser {
     fn parse(
         &mut self,
-        _event: &str,
+        sse_event: &str,
         data: &str,
         out: &mut Vec<Chunk>,
     ) -> Result<(), ProviderError> {
         let event: Event<'_> = json(PROVIDER, data)?;
-        let key = event.output_index.unwrap_or(0);
-        match event.kind.as_ref() {
+        let kind = event.kind.0.as_deref().unwrap_or(sse_event);
+        match kind {
             "response.created" | "response.in_progress" | "response.queued" => {
-                if let (false, Some(response)) = (self.started, event.response) {
+                if let (false, Some(raw)) = (self.started, event.response) {
+                    let head: ResponseHead<'_> = field(PROVIDER, kind, "response", raw)?;
                     self.started = true;
                     out.push(Chunk::Started {
-                        id: response.id,
-                        model: response.model,
+                        id: head.id.0.map(Cow::into_owned),
+                        model: head.model.0.map(Cow::into_owned),
                     });
                 }
             }
-            "response.output_item.added" => match event.item {
-                Some(item) if item.kind == "function_call" => out.push(Chunk::ToolCallStart {
-                    key,
-                    id: item.call_id.unwrap_or_default(),
-                    name: item.name.unwrap_or_default(),
-                    reasoning: None,
-                }),
-                Some(item) if item.kind == "reasoning" => out.push(Chunk::ReasoningSet {
-                    key,
-                    fields: Reasoning {
-                        id: item.id,
-                        ..Default::default()
-                    },
-                }),
-                _ => {}
-            },
-            "response.output_text.delta" | "response.refusal.delta" => {
-                if let Some(delta) = event.delta {
-                    out.push(Chunk::Text(delta.into_owned()));
+            "response.output_item.added" => {
+                let key = event.output_index.unwrap_or(self.items.len());
+                if let Some(raw) = event.item {
+                    self.item_added(kind, key, raw, out)?;
                 }
             }
-            "response.function_call_arguments.delta" => {
-                if let Some(delta) = event.delta {
+            "response.output_item.done" => {
+                let key = event.output_index.unwrap_or(self.items.len());
+                if let Some(raw) = event.item {
+                    self.item_done(kind, key, raw, out)?;
+                }
+            }
+            "response.content_part.added" | "response.reasoning_summary_part.added" => {
+                let summary = kind == "response.reasoning_summary_part.added";
+                let index = if summary {
+                    event.summary_index
+                } else {
+                    event.content_index
+                };
+                if let Some(item) = self.item(event.output_index) {
+                    let key = item.key;
+                    let index = index.unwrap_or(0);
+                    let reasoning = item.kind == Kind::Reasoning;
+                    let fresh = !item.parts.iter().any(|p| p.summary == summary);
+                    item.part(summary, index);
+                    // Summary parts are shown joined as they will be kept.
+                    if summary && reasoning && !fresh {
+                        out.push(Chunk::ReasoningDelta {
+                            key,
+                            text: SUMMARY_SEPARATOR.into(),
+                        });
+                    }
+                }
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                let Some(delta) = self.text_field(kind, "delta", event.delta)? else {
+                    return Ok(());
+                };
+                if let Some(item) = self.item(event.output_index) {
+                    let part = item.part(false, event.content_index.unwrap_or(0));
+                    part.streamed.get_or_insert_with(String::new);
+                    part.shown = true;
+                }
+                out.push(Chunk::Text(delta.into_owned()));
+            }
+            "response.output_text.done" | "response.refusal.done" => {
+                let (name, raw) = if kind == "response.refusal.done" {
+                    ("refusal", event.refusal)
+                } else {
+                    ("text", event.text)
+                };
+                if let Some(text) = self.text_field(kind, name, raw)? {
+                    self.message_part_done(event.output_index, event.content_index, text, out);
+                }
+            }
+            "response.content_part.done" | "response.reasoning_summary_part.done" => {
+                let summary = kind == "response.reasoning_summary_part.done";
+                let Some(raw) = event.part else {
+                    return Ok(());
+                };
+                let Some(text) = field::<TextPart<'_>>(PROVIDER, kind, "part", raw)?.text() else {
+                    return Ok(());
+                };
+                if summary {
+                    let index = event.summary_index.unwrap_or(0);
+                    if let Some(item) = self.item(event.output_index) {
+                        item.part(true, index)
+                            .final_text
+                            .get_or_insert_with(|| text.into_owned());
+                    }
+                } else {
+                    self.message_part_done(event.output_index, event.content_index, text, out);
+                }
+            }
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                let summary = kind == "response.reasoning_summary_text.delta";
+                let Some(delta) = self.text_field(kind, "delta", event.delta)? else {
+                    return Ok(());
+                };
+                let index = if summary {
+                    event.summary_index
+                } else {
+                    event.content_index
+                };
+                let key = match self.item(event.output_index) {
+                    Some(item) => {
+                        item.part(summary, index.unwrap_or(0))
+                            .streamed
+                            .get_or_insert_with(String::new)
+                            .push_str(&delta);
+                        item.key
+                    }
+                    None => event.output_index.unwrap_or(0),
+                };
+                out.push(Chunk::ReasoningDelta {
+                    key,
+                    text: delta.into_owned(),
+                });
+            }
+            "response.reasoning_summary_text.done" | "response.reasoning_text.done" => {
+                let summary = kind == "response.reasoning_summary_text.done";
+                let index = if summary {
+                    event.summary_index
+                } else {
+                    event.content_index
+                };
+                if let Some(text) = self.text_field(kind, "text", event.text)?
+                    && let Some(item) = self.item(event.output_index)
+                {
+                    item.part(summary, index.unwrap_or(0)).final_text = Some(text.into_owned());
+                }
+            }
+            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
+                if let Some(delta) = self.text_field(kind, "delta", event.delta)? {
+                    let key = self.call_key(event.output_index);
                     out.push(Chunk::ToolCallArgs {
                         key,
                         arguments: delta.into_owned(),
                     });
                 }
             }
-            "response.function_call_arguments.done" => {
-                if let Some(arguments) = event.arguments {
+            "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
+                let (name, raw) = if kind == "response.custom_tool_call_input.done" {
+                    ("input", event.input)
+                } else {
+                    ("arguments", event.arguments)
+                };
+                if let Some(arguments) = self.text_field(kind, name, raw)? {
+                    let key = self.call_key(event.output_index);
                     out.push(Chunk::ToolCallArgsDone {
                         key,
                         arguments: arguments.into_owned(),
                     });
                 }
             }
-            "response.reasoning_summary_part.added" if event.summary_index.unwrap_or(0) > 0 => {
-                out.push(Chunk::ReasoningDelta {
-                    key,
-                    text: SUMMARY_SEPARATOR.into(),
-                });
-            }
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if let Some(delta) = event.delta {
-                    out.push(Chunk::ReasoningDelta {
-                        key,
-                        text: delta.into_owned(),
-                    });
-                }
-            }
-            "response.output_item.done" => {
-                if let Some(item) = event.item {
-                    item_done(key, item, out);
-                }
-            }
             "response.completed" | "response.incomplete" => {
-                if let Some(response) = event.response {
-                    finish(response, out);
+                if let Some(raw) = event.response {
+                    let tail: ResponseTail<'_> = field(PROVIDER, kind, "response", raw)?;
+                    finish(kind == "response.incomplete", tail, out);
                 }
                 out.push(Chunk::Done);
             }
             "response.failed" => {
-                let error = event.response.and_then(|r| r.error);
-                return Err(ProviderError::Stream {
-                    provider: PROVIDER,
-                    error_type: error.as_ref().and_then(|e| e.code.clone()),
-                    message: error
-                        .and_then(|e| e.message)
-                        .unwrap_or_else(|| "the response failed".into()),
-                    retryable: false,
+                let error = event
+                    .response
+                    .and_then(|raw| serde_json::from_str::<ResponseTail<'_>>(raw.get()).ok())
+                    .and_then(|tail| tail.error);
+                return Err(match error {
+                    Some(error) => error.into_error(),
+                    None => stream_error(WireError::Text("the response failed".into())),
                 });
             }
             "error" => {
-                let error = event.error.unwrap_or(WireError::Object {
-                    message: event.message,
+                let nested = event
+                    .error
+                    .and_then(|raw| serde_json::from_str::<WireError<'_>>(raw.get()).ok());
+                let error = nested.unwrap_or_else(|| WireError::Object {
+                    message: raw_text(event.message),
                     kind: None,
-                    code: event.code.map(Cow::into_owned),
+                    code: raw_text(event.code).map(Cow::into_owned),
                 });
                 return Err(stream_error(error));
             }
-            _ => {}
+            other => self.skipped.note(PROVIDER, "event", other),
         }
         Ok(())
     }
@@ -203,111 +467,325 @@ impl EventParser for ResponsesStreamParser {
     const MISSING_END: &'static str = "no response.completed event before the stream ended";
 }
 
-/// A finished output item: the authoritative arguments, reasoning summary and encrypted
-/// content (the encrypted token differs between `added` and `done`; `done`'s is the one to
-/// send back).
-fn item_done(key: usize, item: Item, out: &mut Vec<Chunk>) {
-    match item.kind.as_str() {
-        "function_call" => {
-            if let Some(arguments) = item.arguments {
-                out.push(Chunk::ToolCallArgsDone { key, arguments });
+impl ResponsesStreamParser {
+    /// A text field the event type is read for: `None` when absent or `null`.
+    fn text_field<'a>(
+        &self,
+        kind: &str,
+        name: &str,
+        raw: Option<&'a RawValue>,
+    ) -> Result<Option<Cow<'a, str>>, ProviderError> {
+        match raw {
+            Some(raw) => field::<Option<Cow<'a, str>>>(PROVIDER, kind, name, raw),
+            None => Ok(None),
+        }
+    }
+
+    /// The item an event is about: the one at `output_index`, else the last one.
+    fn item(&mut self, output_index: Option<usize>) -> Option<&mut ItemState> {
+        match output_index {
+            Some(key) => self.items.iter_mut().find(|item| item.key == key),
+            None => self.items.last_mut(),
+        }
+    }
+
+    /// The item at `key`, recorded if new (`None` past [`MAX_ITEMS`]).
+    fn track(&mut self, key: usize, kind: Kind) -> Option<&mut ItemState> {
+        let position = match self.items.iter().position(|item| item.key == key) {
+            Some(position) => {
+                self.items[position].kind = kind;
+                position
             }
-            out.push(Chunk::ToolCallEnd { key });
+            None if self.items.len() < MAX_ITEMS => {
+                self.items.push(ItemState {
+                    key,
+                    kind,
+                    announced: false,
+                    parts: Vec::new(),
+                });
+                self.items.len() - 1
+            }
+            None => return None,
+        };
+        Some(&mut self.items[position])
+    }
+
+    /// The key of the call an arguments event is about. Arguments of an item never
+    /// announced open the call without id or name; `output_item.done` fills them in.
+    fn call_key(&self, output_index: Option<usize>) -> usize {
+        output_index.unwrap_or_else(|| self.items.last().map_or(0, |item| item.key))
+    }
+
+    fn item_added(
+        &mut self,
+        kind_name: &str,
+        key: usize,
+        raw: &RawValue,
+        out: &mut Vec<Chunk>,
+    ) -> Result<(), ProviderError> {
+        let head: ItemHead<'_> = field(PROVIDER, kind_name, "item", raw)?;
+        let kind = Kind::of(head.kind.0.as_deref());
+        match kind {
+            Kind::Call { .. } => {
+                let item: Item<'_> = field(PROVIDER, kind_name, "item", raw)?;
+                if let Some(state) = self.track(key, kind) {
+                    state.announced = true;
+                }
+                out.push(Chunk::ToolCallStart {
+                    key,
+                    id: item.call_id.0.map(Cow::into_owned).unwrap_or_default(),
+                    name: item.name.0.map(Cow::into_owned).unwrap_or_default(),
+                    reasoning: None,
+                });
+            }
+            Kind::Reasoning => {
+                let item: Item<'_> = field(PROVIDER, kind_name, "item", raw)?;
+                self.track(key, kind);
+                out.push(Chunk::ReasoningSet {
+                    key,
+                    fields: Reasoning {
+                        id: item.id.non_empty().map(Cow::into_owned),
+                        ..Default::default()
+                    },
+                });
+            }
+            Kind::Message => {
+                self.track(key, kind);
+            }
+            Kind::Other => {
+                self.track(key, kind);
+                self.skipped.note(
+                    PROVIDER,
+                    "output item",
+                    head.kind.0.as_deref().unwrap_or("(untyped)"),
+                );
+            }
         }
-        "reasoning" => {
-            out.push(Chunk::ReasoningSet {
-                key,
-                fields: reasoning(item),
-            });
-            out.push(Chunk::ReasoningEnd { key });
+        Ok(())
+    }
+
+    /// A finished output item: the authoritative arguments, reasoning summary and encrypted
+    /// content (the encrypted token differs between `added` and `done`; `done`'s is the one to
+    /// send back), and message text that no delta brought.
+    fn item_done(
+        &mut self,
+        kind_name: &str,
+        key: usize,
+        raw: &RawValue,
+        out: &mut Vec<Chunk>,
+    ) -> Result<(), ProviderError> {
+        let head: ItemHead<'_> = field(PROVIDER, kind_name, "item", raw)?;
+        let kind = Kind::of(head.kind.0.as_deref());
+        match kind {
+            Kind::Call { custom } => {
+                let item: Item<'_> = field(PROVIDER, kind_name, "item", raw)?;
+                let announced = self.track(key, kind).is_some_and(|state| state.announced);
+                if !announced {
+                    out.push(Chunk::ToolCallStart {
+                        key,
+                        id: item
+                            .call_id
+                            .0
+                            .clone()
+                            .map(Cow::into_owned)
+                            .unwrap_or_default(),
+                        name: item.name.0.clone().map(Cow::into_owned).unwrap_or_default(),
+                        reasoning: None,
+                    });
+                }
+                let arguments = if custom { item.input } else { item.arguments };
+                if let Some(arguments) = arguments.0 {
+                    out.push(Chunk::ToolCallArgsDone {
+                        key,
+                        arguments: arguments.into_owned(),
+                    });
+                }
+                out.push(Chunk::ToolCallEnd { key });
+            }
+            Kind::Reasoning => {
+                let item: Item<'_> = field(PROVIDER, kind_name, "item", raw)?;
+                let id = item.id.clone().non_empty().map(Cow::into_owned);
+                let encrypted = item
+                    .encrypted_content
+                    .clone()
+                    .non_empty()
+                    .map(Cow::into_owned);
+                let text = match self.track(key, kind) {
+                    Some(state) => {
+                        for (summary, parts) in [(true, item.summary), (false, item.content)] {
+                            for (index, part) in parts.into_iter().enumerate() {
+                                if let Some(text) = part.text() {
+                                    state
+                                        .part(summary, index)
+                                        .final_text
+                                        .get_or_insert_with(|| text.into_owned());
+                                }
+                            }
+                        }
+                        state.reasoning_text()
+                    }
+                    None => reasoning_text(item.summary, item.content),
+                };
+                out.push(Chunk::ReasoningSet {
+                    key,
+                    fields: Reasoning {
+                        id,
+                        text,
+                        signature: None,
+                        encrypted,
+                    },
+                });
+                out.push(Chunk::ReasoningEnd { key });
+            }
+            Kind::Message => {
+                let item: Item<'_> = field(PROVIDER, kind_name, "item", raw)?;
+                self.track(key, kind);
+                for (index, part) in item.content.into_iter().enumerate() {
+                    if let Some(text) = part.text() {
+                        self.message_part_done(Some(key), Some(index), text, out);
+                    }
+                }
+            }
+            Kind::Other => {
+                self.skipped.note(
+                    PROVIDER,
+                    "output item",
+                    head.kind.0.as_deref().unwrap_or("(untyped)"),
+                );
+            }
         }
-        _ => {}
+        Ok(())
+    }
+
+    /// The finished text of a message part: shown if no delta showed the part.
+    fn message_part_done(
+        &mut self,
+        output_index: Option<usize>,
+        content_index: Option<usize>,
+        text: Cow<'_, str>,
+        out: &mut Vec<Chunk>,
+    ) {
+        let Some(item) = self.item(output_index) else {
+            return;
+        };
+        let part = item.part(false, content_index.unwrap_or(0));
+        if !part.shown {
+            part.shown = true;
+            out.push(Chunk::Text(text.into_owned()));
+        }
     }
 }
 
-fn reasoning(item: Item) -> Reasoning {
-    let parts = if item.summary.is_empty() {
-        item.content
-    } else {
-        item.summary
-    };
-    let text: Vec<String> = parts.into_iter().filter_map(|part| part.text).collect();
-    Reasoning {
-        id: item.id,
-        text: text.join(SUMMARY_SEPARATOR),
-        signature: None,
-        encrypted: item.encrypted_content,
-    }
+/// A top-level string field of an event kept raw, leniently.
+fn raw_text(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
+    raw.and_then(|raw| serde_json::from_str::<MaybeText<'_>>(raw.get()).ok())
+        .and_then(|text| text.0)
 }
 
-fn finish(response: Response, out: &mut Vec<Chunk>) {
+/// The text of a reasoning item read whole: summary parts joined, or the content parts when
+/// there is no summary.
+fn reasoning_text(summary: Vec<TextPart<'_>>, content: Vec<TextPart<'_>>) -> String {
+    let parts = if summary.is_empty() { content } else { summary };
+    let texts: Vec<Cow<'_, str>> = parts
+        .into_iter()
+        .map(|part| part.text().unwrap_or_default())
+        .collect();
+    texts.join(SUMMARY_SEPARATOR)
+}
+
+fn finish(incomplete: bool, response: ResponseTail<'_>, out: &mut Vec<Chunk>) {
     if let Some(usage) = response.usage.0 {
         out.push(Chunk::Usage(UsageUpdate::from(usage)));
     }
-    let reason = match response.status.as_deref() {
-        Some("incomplete") => match response
+    let reason = if incomplete || response.status.0.as_deref() == Some("incomplete") {
+        match response
             .incomplete_details
-            .and_then(|d| d.reason)
+            .and_then(|d| d.reason.non_empty())
             .as_deref()
         {
             Some("max_output_tokens") => FinishReason::Length,
             Some("content_filter") => FinishReason::ContentFilter,
             Some(other) => FinishReason::Other(other.to_owned()),
             None => FinishReason::Other("incomplete".into()),
-        },
-        _ => FinishReason::Stop,
+        }
+    } else {
+        FinishReason::Stop
     };
     out.push(Chunk::Finish(reason));
 }
 
+/// A non-streamed Responses object.
+#[derive(Deserialize)]
+struct Response<'a> {
+    #[serde(default, borrow)]
+    id: MaybeText<'a>,
+    #[serde(default, borrow)]
+    model: MaybeText<'a>,
+    #[serde(default, borrow, deserialize_with = "nullable_list")]
+    output: Vec<&'a RawValue>,
+}
+
 /// A non-streamed Responses object as chunks, in the order a stream would give them.
-pub(in crate::openai) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+pub(crate) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
     if let Ok(envelope) = serde_json::from_str::<ErrorEnvelope<'_>>(body) {
         return Err(stream_error(envelope.error));
     }
-    let mut response: Response = json(PROVIDER, body)?;
-    let mut out = vec![Chunk::Started {
-        id: response.id.take(),
-        model: response.model.take(),
-    }];
-    if let (Some("failed"), Some(error)) = (response.status.as_deref(), response.error.take()) {
-        return Err(ProviderError::Stream {
-            provider: PROVIDER,
-            error_type: error.code,
-            message: error
-                .message
-                .unwrap_or_else(|| "the response failed".into()),
-            retryable: false,
+    let response: Response<'_> = json(PROVIDER, body)?;
+    let tail: ResponseTail<'_> = json(PROVIDER, body)?;
+    if tail.status.0.as_deref() == Some("failed") {
+        return Err(match tail.error {
+            Some(error) => error.into_error(),
+            None => stream_error(WireError::Text("the response failed".into())),
         });
     }
-    for (key, item) in std::mem::take(&mut response.output).into_iter().enumerate() {
-        match item.kind.as_str() {
-            "reasoning" => {
-                out.push(Chunk::ReasoningSet {
-                    key,
-                    fields: reasoning(item),
-                });
+    let mut out = vec![Chunk::Started {
+        id: response.id.0.map(Cow::into_owned),
+        model: response.model.0.map(Cow::into_owned),
+    }];
+    let mut skipped = Skipped::default();
+    for (key, raw) in response.output.into_iter().enumerate() {
+        let head: ItemHead<'_> = field(PROVIDER, "response", "output", raw)?;
+        let kind = Kind::of(head.kind.0.as_deref());
+        if kind == Kind::Other {
+            skipped.note(
+                PROVIDER,
+                "output item",
+                head.kind.0.as_deref().unwrap_or("(untyped)"),
+            );
+            continue;
+        }
+        let item: Item<'_> = field(PROVIDER, "response", "output", raw)?;
+        match kind {
+            Kind::Reasoning => {
+                let fields = Reasoning {
+                    id: item.id.non_empty().map(Cow::into_owned),
+                    signature: None,
+                    encrypted: item.encrypted_content.non_empty().map(Cow::into_owned),
+                    text: reasoning_text(item.summary, item.content),
+                };
+                out.push(Chunk::ReasoningSet { key, fields });
                 out.push(Chunk::ReasoningEnd { key });
             }
-            "message" => {
-                for part in item.content {
-                    let text = if part.kind == "refusal" {
-                        part.refusal
-                    } else {
-                        part.text
-                    };
-                    out.extend(text.map(Chunk::Text));
-                }
+            Kind::Message => {
+                out.extend(
+                    item.content
+                        .into_iter()
+                        .filter_map(TextPart::text)
+                        .map(|text| Chunk::Text(text.into_owned())),
+                );
             }
-            "function_call" => out.push(Chunk::ToolCall(ToolCall::new(
-                item.call_id.unwrap_or_default(),
-                item.name.unwrap_or_default(),
-                item.arguments.unwrap_or_default(),
-            ))),
-            _ => {}
+            Kind::Call { custom } => {
+                let arguments = if custom { item.input } else { item.arguments };
+                out.push(Chunk::ToolCall(ToolCall::new(
+                    item.call_id.0.map(Cow::into_owned).unwrap_or_default(),
+                    item.name.0.map(Cow::into_owned).unwrap_or_default(),
+                    arguments.0.map(Cow::into_owned).unwrap_or_default(),
+                )));
+            }
+            Kind::Other => {}
         }
     }
-    finish(response, &mut out);
+    finish(false, tail, &mut out);
     out.push(Chunk::Done);
     Ok(out)
 }
