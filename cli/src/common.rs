@@ -356,6 +356,7 @@ pub(crate) fn own_host(provider: Provider) -> &'static str {
         Provider::OpenAi => providers::openai::DEFAULT_BASE_URL,
         Provider::Anthropic => providers::anthropic::DEFAULT_BASE_URL,
         Provider::Google => providers::gemini::DEFAULT_BASE_URL,
+        Provider::OpenRouter => providers::openrouter::DEFAULT_BASE_URL,
     };
     let rest = url.strip_prefix("https://").unwrap_or(url);
     rest.split('/').next().unwrap_or(rest)

@@ -19,15 +19,21 @@ pub enum Provider {
     Anthropic,
     /// Google Gemini (`google` in configuration files).
     Google,
+    /// OpenRouter: the OpenAI Chat protocol with its own reasoning controls, reasoning
+    /// details and error codes (`openrouter`; model ids name the vendor, `openai/gpt-4o`).
+    #[serde(rename = "openrouter")]
+    OpenRouter,
 }
 
 impl Provider {
-    /// The protocol's name in configuration files: `openai`, `anthropic` or `google`.
+    /// The protocol's name in configuration files: `openai`, `anthropic`, `google` or
+    /// `openrouter`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Provider::OpenAi => "openai",
             Provider::Anthropic => "anthropic",
             Provider::Google => "google",
+            Provider::OpenRouter => "openrouter",
         }
     }
 
@@ -37,6 +43,7 @@ impl Provider {
             Provider::OpenAi => "OPENAI_API_KEY",
             Provider::Anthropic => "ANTHROPIC_API_KEY",
             Provider::Google => "GEMINI_API_KEY",
+            Provider::OpenRouter => "OPENROUTER_API_KEY",
         }
     }
 
@@ -46,6 +53,8 @@ impl Provider {
             Provider::OpenAi => "openai",
             Provider::Anthropic => "anthropic",
             Provider::Google => "gemini",
+            // OpenRouter speaks the OpenAI Chat protocol: its adapter builds on that one.
+            Provider::OpenRouter => "openai",
         }
     }
 }
@@ -118,6 +127,7 @@ const PROVIDER_ALIASES: &[(&str, Provider)] = &[
     ("claude", Provider::Anthropic),
     ("google", Provider::Google),
     ("gemini", Provider::Google),
+    ("openrouter", Provider::OpenRouter),
 ];
 
 /// Model-id prefixes, checked when the type gives no answer.
@@ -146,6 +156,7 @@ const PROVIDER_PREFIXES: &[(&str, Provider)] = &[
 /// assert_eq!(detect_provider(None, "gemini-2.0-flash"), Provider::Google);
 /// assert_eq!(detect_provider(Some("openai"), "claude-sonnet-4"), Provider::OpenAi);
 /// assert_eq!(detect_provider(None, "deepseek-reasoner"), Provider::OpenAi);
+/// assert_eq!(detect_provider(Some("openrouter"), "anthropic/claude-sonnet-4.5"), Provider::OpenRouter);
 /// ```
 pub fn detect_provider(model_type: Option<&str>, model_id: &str) -> Provider {
     if let Some(model_type) = model_type {
@@ -174,7 +185,8 @@ pub struct ModelConfig {
     /// The provider's model id, e.g. `gpt-4o`, `claude-sonnet-4-5`, `gemini-2.5-flash`; `echo`
     /// selects the debug model (feature `testing`).
     pub model_id: String,
-    /// The model type (provider alias): `openai`/`gpt`, `anthropic`/`claude`, `google`/`gemini`.
+    /// The model type (provider alias): `openai`/`gpt`, `anthropic`/`claude`, `google`/`gemini`,
+    /// `openrouter`.
     pub model: Option<String>,
     /// The API key. May be omitted (or a dummy) when `base_url` points at a proxy.
     pub api_key: Option<String>,

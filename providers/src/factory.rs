@@ -77,6 +77,8 @@ fn adapter(config: &ModelConfig) -> Result<Box<dyn ChatModel>, ProviderError> {
     match provider {
         #[cfg(feature = "openai")]
         crate::Provider::OpenAi => crate::openai::from_config(config, info),
+        #[cfg(feature = "openai")]
+        crate::Provider::OpenRouter => crate::openrouter::from_config(config, info),
         #[cfg(feature = "anthropic")]
         crate::Provider::Anthropic => crate::anthropic::from_config(config, info),
         #[cfg(feature = "gemini")]

@@ -82,6 +82,8 @@ pub mod anthropic;
 pub mod gemini;
 #[cfg(feature = "openai")]
 pub mod openai;
+#[cfg(feature = "openai")]
+pub mod openrouter;
 
 #[cfg(feature = "testing")]
 pub mod testing;

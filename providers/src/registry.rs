@@ -146,6 +146,9 @@ impl ModelInfo {
     /// assert!(!ModelInfo::lookup(Provider::OpenAi, "my-local-llama").known);
     /// ```
     pub fn lookup(provider: Provider, model_id: &str) -> ModelInfo {
+        if provider == Provider::OpenRouter {
+            return openrouter(model_id);
+        }
         let id = model_id.trim().to_ascii_lowercase();
         let row = MODELS
             .iter()
@@ -184,6 +187,30 @@ impl ModelInfo {
             .iter()
             .map(|row| ModelInfo::lookup(row.provider, row.name))
     }
+}
+
+/// An OpenRouter model (`vendor/model`): the vendor's figures for the model, served by
+/// OpenRouter.
+fn openrouter(model_id: &str) -> ModelInfo {
+    let found = openrouter_vendor(model_id).map(|(vendor, model)| ModelInfo::lookup(vendor, model));
+    ModelInfo {
+        id: model_id.to_owned(),
+        provider: Provider::OpenRouter,
+        ..found.unwrap_or_else(|| ModelInfo::unknown(Provider::OpenRouter, model_id))
+    }
+}
+
+/// The protocol whose registry rows describe an OpenRouter model (`vendor/model`), and the
+/// model's id there.
+fn openrouter_vendor(model_id: &str) -> Option<(Provider, &str)> {
+    let (vendor, model) = model_id.trim().split_once('/')?;
+    let vendor = match vendor.to_ascii_lowercase().as_str() {
+        "openai" | "deepseek" => OpenAi,
+        "anthropic" => Anthropic,
+        "google" => Google,
+        _ => return None,
+    };
+    Some((vendor, model))
 }
 
 /// Whether `id` is `name` or continues it after a non-alphanumeric character.

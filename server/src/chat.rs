@@ -285,7 +285,8 @@ fn thinking(info: &ModelInfo, max_tokens: Option<u32>) -> Result<Thinking, RunEr
         });
     }
     Ok(match info.provider {
-        Provider::OpenAi => Thinking::Effort(ReasoningEffort::High),
+        // OpenRouter translates an effort into whatever the serving model takes.
+        Provider::OpenAi | Provider::OpenRouter => Thinking::Effort(ReasoningEffort::High),
         Provider::Anthropic | Provider::Google => {
             let output = max_tokens.unwrap_or(info.max_output_tokens);
             Thinking::Budget((output / 2).clamp(MIN_THINKING_BUDGET, MAX_THINKING_BUDGET))

@@ -153,6 +153,9 @@ pub struct ProviderBaseUrls {
     /// Gemini (`…/v1beta`).
     #[serde(default)]
     pub google: Option<String>,
+    /// OpenRouter (`…/api/v1`).
+    #[serde(default)]
+    pub openrouter: Option<String>,
 }
 
 impl ProviderBaseUrls {
@@ -162,6 +165,7 @@ impl ProviderBaseUrls {
             providers::Provider::OpenAi => self.openai.as_deref(),
             providers::Provider::Anthropic => self.anthropic.as_deref(),
             providers::Provider::Google => self.google.as_deref(),
+            providers::Provider::OpenRouter => self.openrouter.as_deref(),
         }
     }
 }

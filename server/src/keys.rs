@@ -7,19 +7,16 @@ use providers::Provider;
 use crate::schema::Secret;
 
 /// Environment variables the keys are read from, per provider.
-pub const KEY_VARIABLES: [(Provider, &str); 3] = [
+pub const KEY_VARIABLES: [(Provider, &str); 4] = [
     (Provider::OpenAi, key_variable(Provider::OpenAi)),
     (Provider::Anthropic, key_variable(Provider::Anthropic)),
     (Provider::Google, key_variable(Provider::Google)),
+    (Provider::OpenRouter, key_variable(Provider::OpenRouter)),
 ];
 
 /// The environment variable holding `provider`'s key.
 pub const fn key_variable(provider: Provider) -> &'static str {
-    match provider {
-        Provider::OpenAi => "OPENAI_API_KEY",
-        Provider::Anthropic => "ANTHROPIC_API_KEY",
-        Provider::Google => "GEMINI_API_KEY",
-    }
+    provider.key_env_var()
 }
 
 /// API keys per provider. `Debug` says which are set, never what they are.
@@ -28,11 +25,12 @@ pub struct ProviderKeys {
     openai: Option<Secret>,
     anthropic: Option<Secret>,
     google: Option<Secret>,
+    openrouter: Option<Secret>,
 }
 
 impl ProviderKeys {
-    /// The keys in `OPENAI_API_KEY`, `ANTHROPIC_API_KEY` and `GEMINI_API_KEY` (empty values
-    /// count as unset).
+    /// The keys in `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` and
+    /// `OPENROUTER_API_KEY` (empty values count as unset).
     pub fn from_env() -> Self {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
@@ -59,6 +57,7 @@ impl ProviderKeys {
             Provider::OpenAi => self.openai.as_ref(),
             Provider::Anthropic => self.anthropic.as_ref(),
             Provider::Google => self.google.as_ref(),
+            Provider::OpenRouter => self.openrouter.as_ref(),
         }
     }
 
@@ -74,6 +73,7 @@ impl ProviderKeys {
             Provider::OpenAi => &mut self.openai,
             Provider::Anthropic => &mut self.anthropic,
             Provider::Google => &mut self.google,
+            Provider::OpenRouter => &mut self.openrouter,
         }
     }
 }

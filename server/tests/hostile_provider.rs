@@ -97,6 +97,7 @@ async fn server(provider: &str, store: &str) -> TestServer {
             openai: Some(format!("http://{provider}/v1")),
             anthropic: Some(format!("http://{provider}")),
             google: Some(format!("http://{provider}/v1beta")),
+            openrouter: Some(format!("http://{provider}/api/v1")),
         },
         ..ServerConfig::default()
     })

@@ -173,7 +173,7 @@ pub(crate) fn chain_tokens(chain: &ChainAst, counter: &TokenCounter) -> usize {
 /// Tool-call ids of the summary pair in the shape of the provider's own ids.
 fn id_template(provider: Provider) -> IdTemplate {
     IdTemplate::new(match provider {
-        Provider::OpenAi => "call_{r:24:b}",
+        Provider::OpenAi | Provider::OpenRouter => "call_{r:24:b}",
         Provider::Anthropic => "toolu_{r:24:b}",
         Provider::Google => "{r:8:x}",
     })

@@ -66,7 +66,7 @@ fn is_quota(kind: Option<&str>, code: Option<&str>) -> bool {
 }
 
 /// Reads an OpenAI (or compatible) HTTP error response.
-pub(super) fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
+pub(crate) fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
     let envelope: Option<ErrorEnvelope<'_>> = serde_json::from_slice(failure.body).ok();
     let (error_type, code, message) = envelope.map(|e| e.error.parts()).unwrap_or_default();
     let quota = is_quota(error_type.as_deref(), code.as_deref());

@@ -13,10 +13,10 @@
 //! `decode_chat_stream` and `decode_responses_stream` decode a recorded stream body
 //! without HTTP (replaying recordings, benchmarks, fuzzing).
 
-mod error;
-mod request;
+pub(crate) mod error;
+pub(crate) mod request;
 mod responses;
-mod stream;
+pub(crate) mod stream;
 mod wire;
 
 use futures::Stream;
@@ -85,7 +85,7 @@ pub(crate) fn from_config(
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
     let key = config.api_key_or_dummy()?;
     let auth = [("authorization", format!("Bearer {key}"))];
-    let endpoint = Endpoint::new(config, &info);
+    let endpoint = Endpoint::new(config, &info, DEFAULT_BASE_URL);
     match config.api_format.unwrap_or_default() {
         ApiFormat::Chat => HttpModel::boxed(config, info, ChatCompletions(endpoint), &auth),
         ApiFormat::Responses => HttpModel::boxed(config, info, Responses(endpoint), &auth),
@@ -101,15 +101,22 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
-    pub(crate) fn new(config: &ModelConfig, info: &ModelInfo) -> Self {
+    /// The endpoint of `config`, at `default_base_url` unless the configuration names one.
+    pub(crate) fn new(config: &ModelConfig, info: &ModelInfo, default_base_url: &str) -> Self {
         Endpoint {
-            base_url: config.base_url_or(DEFAULT_BASE_URL),
+            base_url: config.base_url_or(default_base_url),
             info: info.clone(),
             max_tokens: config.max_tokens,
         }
     }
 
-    fn target(&self) -> Target<'_> {
+    /// The base URL, without a trailing slash.
+    pub(crate) fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// What the request builders need to know.
+    pub(crate) fn target(&self) -> Target<'_> {
         Target {
             model: &self.info.id,
             info: &self.info,

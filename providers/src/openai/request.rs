@@ -8,7 +8,7 @@ use super::{Target, common_options};
 use crate::{ChatRequest, ProviderError, ToolChoice};
 
 /// The JSON body for `request`.
-pub(super) fn body(
+pub(crate) fn body(
     target: &Target<'_>,
     request: &ChatRequest,
     stream: bool,

@@ -1,0 +1,97 @@
+//! OpenRouter adapter (`model = "openrouter"`): OpenAI's Chat Completions protocol as
+//! OpenRouter speaks it, one [`WireProtocol`] built on the `openai` adapter's pieces.
+//!
+//! What differs from plain Chat Completions, and where it is handled:
+//!
+//! - `request`: reasoning is asked for with one `reasoning` object (`effort`, or `max_tokens`
+//!   for a thinking budget) whatever model serves the request, instead of
+//!   `reasoning_effort`; the request's `reasoning_details` go back as the model registry's
+//!   replay policy says.
+//! - `stream`: the Chat stream parser, plus OpenRouter's in-stream errors, which carry the
+//!   HTTP status of the upstream failure as a numeric `code` (a `502` mid-stream is worth a
+//!   retry like an HTTP 502 is). Keep-alive comments (`: OPENROUTER PROCESSING`) are SSE
+//!   comments and never reach the parser.
+//! - `error`: the error envelope names the upstream provider in `metadata.provider_name`;
+//!   402 (credits exhausted) is never retried.
+//!
+//! Model ids name the vendor (`anthropic/claude-sonnet-4.5`, `openai/gpt-4o`); the registry
+//! looks the part after the slash up among that vendor's models.
+//!
+//! ```
+//! use providers::{model_from_config, ModelConfig, Provider};
+//!
+//! let config = ModelConfig {
+//!     model: Some("openrouter".into()),
+//!     api_key: Some("sk-or-test".into()),
+//!     ..ModelConfig::new("anthropic/claude-sonnet-4-5")
+//! };
+//! let model = model_from_config(&config)?;
+//! assert_eq!(model.info().provider, Provider::OpenRouter);
+//! assert_eq!(model.info().context_window, 200_000);
+//! # Ok::<(), providers::ProviderError>(())
+//! ```
+
+mod error;
+mod request;
+mod stream;
+
+use futures::Stream;
+
+use crate::assemble::Chunk;
+use crate::http::HttpFailure;
+use crate::openai::Endpoint;
+use crate::protocol::{HttpModel, WireProtocol, decode_recorded};
+use crate::{ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider, ProviderError};
+
+/// The official endpoint; a `base_url` replaces it (`…/api/v1`).
+pub const DEFAULT_BASE_URL: &str = "https://openrouter.ai/api/v1";
+
+/// Chat Completions at OpenRouter.
+#[derive(Debug)]
+struct OpenRouter(Endpoint);
+
+/// Builds the OpenRouter model for `config`.
+pub(crate) fn from_config(
+    config: &ModelConfig,
+    info: ModelInfo,
+) -> Result<Box<dyn ChatModel>, ProviderError> {
+    let key = config.api_key_or_dummy()?;
+    let endpoint = Endpoint::new(config, &info, DEFAULT_BASE_URL);
+    let auth = [("authorization", format!("Bearer {key}"))];
+    HttpModel::boxed(config, info, OpenRouter(endpoint), &auth)
+}
+
+impl WireProtocol for OpenRouter {
+    type Body<'a> = request::Body<'a>;
+    type Parser = stream::StreamParser;
+    const PROVIDER: Provider = Provider::OpenRouter;
+
+    fn url(&self, _stream: bool) -> String {
+        format!("{}/chat/completions", self.0.base_url())
+    }
+
+    fn body<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        stream: bool,
+    ) -> Result<request::Body<'a>, ProviderError> {
+        request::body(&self.0, request, stream)
+    }
+
+    fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+        crate::openai::stream::response_chunks(body).map_err(stream::retryable_by_code)
+    }
+
+    fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
+        error::http_error(failure)
+    }
+}
+
+/// Decodes a recorded OpenRouter SSE body (any chunking) into stream events.
+pub fn decode_stream<S, B>(body: S) -> EventStream
+where
+    S: Stream<Item = B> + Send + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+{
+    decode_recorded::<OpenRouter, _, _>(body)
+}

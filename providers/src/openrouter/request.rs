@@ -1,0 +1,59 @@
+//! OpenRouter request bodies: a Chat Completions body whose reasoning controls are
+//! OpenRouter's one `reasoning` object.
+
+use serde::Serialize;
+
+use crate::openai::Endpoint;
+use crate::{ChatRequest, ProviderError};
+
+/// The Chat body plus `reasoning`.
+#[derive(Debug, Serialize)]
+pub(crate) struct Body<'a> {
+    #[serde(flatten)]
+    chat: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reasoning: Option<Reasoning>,
+    #[serde(skip)]
+    _request: std::marker::PhantomData<&'a ChatRequest>,
+}
+
+/// `{"effort": "high"}` or `{"max_tokens": 2000}`: OpenRouter translates either into what the
+/// serving model takes (an OpenAI effort, an Anthropic or Gemini thinking budget), and
+/// accepts only one of them.
+#[derive(Debug, Serialize)]
+struct Reasoning {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
+}
+
+/// The body for `request`.
+pub(crate) fn body<'a>(
+    endpoint: &'a Endpoint,
+    request: &'a ChatRequest,
+    stream: bool,
+) -> Result<Body<'a>, ProviderError> {
+    let mut chat = crate::openai::request::body(&endpoint.target(), request, stream)?;
+    if let Some(fields) = chat.as_object_mut() {
+        fields.remove("reasoning_effort");
+    }
+    let options = &request.options;
+    // A budget is the more precise of the two when both are set.
+    let reasoning = match (options.thinking_budget, options.reasoning_effort) {
+        (Some(tokens), _) => Some(Reasoning {
+            effort: None,
+            max_tokens: Some(tokens),
+        }),
+        (None, Some(effort)) => Some(Reasoning {
+            effort: Some(effort.as_str()),
+            max_tokens: None,
+        }),
+        (None, None) => None,
+    };
+    Ok(Body {
+        chat,
+        reasoning,
+        _request: std::marker::PhantomData,
+    })
+}
