@@ -6,16 +6,17 @@ use serde::Deserialize;
 
 use super::wire::PROVIDER;
 use crate::ProviderError;
+use crate::http::sse::MaybeText;
 use crate::http::{ErrorDetails, HttpFailure};
 
 /// `{"type": "…", "message": "…"}`, the `error` of the envelope
 /// `{"type": "error", "error": {…}, "request_id": "req_…"}` and of the `error` stream event.
 #[derive(Debug, Default, Deserialize)]
 pub(super) struct WireError<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    message: Option<Cow<'a, str>>,
+    #[serde(rename = "type", default, borrow)]
+    kind: MaybeText<'a>,
+    #[serde(default, borrow)]
+    message: MaybeText<'a>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -44,9 +45,9 @@ pub(super) fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
         None => (WireError::default(), None),
     };
     failure.error(ErrorDetails {
-        error_type: error.kind.map(Cow::into_owned),
+        error_type: error.kind.0.map(Cow::into_owned),
         code: None,
-        message: error.message.map(Cow::into_owned),
+        message: error.message.0.map(Cow::into_owned),
         request_id: request_id.or_else(|| failure.header("request-id")),
         retryable: None,
         retry_after: None,
@@ -56,13 +57,14 @@ pub(super) fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
 /// An error the API reported inside a stream (or in a 200 body).
 pub(super) fn stream_error(error: Option<WireError<'_>>) -> ProviderError {
     let error = error.unwrap_or_default();
-    let kind = error.kind.map(Cow::into_owned);
+    let kind = error.kind.0.map(Cow::into_owned);
     ProviderError::Stream {
         provider: PROVIDER,
         retryable: kind.as_deref().is_some_and(retryable_type),
         error_type: kind,
         message: error
             .message
+            .0
             .map_or_else(|| "no message".to_owned(), Cow::into_owned),
     }
 }

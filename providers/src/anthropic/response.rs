@@ -7,9 +7,10 @@ use super::error::stream_error;
 use super::wire::{PROVIDER, UsageTotals, WireMessage, close_block, finish_reason, open_block};
 use crate::ProviderError;
 use crate::assemble::Chunk;
+use crate::http::sse::Skipped;
 
 /// The chunks of a whole `message` body.
-pub(super) fn chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
+pub(crate) fn chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
     let message: WireMessage<'_> = serde_json::from_str(body).map_err(|err| {
         ProviderError::decode(
             PROVIDER,
@@ -17,18 +18,19 @@ pub(super) fn chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
             body,
         )
     })?;
-    if message.kind.as_deref() == Some("error") || message.error.is_some() {
+    if message.kind.0.as_deref() == Some("error") || message.error.is_some() {
         return Err(stream_error(message.error));
     }
     let mut out = vec![Chunk::Started {
-        id: message.id.map(Cow::into_owned),
-        model: message.model.map(Cow::into_owned),
+        id: message.id.0.map(Cow::into_owned),
+        model: message.model.0.map(Cow::into_owned),
     }];
+    let mut skipped = Skipped::default();
     for (key, block) in message.content.into_iter().enumerate() {
-        let state = open_block(key, block, &mut out);
+        let state = open_block(key, block, &mut out, &mut skipped);
         close_block(key, state, &mut out);
     }
-    if let Some(reason) = message.stop_reason {
+    if let Some(reason) = message.stop_reason.non_empty() {
         out.push(Chunk::Finish(finish_reason(&reason)));
     }
     if let Some(usage) = message.usage.0 {

@@ -1,11 +1,19 @@
 //! The Messages SSE stream → [`Chunk`]s.
 //!
 //! Events (`event:` equals the payload's `type`): `message_start` (id, model, input and cache
-//! usage), then per content block `content_block_start` / `content_block_delta`s /
-//! `content_block_stop` keyed by `index`, then `message_delta` (stop reason, cumulative usage)
-//! and `message_stop`. `ping` and unknown events are ignored; `error` ends the stream with a
-//! [`ProviderError::Stream`]. Payloads are padded with spaces before their closing brace, so
-//! they are only ever read with a JSON parser.
+//! usage, and sometimes whole content blocks already), then per content block
+//! `content_block_start` / `content_block_delta`s / `content_block_stop` keyed by `index`,
+//! then `message_delta` (stop reason, cumulative usage) and `message_stop`. `ping` is ignored;
+//! unknown events, block types and delta types are skipped (named once at `debug` level);
+//! `error` ends the stream with a [`ProviderError::Stream`]. Payloads are padded with spaces
+//! before their closing brace, so they are only ever read with a JSON parser.
+//!
+//! One stream carries one message. A repeated `message_start` for the same message (a proxy
+//! replaying it) is ignored but for its usage; a `message_start` for another message while the
+//! first is still open means a proxy spliced a retried generation into the body after losing
+//! the first one mid-way: the stream breaks the protocol and ends with
+//! [`ProviderError::Decode`] instead of merging two generations (whose thinking signatures and
+//! cut tool input could never be sent back).
 
 use std::borrow::Cow;
 
@@ -18,49 +26,61 @@ use super::wire::{
 };
 use crate::ProviderError;
 use crate::assemble::{Chunk, Overflow};
-use crate::http::sse::{EventParser, json};
+use crate::http::sse::{
+    EventParser, MaybeText, Skipped, event_json, field, lenient_index,
+};
 use crate::wire_numbers::Lenient;
 
 #[derive(Deserialize)]
 struct Event<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
+    #[serde(rename = "type", default, borrow)]
+    kind: MaybeText<'a>,
+    #[serde(default, deserialize_with = "lenient_index")]
     index: Option<usize>,
-    #[serde(borrow)]
-    message: Option<WireMessage<'a>>,
-    #[serde(borrow)]
+    /// `message_start.message`, read only for that event.
+    #[serde(default, borrow)]
+    message: Option<&'a serde_json::value::RawValue>,
+    #[serde(default, borrow)]
     content_block: Option<WireBlock<'a>>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     delta: Option<Delta<'a>>,
     #[serde(default)]
     usage: Lenient<WireUsage>,
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     error: Option<WireError<'a>>,
 }
 
-/// A content block delta or the `delta` of `message_delta`.
+/// A content block delta or the `delta` of `message_delta`. The fields are read leniently:
+/// delta types Skein does not read may use the same names for other values.
 #[derive(Deserialize)]
 struct Delta<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    thinking: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    signature: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    stop_reason: Option<Cow<'a, str>>,
+    #[serde(rename = "type", default, borrow)]
+    kind: MaybeText<'a>,
+    #[serde(default, borrow)]
+    text: MaybeText<'a>,
+    #[serde(default, borrow)]
+    thinking: MaybeText<'a>,
+    #[serde(default, borrow)]
+    signature: MaybeText<'a>,
+    #[serde(default, borrow)]
+    partial_json: MaybeText<'a>,
+    #[serde(default, borrow)]
+    stop_reason: MaybeText<'a>,
 }
+
+/// Keys of the blocks `message_start` holds whole, apart from the streamed blocks' indexes.
+const PREPOPULATED: usize = usize::MAX / 2;
 
 /// Parses one Messages stream; see the module docs.
 #[derive(Debug, Default)]
 pub(crate) struct StreamParser {
+    /// The message this stream carries, once `message_start` came: its id (`None` if the
+    /// server sent none).
+    message: Option<Option<String>>,
     /// Blocks started and not stopped, by index (rarely more than one).
     open: Vec<(usize, OpenBlock)>,
     usage: UsageTotals,
+    skipped: Skipped,
 }
 
 impl EventParser for StreamParser {
@@ -70,19 +90,14 @@ impl EventParser for StreamParser {
         data: &str,
         out: &mut Vec<Chunk>,
     ) -> Result<(), ProviderError> {
-        let payload: Event<'_> = json(PROVIDER, data)?;
+        let payload: Event<'_> = event_json(PROVIDER, data)?;
         // The payload's `type` is authoritative; the SSE name covers servers that omit it.
-        let kind = payload.kind.as_deref().unwrap_or(event);
+        let kind = payload.kind.0.as_deref().unwrap_or(event);
         match kind {
             "message_start" => {
-                if let Some(message) = payload.message {
-                    out.push(Chunk::Started {
-                        id: message.id.map(Cow::into_owned),
-                        model: message.model.map(Cow::into_owned),
-                    });
-                    if let Some(usage) = message.usage.0 {
-                        out.push(self.usage.update(usage));
-                    }
+                if let Some(raw) = payload.message {
+                    let message: WireMessage<'_> = field(PROVIDER, kind, "message", raw)?;
+                    self.message_start(message, data, out)?;
                 }
             }
             "content_block_start" => {
@@ -95,7 +110,7 @@ impl EventParser for StreamParser {
                     // never stops its blocks may not open more than the cap.
                     Overflow::check(self.open.len(), "content block", key)
                         .map_err(|overflow| overflow.into_error(PROVIDER))?;
-                    let state = open_block(key, block, out);
+                    let state = open_block(key, block, out, &mut self.skipped);
                     self.open.push((key, state));
                 }
             }
@@ -110,7 +125,10 @@ impl EventParser for StreamParser {
                 }
             }
             "message_delta" => {
-                if let Some(reason) = payload.delta.and_then(|delta| delta.stop_reason) {
+                if let Some(reason) = payload
+                    .delta
+                    .and_then(|delta| delta.stop_reason.non_empty())
+                {
                     out.push(Chunk::Finish(finish_reason(&reason)));
                 }
                 if let Some(usage) = payload.usage.0 {
@@ -119,8 +137,8 @@ impl EventParser for StreamParser {
             }
             "message_stop" => out.push(Chunk::Done),
             "error" => return Err(stream_error(payload.error)),
-            // `ping`, and events added to the API later.
-            _ => {}
+            "ping" => {}
+            other => self.skipped.note(PROVIDER, "event", other),
         }
         Ok(())
     }
@@ -133,6 +151,51 @@ impl EventParser for StreamParser {
 }
 
 impl StreamParser {
+    fn message_start(
+        &mut self,
+        message: WireMessage<'_>,
+        raw_event: &str,
+        out: &mut Vec<Chunk>,
+    ) -> Result<(), ProviderError> {
+        let id = message.id.non_empty();
+        if let Some(open) = &self.message {
+            return match (open.as_deref(), id.as_deref()) {
+                (Some(open), Some(id)) if open != id => Err(ProviderError::decode(
+                    PROVIDER,
+                    format!(
+                        "a `message_start` for message `{id}` while message `{open}` was still open: one stream carries one message, so two generations were spliced into it (a proxy retrying upstream); they are not merged"
+                    ),
+                    raw_event,
+                )),
+                // The same message again: only its usage counts.
+                _ => {
+                    if let Some(usage) = message.usage.0 {
+                        out.push(self.usage.update(usage));
+                    }
+                    Ok(())
+                }
+            };
+        }
+        self.message = Some(id.as_ref().map(|id| id.to_string()));
+        out.push(Chunk::Started {
+            id: id.map(Cow::into_owned),
+            model: message.model.0.map(Cow::into_owned),
+        });
+        if let Some(usage) = message.usage.0 {
+            out.push(self.usage.update(usage));
+        }
+        // Whole blocks the message already holds (keys apart from the streamed blocks').
+        for (position, block) in message.content.into_iter().enumerate() {
+            let key = PREPOPULATED.saturating_add(position);
+            let state = open_block(key, block, out, &mut self.skipped);
+            close_block(key, state, out);
+        }
+        if let Some(reason) = message.stop_reason.non_empty() {
+            out.push(Chunk::Finish(finish_reason(&reason)));
+        }
+        Ok(())
+    }
+
     fn take(&mut self, key: usize) -> Option<OpenBlock> {
         let position = self.open.iter().position(|(k, _)| *k == key)?;
         Some(self.open.swap_remove(position).1)
@@ -144,16 +207,16 @@ impl StreamParser {
             .iter_mut()
             .find(|(k, _)| *k == key)
             .map(|(_, block)| block);
-        match (delta.kind.as_deref(), block) {
+        match (delta.kind.0.as_deref(), block) {
             // Deltas of skipped blocks (server tools) are not the caller's.
             (_, Some(OpenBlock::Skipped)) => {}
             (Some("text_delta"), None | Some(OpenBlock::Text)) => {
-                if let Some(text) = delta.text.filter(|text| !text.is_empty()) {
+                if let Some(text) = delta.text.non_empty() {
                     out.push(Chunk::Text(text.into_owned()));
                 }
             }
             (Some("thinking_delta"), None | Some(OpenBlock::Reasoning { .. })) => {
-                if let Some(text) = delta.thinking.filter(|text| !text.is_empty()) {
+                if let Some(text) = delta.thinking.non_empty() {
                     out.push(Chunk::ReasoningDelta {
                         key,
                         text: text.into_owned(),
@@ -162,11 +225,11 @@ impl StreamParser {
             }
             (Some("signature_delta"), Some(OpenBlock::Reasoning { signature })) => {
                 // One delta in practice; should it come in pieces, they add up.
-                signature.push_str(delta.signature.as_deref().unwrap_or_default());
+                signature.push_str(delta.signature.0.as_deref().unwrap_or_default());
                 set_signature(key, signature, out);
             }
             (Some("input_json_delta"), Some(OpenBlock::ToolUse { has_input })) => {
-                if let Some(json) = delta.partial_json.filter(|json| !json.is_empty()) {
+                if let Some(json) = delta.partial_json.non_empty() {
                     *has_input = true;
                     out.push(Chunk::ToolCallArgs {
                         key,
@@ -174,8 +237,15 @@ impl StreamParser {
                     });
                 }
             }
-            // `citations_delta`, deltas of unknown kinds, or deltas that do not fit the block.
-            _ => {}
+            // Deltas that do not fit their block.
+            (Some("text_delta" | "thinking_delta" | "signature_delta" | "input_json_delta"), _) => {
+            }
+            // `citations_delta`, and kinds added to the API later.
+            (other, _) => self.skipped.note(
+                PROVIDER,
+                "content block delta",
+                other.unwrap_or("(untyped)"),
+            ),
         }
     }
 }

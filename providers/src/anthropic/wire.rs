@@ -12,6 +12,7 @@ use serde_json::value::RawValue;
 
 use super::error::WireError;
 use crate::assemble::{Chunk, UsageUpdate};
+use crate::http::sse::{MaybeText, Skipped, nullable_list};
 use crate::wire_numbers::Lenient;
 use crate::{FinishReason, Provider};
 
@@ -20,16 +21,18 @@ pub(super) const PROVIDER: Provider = Provider::Anthropic;
 /// A message object: the non-streamed answer, or `message_start.message`.
 #[derive(Debug, Deserialize)]
 pub(super) struct WireMessage<'a> {
-    #[serde(rename = "type", borrow)]
-    pub(super) kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub(super) id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub(super) model: Option<Cow<'a, str>>,
+    #[serde(rename = "type", default, borrow)]
+    pub(super) kind: MaybeText<'a>,
     #[serde(default, borrow)]
+    pub(super) id: MaybeText<'a>,
+    #[serde(default, borrow)]
+    pub(super) model: MaybeText<'a>,
+    /// Whole blocks: the answer's, or those a stream's `message_start` already holds (a
+    /// server tool's results and the client call they lead to, when a turn continues).
+    #[serde(default, borrow, deserialize_with = "nullable_list")]
     pub(super) content: Vec<WireBlock<'a>>,
-    #[serde(borrow)]
-    pub(super) stop_reason: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) stop_reason: MaybeText<'a>,
     #[serde(default)]
     pub(super) usage: Lenient<WireUsage>,
     #[serde(borrow)]
@@ -37,26 +40,27 @@ pub(super) struct WireMessage<'a> {
 }
 
 /// A content block: `text`, `thinking`, `redacted_thinking`, `tool_use`, or a kind Skein does
-/// not read (server tools and their results, MCP, citations-only blocks, …).
+/// not read (server tools and their results, MCP, fallbacks, compaction, …). Every field is
+/// read leniently: a kind Skein skips may use these names for values of other shapes.
 #[derive(Debug, Deserialize)]
 pub(super) struct WireBlock<'a> {
-    #[serde(rename = "type", borrow)]
-    pub(super) kind: Cow<'a, str>,
-    #[serde(borrow)]
-    pub(super) text: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub(super) thinking: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub(super) signature: Option<Cow<'a, str>>,
+    #[serde(rename = "type", default, borrow)]
+    pub(super) kind: MaybeText<'a>,
+    #[serde(default, borrow)]
+    pub(super) text: MaybeText<'a>,
+    #[serde(default, borrow)]
+    pub(super) thinking: MaybeText<'a>,
+    #[serde(default, borrow)]
+    pub(super) signature: MaybeText<'a>,
     /// `redacted_thinking.data`.
-    #[serde(borrow)]
-    pub(super) data: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub(super) id: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    pub(super) name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    pub(super) data: MaybeText<'a>,
+    #[serde(default, borrow)]
+    pub(super) id: MaybeText<'a>,
+    #[serde(default, borrow)]
+    pub(super) name: MaybeText<'a>,
     /// `tool_use.input`, kept as the exact JSON text the model wrote.
-    #[serde(borrow)]
+    #[serde(default, borrow)]
     pub(super) input: Option<&'a RawValue>,
 }
 
@@ -79,31 +83,37 @@ pub(super) enum OpenBlock {
     Skipped,
 }
 
-/// The chunks that open block `key`; returns the block's state.
-pub(super) fn open_block(key: usize, block: WireBlock<'_>, out: &mut Vec<Chunk>) -> OpenBlock {
-    match block.kind.as_ref() {
-        "text" => {
-            if let Some(text) = block.text.filter(|text| !text.is_empty()) {
+/// The chunks that open block `key`; returns the block's state. Kinds Skein does not read
+/// are named in `skipped`.
+pub(super) fn open_block(
+    key: usize,
+    block: WireBlock<'_>,
+    out: &mut Vec<Chunk>,
+    skipped: &mut Skipped,
+) -> OpenBlock {
+    match block.kind.0.as_deref() {
+        Some("text") => {
+            if let Some(text) = block.text.non_empty() {
                 out.push(Chunk::Text(text.into_owned()));
             }
             OpenBlock::Text
         }
-        "thinking" => {
-            if let Some(text) = block.thinking.filter(|text| !text.is_empty()) {
+        Some("thinking") => {
+            if let Some(text) = block.thinking.non_empty() {
                 out.push(Chunk::ReasoningDelta {
                     key,
                     text: text.into_owned(),
                 });
             }
-            let signature = block.signature.map(Cow::into_owned).unwrap_or_default();
+            let signature = block.signature.0.map(Cow::into_owned).unwrap_or_default();
             set_signature(key, &signature, out);
             OpenBlock::Reasoning { signature }
         }
-        "redacted_thinking" => {
+        Some("redacted_thinking") => {
             out.push(Chunk::ReasoningSet {
                 key,
                 fields: messages::Reasoning {
-                    encrypted: block.data.map(Cow::into_owned),
+                    encrypted: block.data.non_empty().map(Cow::into_owned),
                     ..Default::default()
                 },
             });
@@ -111,19 +121,19 @@ pub(super) fn open_block(key: usize, block: WireBlock<'_>, out: &mut Vec<Chunk>)
                 signature: String::new(),
             }
         }
-        "tool_use" => {
+        Some("tool_use") => {
             out.push(Chunk::ToolCallStart {
                 key,
-                id: block.id.map(Cow::into_owned).unwrap_or_default(),
-                name: block.name.map(Cow::into_owned).unwrap_or_default(),
+                id: block.id.0.map(Cow::into_owned).unwrap_or_default(),
+                name: block.name.0.map(Cow::into_owned).unwrap_or_default(),
                 reasoning: None,
             });
             // Streams open with `input: {}` and send the input as deltas; a whole block
-            // (non-streamed answer) carries it here.
+            // (non-streamed answer, or one `message_start` already holds) carries it here.
             let input = block
                 .input
                 .map(RawValue::get)
-                .filter(|raw| !is_empty_object(raw));
+                .filter(|raw| !is_empty_object(raw) && *raw != "null");
             if let Some(input) = input {
                 out.push(Chunk::ToolCallArgs {
                     key,
@@ -134,7 +144,10 @@ pub(super) fn open_block(key: usize, block: WireBlock<'_>, out: &mut Vec<Chunk>)
                 has_input: input.is_some(),
             }
         }
-        _ => OpenBlock::Skipped,
+        other => {
+            skipped.note(PROVIDER, "content block", other.unwrap_or("(untyped)"));
+            OpenBlock::Skipped
+        }
     }
 }
 
