@@ -10,11 +10,12 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use messages::{Reasoning, ToolCall};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 use super::MINTED_ID_PREFIX;
 use super::error::{ErrorEnvelope, WireError, stream_error};
 use crate::assemble::{Chunk, UsageUpdate};
-use crate::http::sse::{EventParser, json};
+use crate::http::sse::{EventParser, MaybeText, Skipped, event_json, json, nullable_list};
 use crate::wire_numbers::Lenient;
 use crate::{FinishReason, Provider, ProviderError};
 
@@ -63,21 +64,77 @@ struct Part<'a> {
     text: Option<Cow<'a, str>>,
     #[serde(default)]
     thought: bool,
-    #[serde(borrow)]
-    thought_signature: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    thought_signature: MaybeText<'a>,
     #[serde(borrow)]
     function_call: Option<FunctionCall<'a>>,
+    // Parts Skein does not model, named when skipped.
+    inline_data: Option<IgnoredAny>,
+    file_data: Option<IgnoredAny>,
+    executable_code: Option<IgnoredAny>,
+    code_execution_result: Option<IgnoredAny>,
+    function_response: Option<IgnoredAny>,
 }
 
+impl Part<'_> {
+    /// The type of a part that is neither text, thought nor call.
+    fn other_kind(&self) -> &'static str {
+        if self.inline_data.is_some() {
+            "inlineData"
+        } else if self.file_data.is_some() {
+            "fileData"
+        } else if self.executable_code.is_some() {
+            "executableCode"
+        } else if self.code_execution_result.is_some() {
+            "codeExecutionResult"
+        } else if self.function_response.is_some() {
+            "functionResponse"
+        } else {
+            "(empty)"
+        }
+    }
+}
+
+/// A `functionCall`: whole (`name`, `args`), or one piece of a call streamed in pieces
+/// (Vertex AI's `streamFunctionCallArguments`): the first piece has the `name` and
+/// `willContinue: true`, the next ones `partialArgs` (a JSON path and a value; string values
+/// of one path come in pieces to append), and the piece without `willContinue` ends the call.
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct FunctionCall<'a> {
     #[serde(default, borrow)]
-    name: Cow<'a, str>,
+    name: MaybeText<'a>,
     /// An object; absent for a call without arguments.
-    args: Option<serde_json::Value>,
+    args: Option<serde_json::Map<String, serde_json::Value>>,
     /// Only some deployments issue call ids.
+    #[serde(default, borrow)]
+    id: MaybeText<'a>,
+    #[serde(default, borrow, deserialize_with = "nullable_list")]
+    partial_args: Vec<PartialArg<'a>>,
+    #[serde(default)]
+    will_continue: Option<bool>,
+}
+
+/// One streamed argument value.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PartialArg<'a> {
+    #[serde(default, borrow)]
+    json_path: MaybeText<'a>,
     #[serde(borrow)]
-    id: Option<Cow<'a, str>>,
+    string_value: Option<Cow<'a, str>>,
+    number_value: Option<serde_json::Number>,
+    bool_value: Option<bool>,
+    null_value: Option<IgnoredAny>,
+}
+
+/// A call being streamed in pieces.
+#[derive(Debug)]
+struct PendingCall {
+    id: Option<String>,
+    name: String,
+    args: serde_json::Value,
+    signature: Option<Reasoning>,
 }
 
 #[derive(Deserialize)]
@@ -136,13 +193,15 @@ fn finish_reason(reason: &str) -> FinishReason {
 }
 
 /// Per-answer state shared by streamed and non-streamed answers: whether `Started` was sent,
-/// and what minted ids continue from.
+/// what minted ids continue from, and the call being streamed in pieces.
 #[derive(Debug, Default)]
 struct Answer {
     started: bool,
     /// The first `responseId`, the stem of minted ids.
     stem: Option<String>,
     calls: usize,
+    pending: Option<PendingCall>,
+    skipped: Skipped,
 }
 
 impl Answer {
@@ -165,13 +224,16 @@ impl Answer {
         // Only the first candidate is read: Skein never asks for `candidateCount > 1`.
         for candidate in response.candidates.into_iter().filter(|c| c.index == 0) {
             for part in candidate.content.into_iter().flat_map(|c| c.parts) {
-                self.part(part, out);
+                self.part(part, out)?;
             }
             if let Some(reason) = candidate.finish_reason {
+                // The answer is complete: so is a call whose last piece never came.
+                self.end_call(out);
                 out.push(Chunk::Finish(finish_reason(&reason)));
             }
         }
         if let Some(reason) = response.prompt_feedback.and_then(|f| f.block_reason) {
+            self.end_call(out);
             out.push(Chunk::Finish(finish_reason(&reason)));
         }
         if let Some(usage) = response.usage_metadata.0 {
@@ -180,23 +242,16 @@ impl Answer {
         Ok(())
     }
 
-    fn part(&mut self, part: Part<'_>, out: &mut Vec<Chunk>) {
-        let signature = part.thought_signature.map(Reasoning::signature);
+    fn part(&mut self, part: Part<'_>, out: &mut Vec<Chunk>) -> Result<(), ProviderError> {
+        let signature = part
+            .thought_signature
+            .0
+            .as_deref()
+            .map(Reasoning::signature);
         if let Some(call) = part.function_call {
-            let id = match call.id.filter(|id| !id.is_empty()) {
-                Some(id) => id.into_owned(),
-                None => self.mint(),
-            };
-            let arguments = call
-                .args
-                .map_or_else(|| "{}".to_owned(), |args| args.to_string());
-            out.push(Chunk::ToolCall(ToolCall {
-                id,
-                name: call.name.into_owned(),
-                arguments,
-                reasoning: signature,
-            }));
-        } else if part.thought {
+            return self.call_piece(call, signature, out);
+        }
+        if part.thought {
             let text = part.text.map(Cow::into_owned).unwrap_or_default();
             out.push(Chunk::ReasoningDelta {
                 key: THOUGHTS,
@@ -216,10 +271,76 @@ impl Answer {
             if let Some(signature) = signature {
                 out.push(Chunk::TextReasoning(signature));
             }
-            if let Some(text) = part.text {
-                out.push(Chunk::Text(text.into_owned()));
+            match part.text {
+                Some(text) => out.push(Chunk::Text(text.into_owned())),
+                None => self.skipped.note(PROVIDER, "part", part.other_kind()),
             }
         }
+        Ok(())
+    }
+
+    /// A `functionCall` part: a whole call, or a piece of one streamed in pieces.
+    fn call_piece(
+        &mut self,
+        call: FunctionCall<'_>,
+        signature: Option<Reasoning>,
+        out: &mut Vec<Chunk>,
+    ) -> Result<(), ProviderError> {
+        let name = call.name.non_empty();
+        // A named piece while a named call is open starts the next call.
+        if name.is_some() && self.pending.as_ref().is_some_and(|p| !p.name.is_empty()) {
+            self.end_call(out);
+        }
+        let pending = self.pending.get_or_insert_with(|| PendingCall {
+            id: None,
+            name: String::new(),
+            args: serde_json::Value::Object(serde_json::Map::new()),
+            signature: None,
+        });
+        if let Some(name) = name
+            && pending.name.is_empty()
+        {
+            pending.name = name.into_owned();
+        }
+        if pending.id.is_none() {
+            pending.id = call.id.non_empty().map(Cow::into_owned);
+        }
+        if pending.signature.is_none() {
+            pending.signature = signature;
+        }
+        if let (Some(args), serde_json::Value::Object(into)) = (call.args, &mut pending.args) {
+            into.extend(args);
+        }
+        for partial in call.partial_args {
+            apply_partial(&mut pending.args, partial)?;
+        }
+        if call.will_continue != Some(true) {
+            self.end_call(out);
+        }
+        Ok(())
+    }
+
+    /// Emits the call being assembled, if any. A call that never got a name cannot be made:
+    /// it is skipped (named at `debug` level), never handed out with an empty name.
+    fn end_call(&mut self, out: &mut Vec<Chunk>) {
+        let Some(call) = self.pending.take() else {
+            return;
+        };
+        if call.name.is_empty() {
+            self.skipped
+                .note(PROVIDER, "functionCall", "(pieces without a name)");
+            return;
+        }
+        let id = match call.id {
+            Some(id) => id,
+            None => self.mint(),
+        };
+        out.push(Chunk::ToolCall(ToolCall {
+            id,
+            name: call.name,
+            arguments: call.args.to_string(),
+            reasoning: call.signature,
+        }));
     }
 
     /// `gemini_call_<responseId>_<n>`: unique per answer (`responseId` is) and per call.
@@ -229,6 +350,107 @@ impl Answer {
         self.calls += 1;
         id
     }
+}
+
+/// Most elements a streamed array argument may have (an index is never a size).
+const MAX_ARRAY_ELEMENTS: usize = crate::MAX_OPEN_BLOCKS;
+
+/// One step of a `partialArgs` JSON path.
+#[derive(Debug, PartialEq)]
+enum Step<'a> {
+    Key(Cow<'a, str>),
+    Index(usize),
+}
+
+/// The steps of an RFC 9535 path as Gemini writes them: `$.a.b[0]['c d']`.
+fn json_path(path: &str) -> Option<Vec<Step<'_>>> {
+    let mut rest = path.strip_prefix('$')?;
+    let mut steps = Vec::new();
+    while !rest.is_empty() {
+        if let Some(after) = rest.strip_prefix('.') {
+            let end = after.find(['.', '[']).unwrap_or(after.len());
+            if end == 0 {
+                return None;
+            }
+            steps.push(Step::Key(Cow::Borrowed(&after[..end])));
+            rest = &after[end..];
+        } else if let Some(after) = rest.strip_prefix("['") {
+            let end = after.find("']")?;
+            steps.push(Step::Key(Cow::Borrowed(&after[..end])));
+            rest = &after[end + 2..];
+        } else if let Some(after) = rest.strip_prefix('[') {
+            let end = after.find(']')?;
+            steps.push(Step::Index(after[..end].parse().ok()?));
+            rest = &after[end + 1..];
+        } else {
+            return None;
+        }
+    }
+    Some(steps)
+}
+
+/// Applies one streamed argument to `args`: a string piece is appended to the string at its
+/// path, any other value replaces what is there; containers on the way are made as needed.
+fn apply_partial(
+    args: &mut serde_json::Value,
+    partial: PartialArg<'_>,
+) -> Result<(), ProviderError> {
+    use serde_json::Value;
+    let path = partial.json_path.0.unwrap_or_default();
+    let bad = |why: &str| {
+        ProviderError::decode(
+            PROVIDER,
+            format!("a streamed function call argument (`partialArgs`) has {why}"),
+            &path,
+        )
+    };
+    let steps = json_path(&path).ok_or_else(|| bad("a JSON path Skein cannot read"))?;
+    let (value, append) = match (
+        partial.string_value,
+        partial.number_value,
+        partial.bool_value,
+        partial.null_value,
+    ) {
+        (Some(text), ..) => (Value::String(text.into_owned()), true),
+        (None, Some(number), ..) => (Value::Number(number), false),
+        (None, None, Some(flag), _) => (Value::Bool(flag), false),
+        (None, None, None, Some(_)) => (Value::Null, false),
+        (None, None, None, None) => return Ok(()),
+    };
+    let mut node = args;
+    for step in steps {
+        node = match step {
+            Step::Key(key) => {
+                if !node.is_object() {
+                    *node = Value::Object(serde_json::Map::new());
+                }
+                let Value::Object(map) = node else {
+                    unreachable!("made an object above")
+                };
+                map.entry(key.into_owned()).or_insert(Value::Null)
+            }
+            Step::Index(index) => {
+                if index >= MAX_ARRAY_ELEMENTS {
+                    return Err(bad("an array index past the cap"));
+                }
+                if !node.is_array() {
+                    *node = Value::Array(Vec::new());
+                }
+                let Value::Array(list) = node else {
+                    unreachable!("made an array above")
+                };
+                if list.len() <= index {
+                    list.resize(index + 1, Value::Null);
+                }
+                &mut list[index]
+            }
+        };
+    }
+    match (node, value) {
+        (Value::String(text), Value::String(piece)) if append => text.push_str(&piece),
+        (node, value) => *node = value,
+    }
+    Ok(())
 }
 
 /// The `responseId` made safe for every provider's id syntax (Anthropic accepts only
@@ -263,10 +485,19 @@ impl EventParser for StreamParser {
         data: &str,
         out: &mut Vec<Chunk>,
     ) -> Result<(), ProviderError> {
-        if data.trim().is_empty() {
+        let trimmed = data.trim_start();
+        if trimmed.is_empty() {
             return Ok(());
         }
-        self.answer.response(json(PROVIDER, data)?, out)
+        // An event may hold an array of responses (a proxy relaying the array form).
+        if trimmed.starts_with('[') {
+            let responses: Vec<Response<'_>> = json(PROVIDER, data)?;
+            for response in responses {
+                self.answer.response(response, out)?;
+            }
+            return Ok(());
+        }
+        self.answer.response(event_json(PROVIDER, data)?, out)
     }
 
     const FINISH_REASON_COMPLETES: bool = true;
@@ -291,6 +522,7 @@ pub(crate) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
     for response in responses {
         answer.response(response, &mut out)?;
     }
+    answer.end_call(&mut out);
     out.push(Chunk::Done);
     Ok(out)
 }
