@@ -307,6 +307,22 @@ pub(crate) fn json<'a, T: serde::Deserialize<'a>>(
     })
 }
 
+/// [`json`] for an event payload, which is always a JSON object (serde would otherwise read a
+/// struct of optional fields from an array, positionally).
+pub(crate) fn event_json<'a, T: serde::Deserialize<'a>>(
+    provider: Provider,
+    data: &'a str,
+) -> Result<T, ProviderError> {
+    if !data.trim_start().starts_with('{') {
+        return Err(ProviderError::Decode {
+            provider,
+            message: "invalid JSON in a stream event: expected a JSON object".into(),
+            excerpt: excerpt(data),
+        });
+    }
+    json(provider, data)
+}
+
 /// Reads `field` of an event of type `event` (kept as raw JSON until the event's type said the
 /// field is needed). A value of another shape is a [`ProviderError::Decode`] naming the event
 /// type and the field: the event is JSON, just not what the protocol documents.

@@ -20,9 +20,11 @@
 //!   for every parallel call, or one index for calls with different ids, and some send no id
 //!   at all (or an empty one). A fragment continues the call with its id; a new id starts a
 //!   new call even under a used index; an id-less fragment continues the call under its
-//!   index (the last call without an index), unless it names a tool while that call already
-//!   has a name and complete JSON arguments, which starts a new call. A call the server gave
-//!   no id gets one minted, [`MINTED_ID_PREFIX`]`<stem>_<n>` (`stem` unique to the stream, `n`
+//!   index (without an index, the call the previous fragment went to), unless it names a tool
+//!   after that call is complete (named, with complete JSON arguments) and brings arguments
+//!   or another name: then it starts a new call (servers that repeat the name on every
+//!   fragment send it again with the rest of the arguments). A call the server gave no id
+//!   gets one minted, [`MINTED_ID_PREFIX`]`<stem>_<n>` (`stem` unique to the stream, `n`
 //!   counting its minted calls), so that a conversation can pair it with its result.
 //! - **Finish reasons** `""` and `null` are no reason; a `stop` with tool calls finishes as
 //!   [`FinishReason::ToolCalls`](crate::FinishReason) (the assembler's rule).
@@ -43,7 +45,9 @@ use serde_json::value::RawValue;
 use super::error::{ErrorEnvelope, WireError, stream_error};
 use super::wire::{WireUsage, finish_reason};
 use crate::assemble::{Chunk, MAX_OPEN_BLOCKS, Overflow, UsageUpdate};
-use crate::http::sse::{EventParser, MaybeText, Skipped, json, lenient_index, nullable_list};
+use crate::http::sse::{
+    EventParser, MaybeText, Skipped, event_json, json, lenient_index, nullable_list,
+};
 use crate::wire_numbers::Lenient;
 use crate::{Provider, ProviderError};
 
@@ -253,9 +257,9 @@ struct Call {
     /// The id the server gave, or the one Skein minted.
     id: String,
     minted: bool,
-    /// Whether the assembler was told about it, and whether it has a name yet.
+    /// Whether the assembler was told about it, and the name it has so far.
     announced: bool,
-    named: bool,
+    name: String,
     arguments: JsonDepth,
 }
 
@@ -336,7 +340,7 @@ impl EventParser for ChatStreamParser {
                 .note(PROVIDER, "keep-alive", "empty or comment data");
             return Ok(());
         }
-        let chunk: StreamChunk<'_> = json(PROVIDER, data)?;
+        let chunk: StreamChunk<'_> = event_json(PROVIDER, data)?;
         if let Some(error) = chunk.error {
             return Err(stream_error(error));
         }
@@ -522,14 +526,18 @@ impl ChatStreamParser {
             Some(function) => (function.name.clone().non_empty(), function.arguments()),
             None => (None, None),
         };
-        let position = self.place(call.index, id.as_deref(), name.is_some())?;
+        let fresh_arguments = arguments.as_deref().is_some_and(|a| !a.is_empty());
+        let position = self.place(call.index, id.as_deref(), name.as_deref(), fresh_arguments)?;
         let slot = &mut self.calls[position];
         self.current = Some(position);
         let key = slot.key;
-        // The assembler learns the id when the call opens and the name when it first comes.
-        if !slot.announced || (name.is_some() && !slot.named) {
+        // The assembler learns the id when the call opens and the name when it first comes
+        // (servers that repeat the name on every fragment send the same one again).
+        if !slot.announced || (name.is_some() && slot.name.is_empty()) {
             slot.announced = true;
-            slot.named |= name.is_some();
+            if let Some(name) = &name {
+                slot.name.clone_from(&name.to_string());
+            }
             out.push(Chunk::ToolCallStart {
                 key,
                 id: slot.id.clone(),
@@ -548,12 +556,13 @@ impl ChatStreamParser {
     }
 
     /// The position in `calls` of the call a fragment belongs to (opened if new); see the
-    /// module docs for the rules.
+    /// module docs for the rules. `arguments` says whether the fragment brings argument text.
     fn place(
         &mut self,
         index: Option<usize>,
         id: Option<&str>,
-        names: bool,
+        name: Option<&str>,
+        arguments: bool,
     ) -> Result<usize, ProviderError> {
         if let Some(id) = id {
             if let Some(position) = self.calls.iter().position(|call| call.id == id) {
@@ -563,7 +572,7 @@ impl ChatStreamParser {
             // keeps the id it was given first.
             if let Some(position) = self.continued(index)
                 && self.calls[position].minted
-                && !names
+                && name.is_none()
             {
                 return Ok(position);
             }
@@ -572,8 +581,14 @@ impl ChatStreamParser {
         match self.continued(index) {
             Some(position) => {
                 let call = &self.calls[position];
-                if names && call.named && call.arguments.complete() {
-                    // A second call under the same index (or none), without ids.
+                // Without ids, a named fragment after a complete call is the next call, unless
+                // it only repeats that call's name (servers that send it on every fragment).
+                let next = name.is_some_and(|name| {
+                    !call.name.is_empty()
+                        && call.arguments.complete()
+                        && (arguments || name != call.name)
+                });
+                if next {
                     self.open(index, None)
                 } else {
                     Ok(position)
@@ -610,7 +625,7 @@ impl ChatStreamParser {
             id,
             minted,
             announced: false,
-            named: false,
+            name: String::new(),
             arguments: JsonDepth::default(),
         });
         Ok(key)

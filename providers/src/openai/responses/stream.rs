@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::http::sse::{
-    EventParser, MaybeText, Skipped, field, json, lenient_index, nullable_list,
+    EventParser, MaybeText, Skipped, event_json, field, json, lenient_index, nullable_list,
 };
 use crate::openai::error::{ErrorEnvelope, WireError, stream_error};
 use crate::openai::wire::WireUsage;
@@ -281,7 +281,7 @@ impl EventParser for ResponsesStreamParser {
         data: &str,
         out: &mut Vec<Chunk>,
     ) -> Result<(), ProviderError> {
-        let event: Event<'_> = json(PROVIDER, data)?;
+        let event: Event<'_> = event_json(PROVIDER, data)?;
         let kind = event.kind.0.as_deref().unwrap_or(sse_event);
         match kind {
             "response.created" | "response.in_progress" | "response.queued" => {
