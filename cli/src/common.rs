@@ -75,6 +75,12 @@ pub(crate) struct AgentArgs {
     /// continued conversation's model, else the first provider with a key, else echo].
     #[arg(short, long, env = "SKEIN_MODEL")]
     pub(crate) model: Option<String>,
+    /// The protocol that reaches the model when its id does not tell (`gpt-*`, `claude-*` and
+    /// `gemini-*` do; others default to openai, any OpenAI-compatible server). openrouter
+    /// takes OpenRouter's `vendor/model` ids and reads OPENROUTER_API_KEY.
+    #[arg(long, value_name = "PROVIDER",
+          value_parser = ["openai", "anthropic", "google", "openrouter"])]
+    pub(crate) provider: Option<String>,
     /// The system prompt.
     #[arg(short, long)]
     pub(crate) system: Option<String>,
@@ -285,6 +291,7 @@ impl AgentArgs {
     /// OpenAI-compatible servers expect.
     pub(crate) fn model_request(&self, model_id: String) -> ModelRequest {
         let mut config = ModelConfig::new(model_id);
+        config.model.clone_from(&self.provider);
         config.base_url.clone_from(&self.base_url);
         let provider = config.provider();
         let custom_endpoint = self
