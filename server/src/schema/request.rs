@@ -108,7 +108,8 @@ pub struct RequestModelConfig {
     /// `echo` (the offline debug model).
     #[schema(example = "echo")]
     pub model_id: String,
-    /// The protocol: `openai`/`gpt`, `anthropic`/`claude`, `google`/`gemini`. Absent: detected
+    /// The protocol: `openai`/`gpt`, `anthropic`/`claude`, `google`/`gemini`, `openrouter`.
+    /// Absent: detected
     /// from the model id (OpenAI-compatible when unknown).
     #[serde(default)]
     pub model: Option<String>,
