@@ -109,8 +109,7 @@ pub struct RequestModelConfig {
     #[schema(example = "echo")]
     pub model_id: String,
     /// The protocol: `openai`/`gpt`, `anthropic`/`claude`, `google`/`gemini`, `openrouter`.
-    /// Absent: detected
-    /// from the model id (OpenAI-compatible when unknown).
+    /// Absent: detected from the model id (OpenAI-compatible when unknown).
     #[serde(default)]
     pub model: Option<String>,
     /// API key. Absent: the server's key for the provider (from its environment), which is
