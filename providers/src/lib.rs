@@ -1,7 +1,7 @@
 //! Skein's chat models: the [`ChatModel`] trait and adapters for OpenAI (Chat Completions,
-//! Responses API, any OpenAI-compatible server such as DeepSeek), Anthropic Messages and
-//! Google Gemini, each behind its cargo feature (`openai`, `anthropic`, `gemini`; all on by
-//! default).
+//! Responses API, any OpenAI-compatible server such as DeepSeek, and OpenRouter's dialect),
+//! Anthropic Messages and Google Gemini, each behind its cargo feature (`openai`, `anthropic`,
+//! `gemini`; all on by default).
 //!
 //! ```
 //! use futures::StreamExt;
@@ -41,11 +41,14 @@
 //! - [`ModelConfig`] (model id, protocol, endpoint, key, headers, plus [`RetryPolicy`],
 //!   [`Timeouts`] and [`Limits`]),
 //!   [`detect_provider`] (alias → id prefix → OpenAI), [`model_from_config`].
-//! - [`ModelInfo`]: the registry of context windows and output limits.
+//! - [`ModelInfo`]: the registry of context windows and output limits, and each model's
+//!   default [`ReasoningReplay`] (whether its reasoning goes back to it).
 //! - [`ProviderError`]: typed, says whether a retry may help, never holds a key.
-//! - `openai`, `anthropic`, `gemini`: the adapters, reached through [`model_from_config`]
-//!   (they also decode recorded streams without HTTP: `openai::decode_chat_stream`,
-//!   `anthropic::decode_stream`, `gemini::decode_stream`).
+//! - `openai`, `openrouter`, `anthropic`, `gemini`: the adapters, reached through
+//!   [`model_from_config`] (they also decode recorded streams without HTTP:
+//!   `openai::decode_chat_stream`, `openai::decode_responses_stream`,
+//!   `openrouter::decode_stream`, `anthropic::decode_stream`, `gemini::decode_stream`). Which
+//!   provider feature is promised, and the test or fixture that shows it, is in `COMPAT.md`.
 //! - `testing` (feature `testing`): `ScriptedModel` and the `echo` model.
 //!
 //! # Invariants
@@ -101,7 +104,7 @@ pub use error::{Limit, ProviderError, TimeoutPhase};
 pub use event::StreamEvent;
 pub use factory::{ECHO_MODEL_ID, model_from_config};
 pub use model::{ChatModel, EventStream};
-pub use registry::{DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ModelInfo};
+pub use registry::{DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ModelInfo, ReasoningReplay};
 pub use request::{
     CacheBreakpoint, ChatOptions, ChatRequest, PromptCache, ReasoningEffort, ToolChoice,
 };
