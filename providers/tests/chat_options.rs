@@ -6,8 +6,18 @@ use providers::{ApiFormat, ChatOptions, ChatRequest, Message, model_from_config}
 use serde_json::Value;
 use support::{Replay, config};
 
-/// (model, API format, POST path, base URL suffix, recorded answer, where the temperature sits)
-const CASES: &[(&str, Option<ApiFormat>, &str, &str, &str, &str)] = &[
+/// One API: (model, API format, POST path, base URL suffix, recorded answer, where the
+/// temperature sits in the body).
+type Case = (
+    &'static str,
+    Option<ApiFormat>,
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+);
+
+const CASES: &[Case] = &[
     (
         "gpt-4o",
         None,
