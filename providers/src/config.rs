@@ -200,6 +200,20 @@ pub struct ModelConfig {
     /// Which OpenAI API to call: [`ApiFormat::Responses`] or (when `None`) Chat Completions.
     /// Other protocols have one API each and refuse a format.
     pub api_format: Option<ApiFormat>,
+    /// Whether the model's reasoning goes back to it in later requests; `None` takes the
+    /// registry's default for the model ([`ModelInfo::reasoning_replay`](crate::ModelInfo)).
+    ///
+    /// ```
+    /// use providers::{ModelConfig, ReasoningReplay};
+    ///
+    /// // A deployment whose contract changed before the registry did.
+    /// let config = ModelConfig {
+    ///     reasoning_replay: Some(ReasoningReplay::Always),
+    ///     ..ModelConfig::new("deepseek-reasoner")
+    /// };
+    /// assert!(format!("{config:?}").contains("reasoning_replay: Some(Always)"));
+    /// ```
+    pub reasoning_replay: Option<crate::ReasoningReplay>,
     /// Retries of failed requests.
     pub retry: RetryPolicy,
     /// Connection, first-byte and idle timeouts.
@@ -324,6 +338,7 @@ impl fmt::Debug for ModelConfig {
             .field("default_headers", &headers)
             .field("max_tokens", &self.max_tokens)
             .field("api_format", &self.api_format)
+            .field("reasoning_replay", &self.reasoning_replay)
             .field("retry", &self.retry)
             .field("timeouts", &self.timeouts)
             .field("limits", &self.limits)

@@ -1,8 +1,13 @@
-//! [`ModelInfo`] and the model registry: context windows and output limits of known models.
+//! [`ModelInfo`] and the model registry: context windows and output limits of known models,
+//! and the wire rules that differ between model families ([`ReasoningReplay`], which role
+//! carries the system prompt).
 
+use std::fmt;
+
+use messages::{Message, Role};
 use serde::{Deserialize, Serialize};
 
-use crate::Provider;
+use crate::{Provider, ProviderError};
 
 /// What Skein knows about a model.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +34,202 @@ pub struct ModelInfo {
 pub const DEFAULT_CONTEXT_WINDOW: u32 = 128_000;
 /// Output limit assumed for a model the registry does not know.
 pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4_096;
+
+/// Whether the reasoning a model returned goes back to it in later requests: DeepSeek's
+/// `reasoning_content`, OpenRouter's `reasoning_details`, Anthropic's signed thinking and
+/// redacted-thinking blocks, Gemini's thought signatures and the Responses API's encrypted
+/// reasoning items.
+///
+/// Each model has a default from the registry ([`ModelInfo::reasoning_replay`]), written from
+/// what the vendor documents; [`ModelConfig::reasoning_replay`](crate::ModelConfig) overrides
+/// it when a vendor changes its contract before the registry does. Reasoning that is not
+/// replayed is left out of the request; the messages themselves are never changed.
+///
+/// In configuration files it is `never`, `tool_turns` or `always`:
+///
+/// ```
+/// use providers::ReasoningReplay;
+///
+/// assert_eq!("tool_turns".parse::<ReasoningReplay>().unwrap(), ReasoningReplay::ToolTurns);
+/// assert_eq!(ReasoningReplay::Always.to_string(), "always");
+/// let replay: ReasoningReplay = serde_json::from_str("\"never\"").unwrap();
+/// assert_eq!(replay, ReasoningReplay::Never);
+/// let err = "sometimes".parse::<ReasoningReplay>().unwrap_err();
+/// assert!(err.to_string().contains("`never`, `tool_turns` or `always`"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningReplay {
+    /// Never sent back: every request goes without the reasoning of earlier answers.
+    ///
+    /// ```
+    /// use providers::{ModelConfig, ReasoningReplay};
+    ///
+    /// // A DeepSeek deployment with thinking switched off has no reasoning to send back.
+    /// let config = ModelConfig {
+    ///     reasoning_replay: Some(ReasoningReplay::Never),
+    ///     ..ModelConfig::new("deepseek-chat")
+    /// };
+    /// assert_eq!(config.reasoning_replay, Some(ReasoningReplay::Never));
+    /// ```
+    Never,
+    /// Sent back only within a tool-call turn: on AI messages that call tools, and on the other
+    /// AI messages of the same turn (from one human message to the next), where a model that
+    /// reasons between tool calls continues its reasoning.
+    ///
+    /// ```
+    /// use providers::{ModelInfo, Provider, ReasoningReplay};
+    ///
+    /// // DeepSeek's thinking mode needs a tool-call turn's reasoning back, and ignores the rest.
+    /// let info = ModelInfo::lookup(Provider::OpenAi, "deepseek-reasoner");
+    /// assert_eq!(info.reasoning_replay(), ReasoningReplay::ToolTurns);
+    /// ```
+    ToolTurns,
+    /// Sent back on every AI message that has some.
+    ///
+    /// ```
+    /// use providers::{ModelInfo, Provider, ReasoningReplay};
+    ///
+    /// let info = ModelInfo::lookup(Provider::Anthropic, "claude-sonnet-4-5");
+    /// assert_eq!(info.reasoning_replay(), ReasoningReplay::Always);
+    /// ```
+    Always,
+}
+
+impl ReasoningReplay {
+    /// The name used in configuration files: `never`, `tool_turns` or `always`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ReasoningReplay::Never => "never",
+            ReasoningReplay::ToolTurns => "tool_turns",
+            ReasoningReplay::Always => "always",
+        }
+    }
+
+    /// For each of `messages`, whether its reasoning goes back under this policy (always
+    /// `false` for messages that are not AI messages).
+    pub(crate) fn replayed(self, messages: &[Message]) -> Vec<bool> {
+        let is_ai = |message: &Message| message.role == Role::Ai;
+        match self {
+            ReasoningReplay::Never => vec![false; messages.len()],
+            ReasoningReplay::Always => messages.iter().map(is_ai).collect(),
+            ReasoningReplay::ToolTurns => {
+                let mut replayed = vec![false; messages.len()];
+                let mut start = 0;
+                while start < messages.len() {
+                    // A turn runs from one human message to the next.
+                    let end = messages[start + 1..]
+                        .iter()
+                        .position(|message| message.role == Role::Human)
+                        .map_or(messages.len(), |offset| start + 1 + offset);
+                    let turn = &messages[start..end];
+                    let calls_tools = turn
+                        .iter()
+                        .any(|message| is_ai(message) && message.tool_calls().next().is_some());
+                    if calls_tools {
+                        for (index, message) in turn.iter().enumerate() {
+                            replayed[start + index] = is_ai(message);
+                        }
+                    }
+                    start = end;
+                }
+                replayed
+            }
+        }
+    }
+}
+
+impl fmt::Display for ReasoningReplay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for ReasoningReplay {
+    type Err = ProviderError;
+
+    /// Case, surrounding spaces and `-` for `_` are accepted (`Tool-Turns`).
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+            "never" => Ok(ReasoningReplay::Never),
+            "tool_turns" => Ok(ReasoningReplay::ToolTurns),
+            "always" => Ok(ReasoningReplay::Always),
+            _ => Err(ProviderError::config(format!(
+                "unknown reasoning_replay `{}`: use `never`, `tool_turns` or `always`",
+                text.trim()
+            ))),
+        }
+    }
+}
+
+/// Which role carries the system prompt in a Chat Completions request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SystemRole {
+    /// `system`, what every chat model and compatible server takes.
+    System,
+    /// `developer`, what OpenAI's reasoning models take instead (on OpenAI's own endpoint).
+    Developer,
+    /// A `user` message: for models that refuse both `system` and `developer`.
+    User,
+}
+
+impl SystemRole {
+    /// The wire name of the role.
+    pub(crate) const fn as_str(self) -> &'static str {
+        match self {
+            SystemRole::System => "system",
+            SystemRole::Developer => "developer",
+            SystemRole::User => "user",
+        }
+    }
+}
+
+/// Model families whose wire rules differ from their provider's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Family {
+    /// OpenAI's chat models (GPT-4o, GPT-4.1, …).
+    Gpt,
+    /// OpenAI's reasoning models from o1-2024-12-17 on: o1, o3, o4-mini, GPT-5.
+    OSeries,
+    /// o1-mini and o1-preview, the first reasoning models.
+    EarlyO1,
+    /// DeepSeek's models on DeepSeek's API or any server copying it.
+    DeepSeek,
+}
+
+/// (provider, model-id prefix, family), matched like the registry rows: the prefix itself or
+/// a continuation after a non-alphanumeric character, the longest prefix winning.
+const FAMILIES: &[(Provider, &str, Family)] = &[
+    (OpenAi, "gpt-3.5", Family::Gpt),
+    (OpenAi, "gpt-4", Family::Gpt),
+    (OpenAi, "gpt-4o", Family::Gpt),
+    (OpenAi, "chatgpt", Family::Gpt),
+    (OpenAi, "o1", Family::OSeries),
+    (OpenAi, "o3", Family::OSeries),
+    (OpenAi, "o4", Family::OSeries),
+    (OpenAi, "o4-mini", Family::OSeries),
+    (OpenAi, "gpt-5", Family::OSeries),
+    (OpenAi, "o1-mini", Family::EarlyO1),
+    (OpenAi, "o1-preview", Family::EarlyO1),
+    (OpenAi, "deepseek", Family::DeepSeek),
+];
+
+/// The family of `model_id` served over `provider`; an OpenRouter id (`vendor/model`) is
+/// looked up under its vendor.
+fn family(provider: Provider, model_id: &str) -> Option<Family> {
+    let (provider, id) = match provider {
+        Provider::OpenRouter => {
+            let (vendor, model) = openrouter_vendor(model_id)?;
+            (vendor, model.trim().to_ascii_lowercase())
+        }
+        other => (other, model_id.trim().to_ascii_lowercase()),
+    };
+    FAMILIES
+        .iter()
+        .filter(|(of, prefix, _)| *of == provider && continues(&id, prefix))
+        .max_by_key(|(_, prefix, _)| prefix.len())
+        .map(|(_, _, family)| *family)
+}
 
 /// One registry row: a model family name and its figures.
 struct Entry {
@@ -71,6 +272,7 @@ const MODELS: &[Entry] = &[
     entry("o3", OpenAi, 200_000, 100_000, true, true),
     // OpenAI (current).
     entry("o1-mini", OpenAi, 128_000, 65_536, true, false),
+    entry("o1-preview", OpenAi, 128_000, 32_768, true, false),
     entry("o3-mini", OpenAi, 200_000, 100_000, true, false),
     entry("o4-mini", OpenAi, 200_000, 100_000, true, true),
     entry("gpt-4.1", OpenAi, 1_047_576, 32_768, false, true),
@@ -181,6 +383,66 @@ impl ModelInfo {
         }
     }
 
+    /// Whether this model's reasoning goes back to it in later requests, by default (a
+    /// [`ModelConfig::reasoning_replay`](crate::ModelConfig) overrides it). Computed from the
+    /// provider and the model id, so a `ModelInfo` built by hand gets its model's policy too.
+    ///
+    /// ```
+    /// use providers::{ModelInfo, Provider, ReasoningReplay};
+    ///
+    /// let replay = |provider, id| ModelInfo::lookup(provider, id).reasoning_replay();
+    /// assert_eq!(replay(Provider::OpenAi, "deepseek-v4-flash"), ReasoningReplay::ToolTurns);
+    /// assert_eq!(replay(Provider::OpenAi, "o3"), ReasoningReplay::Always);
+    /// assert_eq!(replay(Provider::OpenAi, "qwen3-32b"), ReasoningReplay::ToolTurns);
+    /// assert_eq!(replay(Provider::Anthropic, "claude-opus-4-5"), ReasoningReplay::Always);
+    /// assert_eq!(replay(Provider::Google, "gemini-3-pro-preview"), ReasoningReplay::Always);
+    /// assert_eq!(replay(Provider::OpenRouter, "google/gemini-2.5-pro"), ReasoningReplay::ToolTurns);
+    /// ```
+    pub fn reasoning_replay(&self) -> ReasoningReplay {
+        use ReasoningReplay::{Always, ToolTurns};
+        match (self.provider, family(self.provider, &self.id)) {
+            // OpenRouter documents `reasoning_details` replay for tool calling, and the upstream
+            // models that check it (Gemini signatures, DeepSeek thinking) check tool-call turns.
+            (Provider::OpenRouter, _) => ToolTurns,
+            // DeepSeek's thinking mode answers 400 when a tool-call turn comes back without its
+            // `reasoning_content`, and ignores it on turns without tool calls.
+            (_, Some(Family::DeepSeek)) => ToolTurns,
+            // The Responses API asks for every reasoning item back and skips those it no longer
+            // needs (OpenAI's Chat endpoint takes no reasoning at all, whatever the policy).
+            (_, Some(Family::Gpt | Family::OSeries | Family::EarlyO1)) => Always,
+            // Compatible servers with a thinking mode (Kimi, GLM, Qwen, gpt-oss) read a tool-call
+            // turn's reasoning and drop older turns', and a few refuse fields they do not know.
+            (Provider::OpenAi, None) => ToolTurns,
+            // The API drops earlier turns' thinking itself (the newest models keep it) and needs
+            // a tool-use turn's signed thinking back unmodified.
+            (Provider::Anthropic, _) => Always,
+            // Gemini 3 rejects a function call of the current turn without its signature, and
+            // Google asks for every signature back on the part it came with.
+            (Provider::Google, _) => Always,
+        }
+    }
+
+    /// Whether an AI message with tool calls must carry `reasoning_content` back even when it
+    /// has no reasoning (then an empty one): DeepSeek's thinking mode rejects a tool-call
+    /// message without the field.
+    pub(crate) fn requires_reasoning_content_on_calls(&self) -> bool {
+        self.provider == Provider::OpenAi
+            && family(self.provider, &self.id) == Some(Family::DeepSeek)
+    }
+
+    /// Which role carries the system prompt in a Chat Completions request to OpenAI.
+    pub(crate) fn system_role(&self) -> SystemRole {
+        match family(self.provider, &self.id) {
+            // o1-mini and o1-preview (and their dated snapshots) answer 400 to a `system` and
+            // to a `developer` message: the instructions can only come as user text.
+            Some(Family::EarlyO1) => SystemRole::User,
+            // From o1-2024-12-17 on, OpenAI's reasoning models take instructions as
+            // `developer` messages (a `system` one is only converted to it).
+            Some(Family::OSeries) => SystemRole::Developer,
+            _ => SystemRole::System,
+        }
+    }
+
     /// Every model in the registry, with its family name as id (for `skein models`).
     pub fn all() -> impl Iterator<Item = ModelInfo> {
         MODELS
@@ -279,6 +541,132 @@ mod tests {
         assert_eq!(info, ModelInfo::unknown(OpenAi, "qwen3-coder"));
         assert_eq!(info.context_window, DEFAULT_CONTEXT_WINDOW);
         assert_eq!(info.max_output_tokens, DEFAULT_MAX_OUTPUT_TOKENS);
+    }
+
+    #[test]
+    fn replay_defaults_by_family() {
+        use ReasoningReplay::{Always, ToolTurns};
+        for (provider, id, replay) in [
+            (OpenAi, "deepseek-chat", ToolTurns),
+            (OpenAi, "deepseek-reasoner", ToolTurns),
+            (OpenAi, "DeepSeek-V4-Flash", ToolTurns),
+            (OpenAi, "o1", Always),
+            (OpenAi, "o1-mini-2024-09-12", Always),
+            (OpenAi, "gpt-5.5", Always),
+            (OpenAi, "gpt-4o", Always),
+            (OpenAi, "gpt-oss-120b", ToolTurns),
+            (OpenAi, "kimi-k2-thinking", ToolTurns),
+            (Anthropic, "claude-3-7-sonnet", Always),
+            (Anthropic, "claude-next", Always),
+            (Google, "gemini-2.5-flash", Always),
+            (Google, "gemini-4", Always),
+            (
+                Provider::OpenRouter,
+                "anthropic/claude-sonnet-4.5",
+                ToolTurns,
+            ),
+            (Provider::OpenRouter, "openai/o3", ToolTurns),
+        ] {
+            assert_eq!(
+                ModelInfo::lookup(provider, id).reasoning_replay(),
+                replay,
+                "{id}"
+            );
+        }
+        // A hand-built `ModelInfo` gets its model's policy.
+        let info = ModelInfo {
+            known: false,
+            ..ModelInfo::unknown(OpenAi, "deepseek-v9")
+        };
+        assert_eq!(info.reasoning_replay(), ToolTurns);
+        assert!(info.requires_reasoning_content_on_calls());
+        assert!(!ModelInfo::lookup(OpenAi, "qwen3").requires_reasoning_content_on_calls());
+        assert!(
+            !ModelInfo::lookup(Provider::OpenRouter, "deepseek/deepseek-r1")
+                .requires_reasoning_content_on_calls(),
+            "OpenRouter takes reasoning_details, not reasoning_content"
+        );
+    }
+
+    #[test]
+    fn system_roles_by_family() {
+        for (provider, id, role) in [
+            (OpenAi, "o1-mini", SystemRole::User),
+            (OpenAi, "O1-Preview-2024-09-12", SystemRole::User),
+            (Provider::OpenRouter, "openai/o1-mini", SystemRole::User),
+            (OpenAi, "o1", SystemRole::Developer),
+            (OpenAi, "o1-2024-12-17", SystemRole::Developer),
+            (OpenAi, "o3-mini", SystemRole::Developer),
+            (OpenAi, "o4-mini-2025-04-16", SystemRole::Developer),
+            (OpenAi, "gpt-5-nano", SystemRole::Developer),
+            (OpenAi, "gpt-4o", SystemRole::System),
+            (OpenAi, "o1x", SystemRole::System),
+            (Anthropic, "o1-mini", SystemRole::System),
+            (OpenAi, "deepseek-reasoner", SystemRole::System),
+        ] {
+            assert_eq!(ModelInfo::lookup(provider, id).system_role(), role, "{id}");
+        }
+    }
+
+    #[test]
+    fn replay_policies_pick_messages() {
+        use messages::ToolCall;
+        let calls = || Message::ai_tool_calls(None, vec![ToolCall::new("c", "f", "{}")]);
+        let messages = [
+            Message::system("s"),
+            Message::human("no tools"),
+            Message::ai("answer"),
+            Message::human("tools"),
+            Message::ai("thinking aloud"),
+            calls(),
+            Message::tool_response("c", "f", "done"),
+            Message::ai("after the tool"),
+            Message::human("again"),
+            Message::ai("plain"),
+        ];
+        let ai: Vec<bool> = messages.iter().map(|m| m.role == Role::Ai).collect();
+        assert_eq!(ReasoningReplay::Always.replayed(&messages), ai);
+        assert_eq!(ReasoningReplay::Never.replayed(&messages), [false; 10]);
+        assert_eq!(
+            ReasoningReplay::ToolTurns.replayed(&messages),
+            [
+                false, false, false, false, true, true, false, true, false, false
+            ]
+        );
+        // A tool call before any human message is a turn too.
+        let opening = [Message::system("s"), calls(), Message::ai("x")];
+        assert_eq!(
+            ReasoningReplay::ToolTurns.replayed(&opening),
+            [false, true, true]
+        );
+        assert!(ReasoningReplay::ToolTurns.replayed(&[]).is_empty());
+    }
+
+    #[test]
+    fn replay_names() {
+        for replay in [
+            ReasoningReplay::Never,
+            ReasoningReplay::ToolTurns,
+            ReasoningReplay::Always,
+        ] {
+            assert_eq!(
+                replay.to_string().parse::<ReasoningReplay>().ok(),
+                Some(replay)
+            );
+            let json = serde_json::to_string(&replay).expect("encodes");
+            assert_eq!(json, format!("\"{replay}\""));
+        }
+        assert_eq!(
+            " Tool-Turns ".parse::<ReasoningReplay>().ok(),
+            Some(ReasoningReplay::ToolTurns)
+        );
+        let err = "sometimes".parse::<ReasoningReplay>().unwrap_err();
+        assert!(matches!(err, ProviderError::Config { .. }));
+        assert!(
+            err.to_string()
+                .contains("unknown reasoning_replay `sometimes`"),
+            "{err}"
+        );
     }
 
     #[test]
