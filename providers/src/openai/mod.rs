@@ -20,60 +20,56 @@ pub(crate) mod stream;
 mod wire;
 
 use futures::Stream;
-use messages::{ContentPart, Message, Role};
-use serde_json::{Map, Value};
 
 use crate::assemble::Chunk;
 use crate::http::HttpFailure;
 use crate::protocol::{HttpModel, WireProtocol, decode_recorded};
+use crate::registry::SystemRole;
 use crate::{
-    ApiFormat, ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider, ProviderError,
+    ApiFormat, ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider,
+    ProviderError, ReasoningReplay,
 };
 
 /// The official endpoint; a `base_url` replaces it (`…/v1` convention).
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
-/// What request builders need to know about the model.
+/// What request builders need to know about the model and the server. Built by
+/// [`Endpoint::target`]; another dialect of Chat Completions (OpenRouter) may change fields
+/// before building its body with [`request::body`].
 pub(crate) struct Target<'a> {
-    model: &'a str,
-    info: &'a ModelInfo,
-    max_tokens: Option<u32>,
+    /// The model id sent.
+    pub(crate) model: &'a str,
+    /// What the registry knows about the model.
+    pub(crate) info: &'a ModelInfo,
+    /// The configured output limit, for requests that set none.
+    pub(crate) max_tokens: Option<u32>,
     /// Whether this is OpenAI's own endpoint (not an OpenAI-compatible server).
-    official: bool,
+    pub(crate) official: bool,
+    /// Whether reasoning goes back: the configured policy, else the registry's.
+    pub(crate) replay: ReasoningReplay,
+    /// How a Chat assistant message carries its reasoning back.
+    pub(crate) reasoning_field: request::ReasoningField,
+    /// Which role carries the system prompt in a Chat request.
+    pub(crate) system_role: SystemRole,
 }
 
-impl Target<'_> {
-    /// Whether assistant tool-call messages must carry `reasoning_content` back (DeepSeek
-    /// thinking mode rejects tool-call turns without it). It is sent when the model is a
-    /// DeepSeek model or the conversation holds Chat-style reasoning (text without an item id,
-    /// signature or encrypted data, which only `reasoning_content` produces); OpenAI itself
-    /// never sees the field.
-    fn echo_reasoning_content(&self, messages: &[Message]) -> bool {
-        self.model.to_ascii_lowercase().starts_with("deepseek")
-            || messages.iter().filter(|m| m.role == Role::Ai).any(|m| {
-                m.parts.iter().any(|part| {
-                    matches!(part, ContentPart::Reasoning(r)
-                        if !r.text.is_empty() && r.id.is_none() && r.signature.is_none() && r.encrypted.is_none())
-                })
-            })
-    }
+/// Options both APIs spell the same way, and the output limit (which each API names its own
+/// way).
+pub(crate) struct CommonOptions<'a> {
+    /// The caller's temperature.
+    pub(crate) temperature: Option<f64>,
+    /// The request's output limit, else the configured one.
+    pub(crate) max_tokens: Option<u32>,
+    /// `prompt_cache_key`, OpenAI's routing key for prompt caching.
+    pub(crate) prompt_cache_key: Option<&'a str>,
 }
 
-/// Options both APIs spell the same way (and the output limit under its API's name).
-fn common_options(
-    target: &Target<'_>,
-    request: &ChatRequest,
-    max_tokens_key: &str,
-    body: &mut Map<String, Value>,
-) {
-    if let Some(temperature) = request.options.temperature {
-        body.insert("temperature".into(), temperature.into());
-    }
-    if let Some(max) = request.options.max_tokens.or(target.max_tokens) {
-        body.insert(max_tokens_key.into(), max.into());
-    }
-    if let Some(key) = &request.options.cache.key {
-        body.insert("prompt_cache_key".into(), key.as_str().into());
+fn common_options<'a>(target: &Target<'_>, request: &'a ChatRequest) -> CommonOptions<'a> {
+    CommonOptions {
+        // The caller's `f64`, as given: a narrower type would send 0.7 as 0.699999988079071.
+        temperature: request.options.temperature,
+        max_tokens: request.options.max_tokens.or(target.max_tokens),
+        prompt_cache_key: request.options.cache.key.as_deref(),
     }
 }
 
@@ -92,12 +88,14 @@ pub(crate) fn from_config(
     }
 }
 
-/// What both OpenAI APIs need to build a request.
+/// What both OpenAI APIs (and OpenAI's dialects, such as OpenRouter's) need to build a
+/// request.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
     base_url: String,
     info: ModelInfo,
     max_tokens: Option<u32>,
+    replay: ReasoningReplay,
 }
 
 impl Endpoint {
@@ -107,6 +105,9 @@ impl Endpoint {
             base_url: config.base_url_or(default_base_url),
             info: info.clone(),
             max_tokens: config.max_tokens,
+            replay: config
+                .reasoning_replay
+                .unwrap_or_else(|| info.reasoning_replay()),
         }
     }
 
@@ -116,12 +117,33 @@ impl Endpoint {
     }
 
     /// What the request builders need to know.
+    ///
+    /// Reasoning goes back in a Chat request as `reasoning_content` to compatible servers, as
+    /// `reasoning_details` to OpenRouter's models, and not at all to OpenAI's own endpoint,
+    /// which rejects both fields. The system prompt is a `developer` message for OpenAI's
+    /// reasoning models on OpenAI's endpoint (compatible servers may not know the role), and
+    /// user text for the models that refuse both roles, wherever they are served.
     pub(crate) fn target(&self) -> Target<'_> {
+        let official = self.base_url == DEFAULT_BASE_URL;
+        let reasoning_field = if official {
+            request::ReasoningField::None
+        } else if self.info.provider == Provider::OpenRouter {
+            request::ReasoningField::Details
+        } else {
+            request::ReasoningField::Content
+        };
+        let system_role = match self.info.system_role() {
+            SystemRole::Developer if !official => SystemRole::System,
+            role => role,
+        };
         Target {
             model: &self.info.id,
             info: &self.info,
             max_tokens: self.max_tokens,
-            official: self.base_url == DEFAULT_BASE_URL,
+            official,
+            replay: self.replay,
+            reasoning_field,
+            system_role,
         }
     }
 }
@@ -131,7 +153,7 @@ impl Endpoint {
 pub(crate) struct ChatCompletions(pub(crate) Endpoint);
 
 impl WireProtocol for ChatCompletions {
-    type Body<'a> = Value;
+    type Body<'a> = request::ChatBody<'a>;
     type Parser = stream::ChatStreamParser;
     const PROVIDER: Provider = Provider::OpenAi;
 
@@ -139,7 +161,11 @@ impl WireProtocol for ChatCompletions {
         format!("{}/chat/completions", self.0.base_url)
     }
 
-    fn body<'a>(&'a self, request: &'a ChatRequest, stream: bool) -> Result<Value, ProviderError> {
+    fn body<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        stream: bool,
+    ) -> Result<request::ChatBody<'a>, ProviderError> {
         request::body(&self.0.target(), request, stream)
     }
 
@@ -157,7 +183,7 @@ impl WireProtocol for ChatCompletions {
 struct Responses(Endpoint);
 
 impl WireProtocol for Responses {
-    type Body<'a> = Value;
+    type Body<'a> = responses::request::ResponsesBody<'a>;
     type Parser = responses::stream::ResponsesStreamParser;
     const PROVIDER: Provider = Provider::OpenAi;
 
@@ -165,7 +191,11 @@ impl WireProtocol for Responses {
         format!("{}/responses", self.0.base_url)
     }
 
-    fn body<'a>(&'a self, request: &'a ChatRequest, stream: bool) -> Result<Value, ProviderError> {
+    fn body<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        stream: bool,
+    ) -> Result<responses::request::ResponsesBody<'a>, ProviderError> {
         responses::request::body(&self.0.target(), request, stream)
     }
 
