@@ -12,7 +12,8 @@
 //! - Assistant content is echoed exactly: `thinking` blocks with their text and `signature`,
 //!   `redacted_thinking` blocks with their `data`, text and `tool_use`, in the order received.
 //!   Reasoning Anthropic cannot have produced (no signature, or an OpenAI reasoning item id)
-//!   is left out: the API would reject it.
+//!   is left out: the API would reject it. So are the thinking blocks of assistant messages
+//!   the replay policy does not cover ([`ReasoningReplay`](crate::ReasoningReplay)).
 //! - Media parts become `image` / `document` blocks; in a tool message they join the
 //!   `tool_result` of the response they follow.
 //! - Empty text is never sent (the API rejects empty text blocks).
@@ -170,11 +171,12 @@ pub(super) enum Input<'a> {
 }
 
 impl<'a> Conversation<'a> {
-    /// Converts `messages`; fails only on media the API cannot take.
-    pub(super) fn new(messages: &'a [Message]) -> Result<Self, ProviderError> {
+    /// Converts `messages`, with the thinking blocks of the AI messages `replayed` marks;
+    /// fails only on media the API cannot take.
+    pub(super) fn new(messages: &'a [Message], replayed: &[bool]) -> Result<Self, ProviderError> {
         let mut conversation = Conversation::default();
         let mut last = None;
-        for message in messages {
+        for (index, message) in messages.iter().enumerate() {
             match message.role {
                 Role::System => {
                     for text in message.parts.iter().filter_map(ContentPart::as_text) {
@@ -201,7 +203,12 @@ impl<'a> Conversation<'a> {
                     conversation.push("user", blocks, &mut last);
                 }
                 Role::Ai => {
-                    let blocks = message.parts.iter().filter_map(assistant_block).collect();
+                    let thinking = replayed.get(index).copied().unwrap_or(false);
+                    let blocks = message
+                        .parts
+                        .iter()
+                        .filter_map(|part| assistant_block(part, thinking))
+                        .collect();
                     conversation.push("assistant", blocks, &mut last);
                 }
             }
@@ -288,11 +295,11 @@ fn tool_blocks(message: &Message) -> Result<Vec<Block<'_>>, ProviderError> {
     Ok(results)
 }
 
-/// An AI message part.
-fn assistant_block(part: &ContentPart) -> Option<Block<'_>> {
+/// An AI message part; reasoning only with `thinking`.
+fn assistant_block(part: &ContentPart, thinking: bool) -> Option<Block<'_>> {
     match part {
         ContentPart::Text { text, .. } if !text.is_empty() => Some(Block::text(text)),
-        ContentPart::Reasoning(reasoning) => reasoning_block(reasoning),
+        ContentPart::Reasoning(reasoning) if thinking => reasoning_block(reasoning),
         ContentPart::ToolCall(call) => Some(tool_use(call)),
         _ => None,
     }

@@ -76,6 +76,8 @@ struct Messages {
     max_tokens: u32,
     /// Betas from the configured headers (joined with each request's own).
     betas: Vec<String>,
+    /// Whether thinking blocks go back: the configured policy, else the registry's.
+    replay: crate::ReasoningReplay,
 }
 
 /// Builds the Anthropic model for `config`.
@@ -102,6 +104,9 @@ fn model(config: &ModelConfig, info: ModelInfo) -> Result<HttpModel<Messages>, P
         url,
         max_tokens: config.max_tokens.unwrap_or(info.max_output_tokens),
         betas,
+        replay: config
+            .reasoning_replay
+            .unwrap_or_else(|| info.reasoning_replay()),
     };
     let config = ModelConfig {
         default_headers: headers,
@@ -149,7 +154,7 @@ impl WireProtocol for Messages {
         request: &'a ChatRequest,
         stream: bool,
     ) -> Result<request::Built<'a>, ProviderError> {
-        request::build(&self.model, self.max_tokens, request, stream)
+        request::build_replaying(&self.model, self.max_tokens, self.replay, request, stream)
     }
 
     /// One `anthropic-beta` joining the configured betas, the request's and those the body

@@ -8,7 +8,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::content::{Anchor, Block, CacheControl, Conversation, Turn};
-use crate::{CacheBreakpoint, ChatRequest, ProviderError, ReasoningEffort, ToolChoice};
+use crate::{
+    CacheBreakpoint, ChatRequest, ProviderError, ReasoningEffort, ReasoningReplay, ToolChoice,
+};
 
 /// The beta that lets `cache_control` take a one-hour `ttl`.
 const EXTENDED_CACHE_TTL_BETA: &str = "extended-cache-ttl-2025-04-11";
@@ -87,6 +89,9 @@ impl Serialize for Built<'_> {
 /// Builds the body for `request` to `model`; `max_tokens` is the limit to send when the
 /// request sets none (the API requires one).
 ///
+/// - Thinking and redacted-thinking blocks go back on the assistant turns `replay` covers
+///   (with thinking on, the API rejects a tool-use turn that lost its thinking, so a policy of
+///   `never` suits only conversations without it).
 /// - `thinking_budget` turns on extended thinking (`thinking.budget_tokens`); the API then
 ///   accepts only temperature 1, so a requested temperature is sent as 1.0 instead of
 ///   failing with a 400. A forced tool choice with thinking is left for the API to refuse.
@@ -96,13 +101,15 @@ impl Serialize for Built<'_> {
 ///   last block of the prefix ending at a message (thinking blocks cannot carry one). The API
 ///   takes at most four: past that, the earliest are dropped, since later breakpoints cover
 ///   longer prefixes.
-pub(super) fn build<'a>(
+pub(super) fn build_replaying<'a>(
     model: &'a str,
     max_tokens: u32,
+    replay: ReasoningReplay,
     request: &'a ChatRequest,
     stream: bool,
 ) -> Result<Built<'a>, ProviderError> {
-    let mut conversation = Conversation::new(&request.messages)?;
+    let replayed = replay.replayed(&request.messages);
+    let mut conversation = Conversation::new(&request.messages, &replayed)?;
     let mut tools: Vec<Tool<'a>> = request.tools.iter().map(tool).collect();
     let mut tool_choice = request.options.tool_choice.as_ref().map(self::tool_choice);
     if tools.is_empty() {
@@ -171,6 +178,18 @@ pub(super) fn build<'a>(
         stream,
     };
     Ok(Built { body, betas })
+}
+
+/// [`build_replaying`] with every thinking block sent back, the registry's default for
+/// Claude models.
+#[cfg(test)]
+pub(super) fn build<'a>(
+    model: &'a str,
+    max_tokens: u32,
+    request: &'a ChatRequest,
+    stream: bool,
+) -> Result<Built<'a>, ProviderError> {
+    build_replaying(model, max_tokens, ReasoningReplay::Always, request, stream)
 }
 
 fn tool(spec: &ToolSpec) -> Tool<'_> {

@@ -76,6 +76,8 @@ struct GenerateContent {
     /// `{base_url}/models/{model}`.
     model_url: String,
     max_tokens: Option<u32>,
+    /// Whether thought signatures go back: the configured policy, else the registry's.
+    replay: crate::ReasoningReplay,
 }
 
 /// Builds the Gemini model for `config`.
@@ -89,6 +91,9 @@ pub(crate) fn from_config(
         info: info.clone(),
         model_url: format!("{}/models/{model}", config.base_url_or(DEFAULT_BASE_URL)),
         max_tokens: config.max_tokens,
+        replay: config
+            .reasoning_replay
+            .unwrap_or_else(|| info.reasoning_replay()),
     };
     HttpModel::boxed(config, info, protocol, &[("x-goog-api-key", key)])
 }
@@ -111,7 +116,7 @@ fn model_name(model_id: &str) -> Result<&str, ProviderError> {
 }
 
 impl WireProtocol for GenerateContent {
-    type Body<'a> = serde_json::Value;
+    type Body<'a> = request::Body<'a>;
     type Parser = stream::StreamParser;
     const PROVIDER: Provider = Provider::Google;
     const RETRIES_FAILED_START: bool = true;
@@ -128,10 +133,11 @@ impl WireProtocol for GenerateContent {
         &'a self,
         request: &'a ChatRequest,
         _stream: bool,
-    ) -> Result<serde_json::Value, ProviderError> {
+    ) -> Result<request::Body<'a>, ProviderError> {
         let target = request::Target {
             info: &self.info,
             max_tokens: self.max_tokens,
+            replay: self.replay,
         };
         request::body(&target, request)
     }

@@ -8,19 +8,28 @@
 //!  "generationConfig": {"temperature", "maxOutputTokens", "stopSequences",
 //!                       "thinkingConfig": {"thinkingBudget" | "thinkingLevel", "includeThoughts"}}}
 //! ```
+//!
+//! The body is typed serde structs borrowing from the request; as in `parts`, fields are
+//! declared in alphabetical order (of their camelCase names), so the keys go out sorted and
+//! the bytes of a request stay the same from one version to the next.
+
+use std::borrow::Cow;
 
 use messages::{Message, Role, ToolCall};
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
-use super::parts::{self, ToolTurn};
+use super::parts::{self, Part, ToolTurn};
 use super::schema;
-use crate::{ChatRequest, ModelInfo, ProviderError, ReasoningEffort, ToolChoice};
+use crate::{ChatRequest, ModelInfo, ProviderError, ReasoningEffort, ReasoningReplay, ToolChoice};
 
 /// What the body depends on besides the request.
 pub(super) struct Target<'a> {
     pub(super) info: &'a ModelInfo,
     /// The configuration's default output limit.
     pub(super) max_tokens: Option<u32>,
+    /// Whether signatures go back: the configured policy, else the registry's.
+    pub(super) replay: ReasoningReplay,
 }
 
 impl Target<'_> {
@@ -37,66 +46,173 @@ impl Target<'_> {
     }
 }
 
-/// The JSON body for `request`.
-pub(super) fn body(target: &Target<'_>, request: &ChatRequest) -> Result<Value, ProviderError> {
-    let mut body = Map::new();
-    let system: Vec<Value> = request
+/// A `generateContent` request body.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Body<'a> {
+    contents: Vec<Content<'a>>,
+    #[serde(skip_serializing_if = "GenerationConfig::is_empty")]
+    generation_config: GenerationConfig<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system_instruction: Option<SystemInstruction<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_config: Option<ToolConfig<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<Tools<'a>>,
+}
+
+/// One turn of `contents`.
+#[derive(Debug, Serialize)]
+struct Content<'a> {
+    parts: Vec<Part<'a>>,
+    role: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct SystemInstruction<'a> {
+    parts: Vec<SystemText<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct SystemText<'a> {
+    text: Cow<'a, str>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Tools<'a> {
+    function_declarations: Vec<FunctionDeclaration<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+struct FunctionDeclaration<'a> {
+    description: &'a str,
+    name: &'a str,
+    /// The tool's JSON Schema converted to Gemini's `Schema`; none for a tool without
+    /// parameters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parameters: Option<Value>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolConfig<'a> {
+    function_calling_config: FunctionCallingConfig<'a>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FunctionCallingConfig<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allowed_function_names: Option<[&'a str; 1]>,
+    mode: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct GenerationConfig<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    stop_sequences: &'a [String],
+    /// The caller's temperature, as given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_config: Option<ThinkingConfig>,
+}
+
+impl GenerationConfig<'_> {
+    fn is_empty(&self) -> bool {
+        self.max_output_tokens.is_none()
+            && self.stop_sequences.is_empty()
+            && self.temperature.is_none()
+            && self.thinking_config.is_none()
+    }
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ThinkingConfig {
+    include_thoughts: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_budget: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking_level: Option<&'static str>,
+}
+
+/// The body for `request`.
+pub(super) fn body<'a>(
+    target: &Target<'_>,
+    request: &'a ChatRequest,
+) -> Result<Body<'a>, ProviderError> {
+    let system: Vec<SystemText<'a>> = request
         .messages
         .iter()
         .filter(|m| m.role == Role::System)
-        .map(|m| json!({"text": m.text()}))
+        .map(|m| SystemText { text: text_of(m) })
         .collect();
-    if !system.is_empty() {
-        body.insert("systemInstruction".into(), json!({ "parts": system }));
-    }
-    body.insert(
-        "contents".into(),
-        contents(target, &request.messages)?.into(),
-    );
-    if !request.tools.is_empty() {
-        let declarations: Vec<Value> = request
-            .tools
-            .iter()
-            .map(|tool| {
-                let mut declaration = json!({"name": tool.name, "description": tool.description});
-                if let Some(parameters) = schema::parameters(&tool.parameters) {
-                    declaration["parameters"] = parameters;
-                }
-                declaration
-            })
-            .collect();
-        body.insert(
-            "tools".into(),
-            json!([{ "functionDeclarations": declarations }]),
-        );
-    }
-    if let Some(choice) = &request.options.tool_choice {
-        let config = match choice {
-            ToolChoice::Auto => json!({"mode": "AUTO"}),
-            ToolChoice::None => json!({"mode": "NONE"}),
-            ToolChoice::Required => json!({"mode": "ANY"}),
-            ToolChoice::Tool(name) => json!({"mode": "ANY", "allowedFunctionNames": [name]}),
+    let declarations: Vec<FunctionDeclaration<'a>> = request
+        .tools
+        .iter()
+        .map(|tool| FunctionDeclaration {
+            description: &tool.description,
+            name: &tool.name,
+            parameters: schema::parameters(&tool.parameters),
+        })
+        .collect();
+    let tool_config = request.options.tool_choice.as_ref().map(|choice| {
+        let (mode, allowed_function_names) = match choice {
+            ToolChoice::Auto => ("AUTO", None),
+            ToolChoice::None => ("NONE", None),
+            ToolChoice::Required => ("ANY", None),
+            ToolChoice::Tool(name) => ("ANY", Some([name.as_str()])),
         };
-        body.insert(
-            "toolConfig".into(),
-            json!({ "functionCallingConfig": config }),
-        );
+        ToolConfig {
+            function_calling_config: FunctionCallingConfig {
+                allowed_function_names,
+                mode,
+            },
+        }
+    });
+    Ok(Body {
+        contents: contents(target, &request.messages)?,
+        generation_config: generation_config(target, request),
+        system_instruction: (!system.is_empty()).then_some(SystemInstruction { parts: system }),
+        tool_config,
+        tools: if declarations.is_empty() {
+            Vec::new()
+        } else {
+            vec![Tools {
+                function_declarations: declarations,
+            }]
+        },
+    })
+}
+
+/// The text parts of `message` joined with `"\n"` (as [`Message::text`]), borrowed when there
+/// is only one.
+fn text_of(message: &Message) -> Cow<'_, str> {
+    let mut texts = message.parts.iter().filter_map(|part| part.as_text());
+    match (texts.next(), texts.next()) {
+        (None, _) => Cow::Borrowed(""),
+        (Some(text), None) => Cow::Borrowed(text),
+        _ => Cow::Owned(message.text()),
     }
-    let generation = generation_config(target, request);
-    if !generation.is_empty() {
-        body.insert("generationConfig".into(), generation.into());
-    }
-    Ok(Value::Object(body))
 }
 
 /// `contents`: human messages are `user` turns, AI messages `model` turns, and each run of
 /// tool messages one `user` turn of function responses (Gemini wants every response of a
 /// parallel round in one turn). System messages went to `systemInstruction`.
-fn contents(target: &Target<'_>, messages: &[Message]) -> Result<Vec<Value>, ProviderError> {
+fn contents<'a>(
+    target: &Target<'_>,
+    messages: &'a [Message],
+) -> Result<Vec<Content<'a>>, ProviderError> {
     let current_turn = messages
         .iter()
         .rposition(|m| m.role == Role::Human && m.parts.iter().any(|p| p.as_text().is_some()))
         .map_or(0, |index| index + 1);
+    let replayed = target.replay.replayed(messages);
     let mut contents = Vec::new();
     let mut calls: Vec<Vec<&ToolCall>> = Vec::new();
     let mut tool_messages: Vec<&Message> = Vec::new();
@@ -115,7 +231,11 @@ fn contents(target: &Target<'_>, messages: &[Message]) -> Result<Vec<Value>, Pro
             Role::Ai => {
                 calls.push(message.tool_calls().collect());
                 let sign = index >= current_turn && target.checks_signatures();
-                push(&mut contents, "model", parts::model(message, sign));
+                push(
+                    &mut contents,
+                    "model",
+                    parts::model(message, sign, replayed[index]),
+                );
             }
             Role::Tool => tool_messages.push(message),
         }
@@ -130,10 +250,10 @@ fn contents(target: &Target<'_>, messages: &[Message]) -> Result<Vec<Value>, Pro
     Ok(contents)
 }
 
-fn tool_turn(
-    calls: Option<&Vec<&ToolCall>>,
-    messages: &[&Message],
-) -> Result<Vec<Value>, ProviderError> {
+fn tool_turn<'a>(
+    calls: Option<&Vec<&'a ToolCall>>,
+    messages: &[&'a Message],
+) -> Result<Vec<Part<'a>>, ProviderError> {
     let mut turn = ToolTurn::new(calls.map_or(&[], Vec::as_slice));
     for message in messages {
         turn.add(message)?;
@@ -142,23 +262,13 @@ fn tool_turn(
 }
 
 /// Appends a turn; Gemini rejects a turn without parts.
-fn push(contents: &mut Vec<Value>, role: &str, parts: Vec<Value>) {
+fn push<'a>(contents: &mut Vec<Content<'a>>, role: &'static str, parts: Vec<Part<'a>>) {
     if !parts.is_empty() {
-        contents.push(json!({"role": role, "parts": parts}));
+        contents.push(Content { parts, role });
     }
 }
 
-fn generation_config(target: &Target<'_>, request: &ChatRequest) -> Map<String, Value> {
-    let mut config = Map::new();
-    if let Some(temperature) = request.options.temperature {
-        config.insert("temperature".into(), temperature.into());
-    }
-    if let Some(max) = request.options.max_tokens.or(target.max_tokens) {
-        config.insert("maxOutputTokens".into(), max.into());
-    }
-    if !request.options.stop.is_empty() {
-        config.insert("stopSequences".into(), json!(request.options.stop));
-    }
+fn generation_config<'a>(target: &Target<'_>, request: &'a ChatRequest) -> GenerationConfig<'a> {
     let budget = request.options.thinking_budget.or_else(|| {
         request
             .options
@@ -166,17 +276,25 @@ fn generation_config(target: &Target<'_>, request: &ChatRequest) -> Map<String, 
             .filter(|_| target.takes_budget_only())
             .map(effort_budget)
     });
-    let thinking = match (budget, request.options.reasoning_effort) {
-        (Some(budget), _) => Some(json!({"thinkingBudget": budget, "includeThoughts": budget > 0})),
-        (None, Some(effort)) => {
-            Some(json!({"thinkingLevel": effort.as_str(), "includeThoughts": true}))
-        }
+    let thinking_config = match (budget, request.options.reasoning_effort) {
+        (Some(budget), _) => Some(ThinkingConfig {
+            include_thoughts: budget > 0,
+            thinking_budget: Some(budget),
+            thinking_level: None,
+        }),
+        (None, Some(effort)) => Some(ThinkingConfig {
+            include_thoughts: true,
+            thinking_budget: None,
+            thinking_level: Some(effort.as_str()),
+        }),
         (None, None) => None,
     };
-    if let Some(thinking) = thinking {
-        config.insert("thinkingConfig".into(), thinking);
+    GenerationConfig {
+        max_output_tokens: request.options.max_tokens.or(target.max_tokens),
+        stop_sequences: &request.options.stop,
+        temperature: request.options.temperature,
+        thinking_config,
     }
-    config
 }
 
 /// A reasoning effort as a Gemini 2.x thinking budget: Google's own mapping for its
@@ -188,5 +306,52 @@ fn effort_budget(effort: ReasoningEffort) -> u32 {
         ReasoningEffort::Low => 1_024,
         ReasoningEffort::Medium => 8_192,
         ReasoningEffort::High => 24_576,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use messages::ContentPart;
+    use serde_json::json;
+
+    use super::*;
+    use crate::{ChatOptions, Provider};
+
+    /// Keys go out sorted, as the map-built bodies sent them: the bytes of a request do not
+    /// depend on how the body was built.
+    #[test]
+    fn keys_are_sent_sorted() {
+        let info = ModelInfo::lookup(Provider::Google, "gemini-2.5-flash");
+        let target = Target {
+            info: &info,
+            max_tokens: Some(10),
+            replay: ReasoningReplay::Always,
+        };
+        let mut call = ToolCall::new("call_1", "f", "{}");
+        call.reasoning = Some(messages::Reasoning::signature("sig"));
+        let request = ChatRequest {
+            tools: vec![messages::ToolSpec {
+                name: "f".into(),
+                description: "F.".into(),
+                parameters: json!({"type": "object", "properties": {"a": {"type": "string"}}}),
+            }],
+            options: ChatOptions {
+                temperature: Some(0.5),
+                stop: vec!["x".into()],
+                tool_choice: Some(ToolChoice::Tool("f".into())),
+                reasoning_effort: Some(ReasoningEffort::Low),
+                ..ChatOptions::default()
+            },
+            ..ChatRequest::new(vec![
+                Message::system("s"),
+                Message::human("hi"),
+                Message::new(Role::Ai, vec![ContentPart::ToolCall(call)]),
+                Message::tool_response("call_1", "f", "done"),
+            ])
+        };
+        let body = body(&target, &request).expect("builds");
+        let typed = serde_json::to_string(&body).expect("encodes");
+        let sorted = serde_json::to_value(&body).expect("encodes").to_string();
+        assert_eq!(typed, sorted);
     }
 }
