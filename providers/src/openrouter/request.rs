@@ -4,17 +4,16 @@
 use serde::Serialize;
 
 use crate::openai::Endpoint;
+use crate::openai::request::ChatBody;
 use crate::{ChatRequest, ProviderError};
 
 /// The Chat body plus `reasoning`.
 #[derive(Debug, Serialize)]
 pub(crate) struct Body<'a> {
     #[serde(flatten)]
-    chat: serde_json::Value,
+    chat: ChatBody<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<Reasoning>,
-    #[serde(skip)]
-    _request: std::marker::PhantomData<&'a ChatRequest>,
 }
 
 /// `{"effort": "high"}` or `{"max_tokens": 2000}`: OpenRouter translates either into what the
@@ -35,9 +34,7 @@ pub(crate) fn body<'a>(
     stream: bool,
 ) -> Result<Body<'a>, ProviderError> {
     let mut chat = crate::openai::request::body(&endpoint.target(), request, stream)?;
-    if let Some(fields) = chat.as_object_mut() {
-        fields.remove("reasoning_effort");
-    }
+    chat.reasoning_effort = None;
     let options = &request.options;
     // A budget is the more precise of the two when both are set.
     let reasoning = match (options.thinking_budget, options.reasoning_effort) {
@@ -51,9 +48,5 @@ pub(crate) fn body<'a>(
         }),
         (None, None) => None,
     };
-    Ok(Body {
-        chat,
-        reasoning,
-        _request: std::marker::PhantomData,
-    })
+    Ok(Body { chat, reasoning })
 }
