@@ -98,10 +98,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_three_variables_and_never_shows_them() {
+    fn reads_the_four_variables_and_never_shows_them() {
         let keys = ProviderKeys::from_lookup(|name| match name {
             "OPENAI_API_KEY" => Some("sk-very-secret".into()),
             "GEMINI_API_KEY" => Some("   ".into()),
+            "OPENROUTER_API_KEY" => Some("sk-or-secret".into()),
             _ => None,
         });
         assert_eq!(
@@ -113,9 +114,13 @@ mod tests {
         let shown = format!("{keys:?}");
         assert_eq!(
             shown,
-            r#"{"OPENAI_API_KEY": "set", "ANTHROPIC_API_KEY": "unset", "GEMINI_API_KEY": "unset"}"#
+            r#"{"OPENAI_API_KEY": "set", "ANTHROPIC_API_KEY": "unset", "GEMINI_API_KEY": "unset", "OPENROUTER_API_KEY": "set"}"#
         );
         assert!(!shown.contains("secret"));
+        assert_eq!(
+            keys.get(Provider::OpenRouter).map(Secret::expose),
+            Some("sk-or-secret")
+        );
         assert_eq!(key_variable(Provider::Anthropic), "ANTHROPIC_API_KEY");
     }
 }
