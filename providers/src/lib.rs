@@ -54,7 +54,9 @@
 //! # Invariants
 //!
 //! - Reasoning is opaque: whatever a provider returns in a [`Reasoning`] (signatures,
-//!   encrypted content, ids) is sent back unchanged on the next request.
+//!   encrypted content, ids) is sent back unchanged on later requests, on the messages the
+//!   model's [`ReasoningReplay`] policy names (the registry's default for the model, or
+//!   [`ModelConfig::reasoning_replay`]); it is never edited, only left out.
 //! - Tool-call ids minted by Skein (Gemini issues none) are never sent back to a provider.
 //! - Retries happen only before the first byte of an answer reaches the caller.
 //! - Dropping an [`EventStream`] closes the connection.

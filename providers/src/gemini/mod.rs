@@ -23,7 +23,8 @@
 //! - **Thought signatures.** A `thoughtSignature` rides on the part it came with: on the
 //!   [`ContentPart::Text`](crate::ContentPart) or [`ToolCall`](crate::ToolCall) as
 //!   `reasoning.signature`, and on a [`Reasoning`](crate::Reasoning) part when it came on a
-//!   thought part. It is sent back byte for byte on the same part. Thought summaries
+//!   thought part. It is sent back byte for byte on the same part (unless the model's
+//!   [`ReasoningReplay`](crate::ReasoningReplay) is `Never`). Thought summaries
 //!   (`thought: true` parts) become reasoning; unsigned ones are not sent back (Gemini reads
 //!   nothing from them).
 //! - **The current turn.** Gemini 3 rejects a request whose current turn (everything after

@@ -1,7 +1,7 @@
 //! OpenAI adapter: Chat Completions and the Responses API, for OpenAI and every
 //! OpenAI-compatible server (DeepSeek, vLLM, OpenRouter, …).
 //!
-//! Each API is one [`WireProtocol`](crate::protocol::WireProtocol) under the shared HTTP
+//! Each API is one `WireProtocol` (the crate-private trait in `protocol.rs`) under the shared HTTP
 //! model, in the files every adapter has:
 //!
 //! - `request`: `ChatRequest` → request body (`responses/request` for the Responses API);

@@ -1,5 +1,5 @@
 //! OpenRouter adapter (`model = "openrouter"`): OpenAI's Chat Completions protocol as
-//! OpenRouter speaks it, one [`WireProtocol`] built on the `openai` adapter's pieces.
+//! OpenRouter speaks it, one `WireProtocol` built on the `openai` adapter's pieces.
 //!
 //! What differs from plain Chat Completions, and where it is handled:
 //!
