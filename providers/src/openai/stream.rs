@@ -18,9 +18,10 @@
 //!   `format`, so that one is not kept.
 //! - **Tool calls** are keyed by `index`, but: some servers send no `index`, or `index: 0`
 //!   for every parallel call, or one index for calls with different ids, and some send no id
-//!   at all (or an empty one). A fragment continues the call with its id; a new id starts a
-//!   new call even under a used index; an id-less fragment continues the call under its
-//!   index (without an index, the call the previous fragment went to), unless it names a tool
+//!   at all (or an empty one, or, like llama.cpp's server once, one inside `function`). A
+//!   fragment continues the call with its id; a new id starts a new call even under a used
+//!   index; an id-less fragment continues the call under its index (without an index, the
+//!   call the previous fragment went to), unless it names a tool
 //!   after that call is complete (named, with complete JSON arguments) and brings arguments
 //!   or another name: then it starts a new call (servers that repeat the name on every
 //!   fragment send it again with the rest of the arguments). A call the server gave no id
@@ -210,6 +211,9 @@ struct ToolCallDelta<'a> {
 struct FunctionDelta<'a> {
     #[serde(default, borrow)]
     name: MaybeText<'a>,
+    /// Where llama.cpp's server put the call id before it moved it onto the call.
+    #[serde(default, borrow)]
+    id: MaybeText<'a>,
     /// A string of JSON text; some servers send the arguments as a JSON object instead.
     #[serde(default, borrow)]
     arguments: Option<&'a RawValue>,
@@ -521,11 +525,15 @@ impl ChatStreamParser {
         call: ToolCallDelta<'_>,
         out: &mut Vec<Chunk>,
     ) -> Result<(), ProviderError> {
-        let id = call.id.non_empty();
-        let (name, arguments) = match &call.function {
-            Some(function) => (function.name.clone().non_empty(), function.arguments()),
-            None => (None, None),
+        let (name, arguments, inner_id) = match &call.function {
+            Some(function) => (
+                function.name.clone().non_empty(),
+                function.arguments(),
+                function.id.clone().non_empty(),
+            ),
+            None => (None, None, None),
         };
+        let id = call.id.non_empty().or(inner_id);
         let fresh_arguments = arguments.as_deref().is_some_and(|a| !a.is_empty());
         let position = self.place(call.index, id.as_deref(), name.as_deref(), fresh_arguments)?;
         let slot = &mut self.calls[position];
