@@ -326,6 +326,10 @@ pub(crate) fn event_json<'a, T: serde::Deserialize<'a>>(
 /// Reads `field` of an event of type `event` (kept as raw JSON until the event's type said the
 /// field is needed). A value of another shape is a [`ProviderError::Decode`] naming the event
 /// type and the field: the event is JSON, just not what the protocol documents.
+#[cfg_attr(
+    not(any(feature = "openai", feature = "anthropic")),
+    allow(dead_code, reason = "Gemini's events have no type to dispatch on")
+)]
 pub(crate) fn field<'a, T: serde::Deserialize<'a>>(
     provider: Provider,
     event: &str,
@@ -423,6 +427,10 @@ impl<'de: 'a, 'a> Visitor<'de> for MaybeTextVisitor<'a> {
 
 /// `deserialize_with` for a block or list index from the wire: a non-negative integer, else
 /// `None` (missing, `null`, `-1` as some proxies send, a fraction, a string).
+#[cfg_attr(
+    not(any(feature = "openai", feature = "anthropic")),
+    allow(dead_code, reason = "Gemini's events have no indexes")
+)]
 pub(crate) fn lenient_index<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
     Ok(match Option::<&RawValue>::deserialize(d)? {
         Some(raw) => serde_json::from_str::<u64>(raw.get())
