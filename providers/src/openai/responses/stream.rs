@@ -171,14 +171,16 @@ struct ItemState {
 }
 
 impl ItemState {
-    fn part(&mut self, summary: bool, index: usize) -> &mut Part {
+    /// Part `index` of the summary or the content, tracked if new; `None` past
+    /// [`MAX_PARTS`] parts (indexes come from the wire: a key, never a size).
+    fn part(&mut self, summary: bool, index: usize) -> Option<&mut Part> {
         let position = match self
             .parts
             .iter()
             .position(|p| p.summary == summary && p.index == index)
         {
             Some(position) => position,
-            None => {
+            None if self.parts.len() < MAX_PARTS => {
                 self.parts.push(Part {
                     summary,
                     index,
@@ -186,8 +188,9 @@ impl ItemState {
                 });
                 self.parts.len() - 1
             }
+            None => return None,
         };
-        &mut self.parts[position]
+        Some(&mut self.parts[position])
     }
 
     /// A reasoning item's text: its summary parts (streamed, else finished text) joined, or
@@ -212,6 +215,8 @@ impl ItemState {
 
 /// Most output items one answer may have (a key per item, never a size).
 const MAX_ITEMS: usize = crate::MAX_OPEN_BLOCKS;
+/// Most parts one item may have.
+const MAX_PARTS: usize = crate::MAX_OPEN_BLOCKS;
 
 #[derive(Deserialize)]
 struct ResponseHead<'a> {
@@ -332,8 +337,10 @@ impl EventParser for ResponsesStreamParser {
                 let Some(delta) = self.text_field(kind, "delta", event.delta)? else {
                     return Ok(());
                 };
-                if let Some(item) = self.item(event.output_index) {
-                    let part = item.part(false, event.content_index.unwrap_or(0));
+                if let Some(part) = self
+                    .item(event.output_index)
+                    .and_then(|item| item.part(false, event.content_index.unwrap_or(0)))
+                {
                     part.streamed.get_or_insert_with(String::new);
                     part.shown = true;
                 }
@@ -359,10 +366,11 @@ impl EventParser for ResponsesStreamParser {
                 };
                 if summary {
                     let index = event.summary_index.unwrap_or(0);
-                    if let Some(item) = self.item(event.output_index) {
-                        item.part(true, index)
-                            .final_text
-                            .get_or_insert_with(|| text.into_owned());
+                    if let Some(part) = self
+                        .item(event.output_index)
+                        .and_then(|item| item.part(true, index))
+                    {
+                        part.final_text.get_or_insert_with(|| text.into_owned());
                     }
                 } else {
                     self.message_part_done(event.output_index, event.content_index, text, out);
@@ -380,10 +388,11 @@ impl EventParser for ResponsesStreamParser {
                 };
                 let key = match self.item(event.output_index) {
                     Some(item) => {
-                        item.part(summary, index.unwrap_or(0))
-                            .streamed
-                            .get_or_insert_with(String::new)
-                            .push_str(&delta);
+                        if let Some(part) = item.part(summary, index.unwrap_or(0)) {
+                            part.streamed
+                                .get_or_insert_with(String::new)
+                                .push_str(&delta);
+                        }
                         item.key
                     }
                     None => event.output_index.unwrap_or(0),
@@ -401,9 +410,11 @@ impl EventParser for ResponsesStreamParser {
                     event.content_index
                 };
                 if let Some(text) = self.text_field(kind, "text", event.text)?
-                    && let Some(item) = self.item(event.output_index)
+                    && let Some(part) = self
+                        .item(event.output_index)
+                        .and_then(|item| item.part(summary, index.unwrap_or(0)))
                 {
-                    item.part(summary, index.unwrap_or(0)).final_text = Some(text.into_owned());
+                    part.final_text = Some(text.into_owned());
                 }
             }
             "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
@@ -614,11 +625,10 @@ impl ResponsesStreamParser {
                     Some(state) => {
                         for (summary, parts) in [(true, item.summary), (false, item.content)] {
                             for (index, part) in parts.into_iter().enumerate() {
-                                if let Some(text) = part.text() {
-                                    state
-                                        .part(summary, index)
-                                        .final_text
-                                        .get_or_insert_with(|| text.into_owned());
+                                if let (Some(text), Some(slot)) =
+                                    (part.text(), state.part(summary, index))
+                                {
+                                    slot.final_text.get_or_insert_with(|| text.into_owned());
                                 }
                             }
                         }
@@ -665,10 +675,12 @@ impl ResponsesStreamParser {
         text: Cow<'_, str>,
         out: &mut Vec<Chunk>,
     ) {
-        let Some(item) = self.item(output_index) else {
+        let Some(part) = self
+            .item(output_index)
+            .and_then(|item| item.part(false, content_index.unwrap_or(0)))
+        else {
             return;
         };
-        let part = item.part(false, content_index.unwrap_or(0));
         if !part.shown {
             part.shown = true;
             out.push(Chunk::Text(text.into_owned()));
