@@ -462,3 +462,26 @@ async fn the_first_non_empty_id_and_model_are_the_answers() {
         )]
     );
 }
+
+/// Some servers keep a slow stream alive with events of their own: a named event, an empty
+/// `data:`, or an empty chunk (`choices: []`). None of them is content, and none ends the
+/// answer.
+#[tokio::test]
+async fn keep_alive_events_are_not_content() {
+    let body = concat!(
+        "event: ping\ndata: {}\n\n",
+        "data:\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[]}\n\n",
+        ": ping - 2024-02-23 06:52:12.876102\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"},\"finish_reason\":null}]}\n\n",
+        "event: ping\ndata: {}\n\n",
+        "data: {\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n",
+        "data: [DONE]\n\n",
+    );
+    let (_, answer) = decoded(decode(vec![body.as_bytes().to_vec()]))
+        .await
+        .expect("decodes");
+    assert_eq!(answer.id.as_deref(), Some("chatcmpl-1"));
+    assert_eq!(text(&answer), "Hi");
+    assert_eq!(answer.finish_reason, FinishReason::Stop);
+}

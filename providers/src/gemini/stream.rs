@@ -2,8 +2,11 @@
 //! the JSON array `streamGenerateContent` returns without `alt=sse`.
 //!
 //! A stream event holds only the new parts (text is incremental, a `functionCall` arrives
-//! whole), repeats the cumulative `usageMetadata`, and the last one carries `finishReason`.
-//! The stream has no terminator: it is complete when it ends after a finish reason.
+//! whole, or, with Vertex AI's streamed function call arguments, in pieces that are put back
+//! together into one call), repeats the cumulative `usageMetadata`, and the last one carries
+//! `finishReason`. The stream has no terminator: it is complete when it ends after a finish
+//! reason. Parts Skein does not model (inline data, code execution, …) are skipped and named
+//! once at `debug` level.
 
 use std::borrow::Cow;
 use std::time::{SystemTime, UNIX_EPOCH};
