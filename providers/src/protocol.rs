@@ -113,6 +113,7 @@ impl<P: WireProtocol> HttpModel<P> {
         request: &ChatRequest,
         stream: bool,
     ) -> Result<WireRequest, ProviderError> {
+        request.options.check_sendable()?;
         let body = self.protocol.body(request, stream)?;
         let headers = self.protocol.headers(request, &body);
         let body = serde_json::to_vec(&body)

@@ -76,7 +76,9 @@ impl ChatRequest {
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ChatOptions {
-    /// Sampling temperature, sent as the decimal given (`0.7`, never `0.699999988079071`).
+    /// Sampling temperature, sent as the decimal given (`0.7`, never `0.699999988079071`). A
+    /// NaN or infinite one, which JSON cannot carry, is refused with
+    /// [`ProviderError::Config`](crate::ProviderError::Config) before anything is sent.
     pub temperature: Option<f64>,
     /// Maximum output tokens; falls back to [`ModelConfig::max_tokens`](crate::ModelConfig),
     /// then to the provider's default (Anthropic requires one: the model's maximum is used).
@@ -94,6 +96,23 @@ pub struct ChatOptions {
     pub cache: PromptCache,
     /// Extra HTTP headers for this request only (added after the configured default headers).
     pub extra_headers: BTreeMap<String, String>,
+}
+
+impl ChatOptions {
+    /// Refuses options no JSON body can carry: a temperature that is NaN or infinite would go
+    /// out as `null` (serde_json's rendering of a non-finite number), which a provider reads as
+    /// no temperature at all or refuses without saying why.
+    pub(crate) fn check_sendable(&self) -> Result<(), crate::ProviderError> {
+        match self.temperature {
+            Some(temperature) if !temperature.is_finite() => {
+                Err(crate::ProviderError::config(format!(
+                    "temperature {temperature} cannot be sent: JSON has no NaN or infinity; \
+                     give a finite number or none"
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Whether and which tool the model must call.

@@ -541,7 +541,8 @@ async fn thinking_forces_temperature_one_and_sets_the_budget() {
     );
     assert_eq!(sent["output_config"], json!({"effort": "high"}));
     assert_eq!(sent["stop_sequences"], json!(["\n\nHuman:"]));
-    assert_eq!(sent["tool_choice"], json!({"type": "none"}));
+    // No tools on offer, so no tool choice: the API refuses `tool_choice` without `tools`.
+    assert!(sent.get("tool_choice").is_none());
     // claude-sonnet-4's registry output limit.
     assert_eq!(sent["max_tokens"], 64_000);
     assert!(sent.get("stream").is_none());
@@ -561,6 +562,7 @@ async fn tool_choice_forms() {
     ] {
         let replay = Replay::fixture(PATH, "anthropic/message_cache_read.json").await;
         let request = ChatRequest {
+            tools: vec![fixed_version_tool()],
             options: ChatOptions {
                 tool_choice: Some(choice),
                 ..ChatOptions::default()

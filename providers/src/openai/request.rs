@@ -300,10 +300,12 @@ pub(crate) fn body<'a>(
             kind: "function",
         })
         .collect();
+    // Only with tools: OpenAI answers 400 to a `tool_choice` without `tools`.
     let tool_choice = request
         .options
         .tool_choice
         .as_ref()
+        .filter(|_| !request.tools.is_empty())
         .map(|choice| match choice {
             ToolChoice::Auto => WireToolChoice::Mode("auto"),
             ToolChoice::None => WireToolChoice::Mode("none"),

@@ -214,10 +214,12 @@ pub(in crate::openai) fn body<'a>(
             kind: "function",
         })
         .collect();
+    // Only with tools, as in a Chat request.
     let tool_choice = request
         .options
         .tool_choice
         .as_ref()
+        .filter(|_| !request.tools.is_empty())
         .map(|choice| match choice {
             ToolChoice::Auto => WireToolChoice::Mode("auto"),
             ToolChoice::None => WireToolChoice::Mode("none"),
