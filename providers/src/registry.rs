@@ -2,6 +2,7 @@
 //! and the wire rules that differ between model families ([`ReasoningReplay`], which role
 //! carries the system prompt).
 
+use std::borrow::Cow;
 use std::fmt;
 
 use messages::{Message, Role};
@@ -454,7 +455,8 @@ impl ModelInfo {
 /// An OpenRouter model (`vendor/model`): the vendor's figures for the model, served by
 /// OpenRouter.
 fn openrouter(model_id: &str) -> ModelInfo {
-    let found = openrouter_vendor(model_id).map(|(vendor, model)| ModelInfo::lookup(vendor, model));
+    let found =
+        openrouter_vendor(model_id).map(|(vendor, model)| ModelInfo::lookup(vendor, &model));
     ModelInfo {
         id: model_id.to_owned(),
         provider: Provider::OpenRouter,
@@ -464,15 +466,40 @@ fn openrouter(model_id: &str) -> ModelInfo {
 
 /// The protocol whose registry rows describe an OpenRouter model (`vendor/model`), and the
 /// model's id there.
-fn openrouter_vendor(model_id: &str) -> Option<(Provider, &str)> {
+///
+/// OpenRouter writes Anthropic's versions with dots (`anthropic/claude-opus-4.5`,
+/// `anthropic/claude-3.7-sonnet`) where Anthropic's ids have dashes (`claude-opus-4-5`,
+/// `claude-3-7-sonnet`): read as written, `claude-opus-4.5` would be the older
+/// `claude-opus-4` row and `claude-haiku-4.5` no row at all. Other vendors' ids have their dots
+/// already (`gpt-4.1`, `gemini-2.5-pro`).
+fn openrouter_vendor(model_id: &str) -> Option<(Provider, Cow<'_, str>)> {
     let (vendor, model) = model_id.trim().split_once('/')?;
     let vendor = match vendor.to_ascii_lowercase().as_str() {
         "openai" | "deepseek" => OpenAi,
-        "anthropic" => Anthropic,
+        "anthropic" => return Some((Anthropic, dashed_versions(model))),
         "google" => Google,
         _ => return None,
     };
-    Some((vendor, model))
+    Some((vendor, Cow::Borrowed(model)))
+}
+
+/// `id` with each `.` between two digits written `-` (`claude-3.7-sonnet` → `claude-3-7-sonnet`).
+fn dashed_versions(id: &str) -> Cow<'_, str> {
+    let bytes = id.as_bytes();
+    let dotted = |i: usize| {
+        bytes[i] == b'.'
+            && i > 0
+            && bytes[i - 1].is_ascii_digit()
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_digit)
+    };
+    if !(0..bytes.len()).any(dotted) {
+        return Cow::Borrowed(id);
+    }
+    let dashed: Vec<u8> = (0..bytes.len())
+        .map(|i| if dotted(i) { b'-' } else { bytes[i] })
+        .collect();
+    // Only ASCII `.` became ASCII `-`: still UTF-8.
+    Cow::Owned(String::from_utf8(dashed).unwrap_or_else(|_| id.to_owned()))
 }
 
 /// Whether `id` is `name` or continues it after a non-alphanumeric character.

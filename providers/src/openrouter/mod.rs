@@ -15,7 +15,9 @@
 //!   402 (credits exhausted) is never retried.
 //!
 //! Model ids name the vendor (`anthropic/claude-sonnet-4.5`, `openai/gpt-4o`); the registry
-//! looks the part after the slash up among that vendor's models.
+//! looks the part after the slash up among that vendor's models (OpenRouter's dotted Anthropic
+//! versions, `claude-opus-4.5`, are Anthropic's `claude-opus-4-5`). Ids of other vendors, and
+//! `openrouter/auto`, get the defaults of an unknown model.
 //!
 //! ```
 //! use providers::{model_from_config, ModelConfig, Provider};
@@ -23,11 +25,13 @@
 //! let config = ModelConfig {
 //!     model: Some("openrouter".into()),
 //!     api_key: Some("sk-or-test".into()),
-//!     ..ModelConfig::new("anthropic/claude-sonnet-4-5")
+//!     ..ModelConfig::new("anthropic/claude-opus-4.5")
 //! };
 //! let model = model_from_config(&config)?;
 //! assert_eq!(model.info().provider, Provider::OpenRouter);
+//! // Anthropic's figures for claude-opus-4-5.
 //! assert_eq!(model.info().context_window, 200_000);
+//! assert_eq!(model.info().max_output_tokens, 64_000);
 //! # Ok::<(), providers::ProviderError>(())
 //! ```
 
