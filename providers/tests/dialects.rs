@@ -1,8 +1,8 @@
 //! Dialects of the Responses, Anthropic Messages, Gemini and Chat Completions streams that the
-//! recorded fixtures of the other tests do not show, each in a few events written after
-//! real recordings (vercel/ai's and the SDKs' fixtures): event and item types Skein does not
-//! model, fields of other shapes on them, a spliced Anthropic stream, blocks `message_start`
-//! already holds, Gemini calls streamed in pieces, Mistral's typed content.
+//! recorded fixtures of the other tests do not show, each in a few events shaped like what the
+//! APIs send: event and item types Skein does not model, fields of other shapes on them, a
+//! spliced Anthropic stream, blocks `message_start` already holds, Gemini calls streamed in
+//! pieces, Mistral's typed content.
 
 #![cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 
