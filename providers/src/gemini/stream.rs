@@ -246,10 +246,12 @@ impl Answer {
     }
 
     fn part(&mut self, part: Part<'_>, out: &mut Vec<Chunk>) -> Result<(), ProviderError> {
+        // An empty signature is a placeholder, not a value to send back.
         let signature = part
             .thought_signature
             .0
             .as_deref()
+            .filter(|signature| !signature.is_empty())
             .map(Reasoning::signature);
         if let Some(call) = part.function_call {
             return self.call_piece(call, signature, out);
