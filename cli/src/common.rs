@@ -72,7 +72,8 @@ pub(crate) async fn open_store_read_only(db: Option<&str>) -> Result<Arc<dyn Sto
 #[derive(Debug, Args)]
 pub(crate) struct AgentArgs {
     /// The model: gpt-4o-mini, claude-sonnet-4-5, gemini-2.5-flash, echo, … [default: the
-    /// continued conversation's model, else the first provider with a key, else echo].
+    /// continued conversation's model, else --provider's model when its key is set, else the
+    /// first provider with a key, else echo].
     #[arg(short, long, env = "SKEIN_MODEL")]
     pub(crate) model: Option<String>,
     /// The protocol that reaches the model when its id does not tell (`gpt-*`, `claude-*` and
@@ -115,8 +116,8 @@ pub(crate) struct AgentArgs {
     #[arg(long, env = "SKEIN_API_KEY", hide_env_values = true, value_name = "KEY",
           value_parser = secret)]
     pub(crate) api_key: Option<Secret>,
-    /// Send the provider's environment key (OPENAI_API_KEY, ANTHROPIC_API_KEY or
-    /// GEMINI_API_KEY) to --base-url even though it is not the provider's own host (--api-key
+    /// Send the provider's environment key (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY
+    /// or OPENROUTER_API_KEY) to --base-url even though it is not the provider's own host (--api-key
     /// wins over it).
     #[arg(long, requires = "base_url")]
     pub(crate) send_env_key: bool,
@@ -151,25 +152,54 @@ pub(crate) struct Resume {
     pub(crate) model: Option<String>,
 }
 
+/// Each provider's default model, in the order a run without `-m` or `--provider` tries them.
+const DEFAULT_MODELS: [(Provider, &str); 4] = [
+    (Provider::OpenAi, "gpt-4o-mini"),
+    (Provider::Anthropic, "claude-haiku-4-5"),
+    (Provider::Google, "gemini-2.5-flash"),
+    // Picked only with `--provider openrouter`: without the flag its `vendor/model` id would
+    // be sent to OpenAI.
+    (Provider::OpenRouter, "openai/gpt-4o-mini"),
+];
+
 /// The model a run uses when `-m` is not given, and a note for stderr when it is the echo
-/// model for want of a key.
-pub(crate) fn default_model(keys: &ProviderKeys) -> (String, Option<&'static str>) {
-    let choices = [
-        (Provider::OpenAi, "gpt-4o-mini"),
-        (Provider::Anthropic, "claude-haiku-4-5"),
-        (Provider::Google, "gemini-2.5-flash"),
-    ];
-    match choices
+/// model for want of a key. With `--provider` (`provider`), that provider's model when its key
+/// is set; without it, the first of OpenAI, Anthropic and Gemini with a key.
+pub(crate) fn default_model(
+    keys: &ProviderKeys,
+    provider: Option<Provider>,
+) -> (String, Option<String>) {
+    let echo = |why: String| {
+        let note = format!("{why}: using the offline `echo` model (pick another with -m)");
+        (ECHO_MODEL_ID.to_owned(), Some(note))
+    };
+    if let Some(provider) = provider {
+        let model = DEFAULT_MODELS
+            .iter()
+            .find(|(of, _)| *of == provider)
+            .map(|(_, model)| *model);
+        return match model {
+            Some(model) if keys.get(provider).is_some() => (model.to_owned(), None),
+            _ => echo(format!(
+                "no {} is set for --provider {provider}",
+                key_variable(provider)
+            )),
+        };
+    }
+    let found = DEFAULT_MODELS
         .iter()
-        .find(|(provider, _)| keys.get(*provider).is_some())
-    {
+        .filter(|(provider, _)| *provider != Provider::OpenRouter)
+        .find(|(provider, _)| keys.get(*provider).is_some());
+    match found {
         Some((_, model)) => ((*model).to_owned(), None),
-        None => (
-            ECHO_MODEL_ID.to_owned(),
-            Some(
-                "no OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY is set: using the offline \
-                 `echo` model (pick another with -m)",
-            ),
+        None if keys.get(Provider::OpenRouter).is_some() => echo(
+            "no OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY is set (OPENROUTER_API_KEY \
+             is: add --provider openrouter to use it)"
+                .to_owned(),
+        ),
+        None => echo(
+            "no OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY is set"
+                .to_owned(),
         ),
     }
 }
@@ -271,7 +301,11 @@ impl AgentArgs {
         let model = match self.model.clone().or_else(|| resume.model.clone()) {
             Some(model) => model,
             None => {
-                let (model, note) = default_model(&keys);
+                let provider = self
+                    .provider
+                    .as_deref()
+                    .map(|alias| providers::detect_provider(Some(alias), ECHO_MODEL_ID));
+                let (model, note) = default_model(&keys, provider);
                 if let Some(note) = note {
                     eprintln!("skein: {note}");
                 }
@@ -484,6 +518,38 @@ mod tests {
             args(&["--base-url", "http://127.0.0.1:9/v1"]).held_back_key("echo", &keys),
             None
         );
+    }
+
+    /// `--provider` without `-m` picks that provider's model, never another provider's id
+    /// spoken over its protocol (`gpt-4o-mini` sent to OpenRouter or to Anthropic).
+    #[test]
+    fn the_default_model_follows_the_provider_flag() {
+        let mut keys = ProviderKeys::default();
+        keys.set(Provider::OpenRouter, Secret::new("sk-or"));
+        let (model, note) = default_model(&keys, Some(Provider::OpenRouter));
+        assert_eq!((model.as_str(), note), ("openai/gpt-4o-mini", None));
+        // An OpenRouter key alone does not pick OpenRouter (a `vendor/model` id would go to
+        // OpenAI without the flag): echo, and the note says how to use the key.
+        let (model, note) = default_model(&keys, None);
+        assert_eq!(model, ECHO_MODEL_ID);
+        let note = note.unwrap();
+        assert!(
+            note.contains("OPENROUTER_API_KEY") && note.contains("--provider openrouter"),
+            "{note}"
+        );
+
+        keys.set(Provider::OpenAi, Secret::new("sk-openai"));
+        assert_eq!(default_model(&keys, None).0, "gpt-4o-mini");
+        assert_eq!(
+            default_model(&keys, Some(Provider::OpenRouter)).0,
+            "openai/gpt-4o-mini"
+        );
+        // The flag names a provider without a key: echo, naming the variable to set.
+        let (model, note) = default_model(&keys, Some(Provider::Anthropic));
+        assert_eq!(model, ECHO_MODEL_ID);
+        let note = note.unwrap();
+        assert!(note.contains("ANTHROPIC_API_KEY"), "{note}");
+        assert!(!note.contains("sk-"), "{note}");
     }
 
     #[test]

@@ -104,6 +104,15 @@ pub(crate) fn run(args: &ModelsArgs, out: &mut impl Write) -> Result<(), CliErro
         "Any other model id works too: ids are routed by prefix (gpt-, o1-, o3-, claude-, gemini-), \
          unknown ids go to OpenAI-compatible servers (--base-url). Without keys, `echo` answers offline."
     )?;
+    if args.provider.is_none() {
+        writeln!(
+            out,
+            "OpenRouter ({}): skein run --provider openrouter -m vendor/model (e.g. \
+             anthropic/claude-sonnet-4.5); its openai/, anthropic/, google/ and deepseek/ models have \
+             the figures above.",
+            key_variable(Provider::OpenRouter)
+        )?;
+    }
     Ok(())
 }
 

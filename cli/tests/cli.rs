@@ -18,6 +18,7 @@ fn skein(dir: &Path) -> Command {
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("GEMINI_API_KEY")
+        .env_remove("OPENROUTER_API_KEY")
         .env_remove("SKEIN_MODEL")
         .env_remove("SKEIN_TOKENS");
     command
@@ -334,6 +335,30 @@ fn models_lists_the_registry_and_keys_without_showing_them() {
             || line.starts_with("Any other")),
         "{out}"
     );
+}
+
+/// With only an OpenRouter key, `skein models` says how to reach OpenRouter's models (the
+/// registry lists the vendors' ids, which OpenRouter takes as `vendor/model`), and `skein run`
+/// says why it falls back to echo.
+#[test]
+fn openrouter_key_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout_of(
+        skein(dir.path())
+            .arg("models")
+            .env("OPENROUTER_API_KEY", "sk-or-secret"),
+    );
+    assert!(out.contains("OPENROUTER_API_KEY set"), "{out}");
+    assert!(out.contains("--provider openrouter"), "{out}");
+    assert!(!out.contains("sk-or-secret"));
+
+    skein(dir.path())
+        .args(["run", "--no-log", r#"{"raw": "hi"}"#])
+        .env("OPENROUTER_API_KEY", "sk-or-secret")
+        .assert()
+        .success()
+        .stdout("hi\n")
+        .stderr(predicate::str::contains("--provider openrouter"));
 }
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
