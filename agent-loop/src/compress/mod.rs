@@ -27,6 +27,7 @@ mod policy;
 mod shrink;
 mod tokens;
 
+use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
 use async_trait::async_trait;
@@ -77,6 +78,8 @@ pub(crate) struct Compressor<'a> {
     pub(crate) model: &'a dyn ChatModel,
     pub(crate) counter: TokenCounter,
     pub(crate) max_tokens: Option<u32>,
+    /// The agent's extra headers, sent with the summarizer's calls too.
+    pub(crate) headers: &'a BTreeMap<String, String>,
     pub(crate) cancel: &'a CancellationToken,
 }
 
@@ -111,6 +114,7 @@ impl Compressor<'_> {
         if tokens > limits.target && self.policy.summarizes() {
             let summarizer = ModelSummarizer {
                 model: self.model,
+                headers: self.headers,
                 cancel: self.cancel,
                 usage: Mutex::new(Usage::default()),
             };
@@ -182,6 +186,10 @@ fn id_template(provider: Provider) -> IdTemplate {
 /// The agent's own model, asked for summaries.
 struct ModelSummarizer<'a> {
     model: &'a dyn ChatModel,
+    /// The agent's extra headers: the only request options a summary call takes (a gateway
+    /// that routes or authorises by header must see it; sampling, stop, tool and reasoning
+    /// options are for the agent's answers).
+    headers: &'a BTreeMap<String, String>,
     cancel: &'a CancellationToken,
     usage: Mutex<Usage>,
 }
@@ -202,6 +210,7 @@ impl Summarizer for ModelSummarizer<'_> {
         let call = ChatRequest {
             options: ChatOptions {
                 max_tokens: Some(budget.clamp(256, info.max_output_tokens.max(256))),
+                extra_headers: self.headers.clone(),
                 ..ChatOptions::default()
             },
             ..ChatRequest::new(vec![Message::human(request.prompt)])

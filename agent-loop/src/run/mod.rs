@@ -184,6 +184,7 @@ impl Run<'_> {
             model: agent.model.as_ref(),
             counter: agent.counter,
             max_tokens: agent.options.max_tokens,
+            headers: &agent.options.extra_headers,
             cancel: self.cancel,
         };
         let tokens = context.tokens();
