@@ -12,6 +12,33 @@ use providers::Usage;
 
 use crate::{AgentError, ChatOptions};
 
+/// The cache key of a call: the hash of the tools on offer, then the options that change an
+/// answer without entering the prompt hash: the tool choice (sent only with tools), the
+/// reasoning effort and the thinking budget. A call setting none of them keeps the key of its
+/// tools alone, as stored before these options counted.
+fn cache_key(tools: &[ToolSpec], options: &ChatOptions) -> String {
+    use std::fmt::Write as _;
+
+    use providers::ToolChoice;
+
+    let mut key = tool_specs_hash(tools);
+    if let Some(choice) = options.tool_choice.as_ref().filter(|_| !tools.is_empty()) {
+        let _ = match choice {
+            ToolChoice::Auto => write!(key, ";tool_choice=auto"),
+            ToolChoice::None => write!(key, ";tool_choice=none"),
+            ToolChoice::Required => write!(key, ";tool_choice=required"),
+            ToolChoice::Tool(name) => write!(key, ";tool_choice=tool:{name}"),
+        };
+    }
+    if let Some(effort) = options.reasoning_effort {
+        let _ = write!(key, ";reasoning_effort={}", effort.as_str());
+    }
+    if let Some(budget) = options.thinking_budget {
+        let _ = write!(key, ";thinking_budget={budget}");
+    }
+    key
+}
+
 /// A run's place in the store: the conversation and how calls are described to it.
 pub(crate) struct StoreLog {
     store: Arc<dyn Store>,
@@ -72,7 +99,7 @@ impl StoreLog {
         tools: &[ToolSpec],
         options: &ChatOptions,
     ) -> Result<Lookup, AgentError> {
-        let options = CallOptions {
+        let call = CallOptions {
             model: model.to_owned(),
             hash: HashOptions {
                 temperature: options.temperature,
@@ -80,8 +107,9 @@ impl StoreLog {
                 stop: options.stop.clone(),
             },
             reuse: self.reuse,
-            // The tools on offer change the answer but not the tree position.
-            cache_key: Some(tool_specs_hash(tools)),
+            // The tools on offer and the options outside the prompt hash change the answer but
+            // not the tree position.
+            cache_key: Some(cache_key(tools, options)),
         };
         if let Some(first) = self.anchor_first.take()
             && transcript.first() != first.as_ref()
@@ -95,12 +123,12 @@ impl StoreLog {
         let walked = transcript.get(offset..).unwrap_or_default();
         let path = self
             .store
-            .find_or_create_path_after(&self.conversation, after, walked, &options)
+            .find_or_create_path_after(&self.conversation, after, walked, &call)
             .await
             .map_err(AgentError::Store)?;
         Ok(Lookup {
             path,
-            options,
+            options: call,
             offset,
             len: transcript.len(),
         })
