@@ -1,9 +1,6 @@
 //! [`model_from_config`]: a [`ChatModel`] for a [`ModelConfig`].
 
-use crate::{ChatModel, ModelConfig, ProviderError};
-
-/// The model id that selects the echo debug model (feature `testing`).
-pub const ECHO_MODEL_ID: &str = "echo";
+use crate::{ChatModel, ECHO_MODEL_ID, ModelConfig, ProviderError};
 
 /// Builds the model a configuration describes: [`detect_provider`](crate::detect_provider)
 /// picks the adapter, the registry supplies its [`ModelInfo`](crate::ModelInfo).

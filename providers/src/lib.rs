@@ -104,8 +104,8 @@ pub use config::{
 };
 pub use error::{Limit, ProviderError, TimeoutPhase};
 pub use event::StreamEvent;
-pub use factory::{ECHO_MODEL_ID, model_from_config};
-pub use model::{ChatModel, EventStream};
+pub use factory::model_from_config;
+pub use model::{ChatModel, ECHO_MODEL_ID, EventStream};
 pub use registry::{DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ModelInfo, ReasoningReplay};
 pub use request::{
     CacheBreakpoint, ChatOptions, ChatRequest, PromptCache, ReasoningEffort, ToolChoice,

@@ -7,6 +7,10 @@ use futures::Stream;
 
 use crate::{ChatRequest, ChatResponse, ModelInfo, ProviderError, StreamEvent};
 
+/// The model id that selects the echo debug model (feature `testing`), which needs no key and
+/// talks to no one.
+pub const ECHO_MODEL_ID: &str = "echo";
+
 /// A stream of [`StreamEvent`]s. Dropping it cancels the request (the connection is closed).
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderError>> + Send>>;
 

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use super::{example_for_schema, replay, word_deltas};
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::{
-    ChatModel, ChatRequest, ChatResponse, EventStream, ModelInfo, Provider, ProviderError,
-    ToolChoice, collect, factory::ECHO_MODEL_ID,
+    ChatModel, ChatRequest, ChatResponse, ECHO_MODEL_ID, EventStream, ModelInfo, Provider,
+    ProviderError, ToolChoice, collect,
 };
 
 /// The `echo` debug model: answers with what it was sent, like simonw's `llm-echo`. No key,
