@@ -65,6 +65,35 @@ impl fmt::Display for Provider {
     }
 }
 
+impl std::str::FromStr for Provider {
+    type Err = ProviderError;
+
+    /// A model type as configuration files name it: a protocol name or one of its aliases
+    /// (`openai`/`gpt`, `anthropic`/`claude`, `google`/`gemini`, `openrouter`), ignoring ASCII
+    /// case and surrounding spaces. [`detect_provider`] reads the same names.
+    ///
+    /// ```
+    /// use providers::Provider;
+    ///
+    /// assert_eq!("Claude".parse::<Provider>().unwrap(), Provider::Anthropic);
+    /// assert_eq!("openrouter".parse::<Provider>().unwrap(), Provider::OpenRouter);
+    /// assert!("soap".parse::<Provider>().unwrap_err().to_string().contains("openrouter"));
+    /// ```
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let text = text.trim();
+        PROVIDER_ALIASES
+            .iter()
+            .find(|(alias, _)| alias.eq_ignore_ascii_case(text))
+            .map(|(_, provider)| *provider)
+            .ok_or_else(|| {
+                ProviderError::config(format!(
+                    "unknown provider `{text}`: use openai (or gpt), anthropic (or claude), \
+                     google (or gemini) or openrouter"
+                ))
+            })
+    }
+}
+
 /// Which of OpenAI's two APIs a model is called through; parsed once, from configuration
 /// (`"chat"`, `"chat_completions"`, `"responses"`).
 ///
@@ -159,14 +188,8 @@ const PROVIDER_PREFIXES: &[(&str, Provider)] = &[
 /// assert_eq!(detect_provider(Some("openrouter"), "anthropic/claude-sonnet-4.5"), Provider::OpenRouter);
 /// ```
 pub fn detect_provider(model_type: Option<&str>, model_id: &str) -> Provider {
-    if let Some(model_type) = model_type {
-        let model_type = model_type.trim();
-        if let Some((_, provider)) = PROVIDER_ALIASES
-            .iter()
-            .find(|(alias, _)| alias.eq_ignore_ascii_case(model_type))
-        {
-            return *provider;
-        }
+    if let Some(provider) = model_type.and_then(|model_type| model_type.parse().ok()) {
+        return provider;
     }
     let id = model_id.trim().to_ascii_lowercase();
     PROVIDER_PREFIXES
