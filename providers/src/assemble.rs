@@ -6,7 +6,7 @@
 //! bookkeeping every provider needs once: argument buffers per call, reasoning blocks, usage
 //! merging, the finish reason when tools were called, and closing whatever is still open when
 //! the answer ends. Streams and non-streamed answers both go through it, so
-//! [`collect`](crate::collect) of a stream equals `complete`.
+//! [`collect`](crate::collect()) of a stream equals `complete`.
 
 // Builds without an HTTP provider (only `testing`) use part of the assembler.
 #![cfg_attr(not(feature = "__http"), allow(dead_code))]

@@ -1,5 +1,5 @@
 //! A non-streamed Messages answer → [`Chunk`]s, in the order a stream of it would give them,
-//! so `complete` and [`collect`](crate::collect) of `stream` agree.
+//! so `complete` and [`collect`](crate::collect()) of `stream` agree.
 
 use std::borrow::Cow;
 
