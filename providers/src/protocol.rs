@@ -99,6 +99,7 @@ impl<P: WireProtocol> HttpModel<P> {
     }
 
     /// [`HttpModel::new`], boxed as the [`ChatModel`] the factory hands out.
+    #[cfg_attr(not(any(feature = "openai", feature = "gemini")), allow(dead_code))]
     pub(crate) fn boxed(
         config: &ModelConfig,
         info: ModelInfo,

@@ -109,6 +109,10 @@ impl ReasoningReplay {
 
     /// For each of `messages`, whether its reasoning goes back under this policy (always
     /// `false` for messages that are not AI messages).
+    #[cfg_attr(
+        not(any(feature = "openai", feature = "anthropic", feature = "gemini")),
+        allow(dead_code)
+    )]
     pub(crate) fn replayed(self, messages: &[Message]) -> Vec<bool> {
         let is_ai = |message: &Message| message.role == Role::Ai;
         match self {
@@ -165,6 +169,7 @@ impl std::str::FromStr for ReasoningReplay {
 
 /// Which role carries the system prompt in a Chat Completions request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "openai"), allow(dead_code))]
 pub(crate) enum SystemRole {
     /// `system`, what every chat model and compatible server takes.
     System,
@@ -176,6 +181,7 @@ pub(crate) enum SystemRole {
 
 impl SystemRole {
     /// The wire name of the role.
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) const fn as_str(self) -> &'static str {
         match self {
             SystemRole::System => "system",
@@ -426,12 +432,14 @@ impl ModelInfo {
     /// Whether an AI message with tool calls must carry `reasoning_content` back even when it
     /// has no reasoning (then an empty one): DeepSeek's thinking mode rejects a tool-call
     /// message without the field.
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) fn requires_reasoning_content_on_calls(&self) -> bool {
         self.provider == Provider::OpenAi
             && family(self.provider, &self.id) == Some(Family::DeepSeek)
     }
 
     /// Which role carries the system prompt in a Chat Completions request to OpenAI.
+    #[cfg_attr(not(feature = "openai"), allow(dead_code))]
     pub(crate) fn system_role(&self) -> SystemRole {
         match family(self.provider, &self.id) {
             // o1-mini and o1-preview (and their dated snapshots) answer 400 to a `system` and

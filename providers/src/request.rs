@@ -1,6 +1,7 @@
 //! [`ChatRequest`]: what is sent to a model, provider-neutral.
 
 use std::collections::BTreeMap;
+use std::fmt;
 use std::time::Duration;
 
 use messages::{Message, ToolSpec};
@@ -23,7 +24,8 @@ use serde::{Deserialize, Serialize};
 pub struct ChatRequest {
     /// The conversation so far, oldest first.
     pub messages: Vec<Message>,
-    /// Tools the model may call.
+    /// Tools the model may call (none when left out of a serialised request).
+    #[serde(default)]
     pub tools: Vec<ToolSpec>,
     /// Sampling, limits, tool choice, reasoning, caching and headers. Serialised flat, beside
     /// `messages` and `tools`.
@@ -59,7 +61,10 @@ impl ChatRequest {
 /// every layer uses (a [`ChatRequest`] carries it; the agent builder takes one for every call
 /// of a run).
 ///
-/// Fields left at their default are not sent, so the provider's own default applies.
+/// Fields left at their default are not sent, so the provider's own default applies. `Debug`
+/// never shows the values of `extra_headers` whose name looks like a credential
+/// (`authorization`, `*key*`, `*token*`, `*secret*`, `*cookie*`), as for
+/// [`ModelConfig`](crate::ModelConfig).
 ///
 /// ```
 /// use providers::{ChatOptions, ReasoningEffort};
@@ -73,7 +78,7 @@ impl ChatRequest {
 /// // The decimal the caller gave is the one sent and stored.
 /// assert_eq!(serde_json::to_string(&options.temperature).unwrap(), "0.7");
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ChatOptions {
     /// Sampling temperature, sent as the decimal given (`0.7`, never `0.699999988079071`). A
@@ -98,10 +103,38 @@ pub struct ChatOptions {
     pub extra_headers: BTreeMap<String, String>,
 }
 
+impl fmt::Debug for ChatOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: BTreeMap<&str, &str> = self
+            .extra_headers
+            .iter()
+            .map(|(name, value)| {
+                let shown = if crate::config::looks_secret(name) {
+                    "<redacted>"
+                } else {
+                    value.as_str()
+                };
+                (name.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("ChatOptions")
+            .field("temperature", &self.temperature)
+            .field("max_tokens", &self.max_tokens)
+            .field("stop", &self.stop)
+            .field("tool_choice", &self.tool_choice)
+            .field("reasoning_effort", &self.reasoning_effort)
+            .field("thinking_budget", &self.thinking_budget)
+            .field("cache", &self.cache)
+            .field("extra_headers", &headers)
+            .finish()
+    }
+}
+
 impl ChatOptions {
     /// Refuses options no JSON body can carry: a temperature that is NaN or infinite would go
     /// out as `null` (serde_json's rendering of a non-finite number), which a provider reads as
     /// no temperature at all or refuses without saying why.
+    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
     pub(crate) fn check_sendable(&self) -> Result<(), crate::ProviderError> {
         match self.temperature {
             Some(temperature) if !temperature.is_finite() => {
