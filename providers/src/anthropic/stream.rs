@@ -26,9 +26,7 @@ use super::wire::{
 };
 use crate::ProviderError;
 use crate::assemble::{Chunk, Overflow};
-use crate::http::sse::{
-    EventParser, MaybeText, Skipped, event_json, field, lenient_index,
-};
+use crate::http::sse::{EventParser, MaybeText, Skipped, event_json, field, lenient_index};
 use crate::wire_numbers::Lenient;
 
 #[derive(Deserialize)]
