@@ -91,7 +91,26 @@ impl WireProtocol for OpenRouter {
     }
 }
 
-/// Decodes a recorded OpenRouter SSE body (any chunking) into stream events.
+/// Decodes a recorded OpenRouter SSE body (any chunking) into stream events, exactly as
+/// [`ChatModel::stream`] would: keep-alive comments are skipped, and an upstream failure
+/// reported in-band with a retryable HTTP status as its `code` is a retryable error.
+///
+/// ```
+/// use futures::StreamExt;
+/// use providers::{ProviderError, StreamEvent};
+///
+/// let body = ": OPENROUTER PROCESSING\n\n\
+///     data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"The tallest\"}}]}\n\n\
+///     data: {\"error\":{\"code\":502,\"message\":\"Provider returned error\"},\
+///            \"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"error\"}]}\n\n";
+/// let stream = providers::openrouter::decode_stream(futures::stream::iter([body]));
+/// let runtime = tokio::runtime::Builder::new_current_thread().build()?;
+/// let events: Vec<_> = runtime.block_on(stream.collect());
+/// assert_eq!(events[0], Ok(StreamEvent::TextDelta("The tallest".into())));
+/// let Some(Err(error)) = events.last() else { panic!("{events:?}") };
+/// assert!(error.is_retryable(), "{error:?}");
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub fn decode_stream<S, B>(body: S) -> EventStream
 where
     S: Stream<Item = B> + Send + 'static,
