@@ -17,7 +17,9 @@ use crate::{FinishReason, Usage};
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum StreamEvent {
-    /// The provider's response id and model name, when known (first event).
+    /// The provider's response id and model name, when known: the first event, and at most
+    /// once more when a later chunk brings what the first lacked (a compatible server whose
+    /// first chunk has an empty model); each field is reported once.
     Started {
         /// The provider's response id.
         id: Option<String>,
