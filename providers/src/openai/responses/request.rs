@@ -3,7 +3,8 @@
 //! Requests are stateless (`store: false`): the conversation is sent whole every time, and
 //! reasoning items come back from [`Reasoning`] parts with their id, summary and
 //! `encrypted_content` unchanged, right before the items that followed them — on the AI
-//! messages the target's [`ReasoningReplay`](crate::ReasoningReplay) policy covers.
+//! messages the target's [`ReasoningReplay`](crate::ReasoningReplay) policy covers. An item
+//! without `encrypted_content` is left out: without `store` it cannot be referred to by id.
 //!
 //! As in the Chat body, every struct declares its fields in alphabetical order, so the keys go
 //! out sorted and the bytes of a request stay the same from one version to the next.
@@ -326,9 +327,13 @@ fn assistant_items<'a>(message: &'a Message, replay_reasoning: bool, input: &mut
 }
 
 /// A reasoning item exactly as received. Reasoning without an item id came from another
-/// provider (an Anthropic thinking block, DeepSeek text) and has no Responses form.
+/// provider (an Anthropic thinking block, DeepSeek text) and has no Responses form; an item
+/// without `encrypted_content` (a model not asked for it, a response stored server-side) can
+/// only be referred to by id, which a `store: false` request cannot do: OpenAI answers 404 and
+/// asks for the item to be removed from the input.
 fn reasoning_item(reasoning: &Reasoning) -> Option<Item<'_>> {
     let id = reasoning.id.as_deref()?;
+    let encrypted_content = Some(reasoning.encrypted.as_deref()?);
     // The summary parts were joined into one text (their own text contains blank lines, so
     // they cannot be split again); one part carries all of it. The server restores the
     // reasoning from `encrypted_content`, not from the summary.
@@ -341,7 +346,7 @@ fn reasoning_item(reasoning: &Reasoning) -> Option<Item<'_>> {
         }]
     };
     Some(Item::Reasoning {
-        encrypted_content: reasoning.encrypted.as_deref(),
+        encrypted_content,
         id,
         summary,
         kind: "reasoning",
