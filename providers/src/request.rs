@@ -93,7 +93,8 @@ pub struct ChatOptions {
     /// Whether and which tool the model must call. Sent only with requests that offer tools.
     pub tool_choice: Option<ToolChoice>,
     /// Reasoning effort for reasoning models (OpenAI `reasoning_effort`, Anthropic
-    /// `output_config.effort`, Gemini `thinkingLevel`).
+    /// `output_config.effort`, Gemini 3 `thinkingLevel`, the nearest level the model takes;
+    /// Gemini 2.x a thinking budget).
     pub reasoning_effort: Option<ReasoningEffort>,
     /// Thinking budget in tokens (Anthropic `thinking.budget_tokens`, Gemini `thinkingBudget`).
     pub thinking_budget: Option<u32>,

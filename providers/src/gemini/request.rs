@@ -41,8 +41,32 @@ impl Target<'_> {
 
     /// Gemini 1.x and 2.x take a thinking budget only; `thinkingLevel` is Gemini 3's.
     fn takes_budget_only(&self) -> bool {
-        let id = self.info.id.trim().trim_start_matches("models/");
+        let id = self.id();
         id.starts_with("gemini-1") || id.starts_with("gemini-2")
+    }
+
+    /// The `thinkingLevel` for `effort`: the level itself where the model takes it, else the
+    /// nearest one it does. Gemini 3 Pro takes only `low` and `high`, Gemini 3.x Pro no
+    /// `minimal`; the others (Gemini 3 Flash) take all four, and a model answers 400 to a level
+    /// it does not take.
+    fn thinking_level(&self, effort: ReasoningEffort) -> &'static str {
+        let id = self.id();
+        let pro = id.starts_with("gemini-3") && id.contains("-pro");
+        let first_pro = id.starts_with("gemini-3-pro");
+        match effort {
+            ReasoningEffort::Minimal if pro => "low",
+            ReasoningEffort::Medium if first_pro => "high",
+            effort => effort.as_str(),
+        }
+    }
+
+    /// The model id, lowercase, without the API's `models/` prefix.
+    fn id(&self) -> String {
+        self.info
+            .id
+            .trim()
+            .trim_start_matches("models/")
+            .to_ascii_lowercase()
     }
 }
 
@@ -291,7 +315,7 @@ fn generation_config<'a>(target: &Target<'_>, request: &'a ChatRequest) -> Gener
         (None, Some(effort)) => Some(ThinkingConfig {
             include_thoughts: true,
             thinking_budget: None,
-            thinking_level: Some(effort.as_str()),
+            thinking_level: Some(target.thinking_level(effort)),
         }),
         (None, None) => None,
     };
