@@ -239,11 +239,16 @@ impl HttpClient {
             .headers(self.headers.clone())
             .header(CONTENT_TYPE, "application/json")
             .body(request.body.clone());
+        // The request's headers replace the client's of the same name (`RequestBuilder::header`
+        // would append, sending both values).
+        let mut extra = HeaderMap::new();
         for (name, value) in &request.headers {
             crate::config::check_header(name, self.key_configured)?;
-            let (name, value) = header(name, value)?;
-            builder = builder.header(name, value);
+            let (name, mut value) = header(name, value)?;
+            value.set_sensitive(crate::config::looks_secret(name.as_str()));
+            extra.append(name, value);
         }
+        builder = builder.headers(extra);
         let sent = tokio::time::timeout(self.timeouts.first_byte, builder.send()).await;
         let response = match sent {
             Err(_) => {
