@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use conversation_tree::ConversationId;
 use http::StatusCode;
-use providers::{ApiFormat, ModelInfo, RetryPolicy, Timeouts, ToolChoice};
+use providers::{ApiFormat, ModelInfo, Provider, RetryPolicy, Timeouts, ToolChoice};
 use serde_json::{Value, json};
 
 use crate::config::ServerConfig;
@@ -114,11 +114,36 @@ pub fn plan(
         );
     }
     let mut model = ModelRequest::new(mc.model_id.trim());
+    // A protocol name Skein does not know would silently give way to the model id's guess
+    // (the echo model speaks none: any name goes with it).
+    if let Some(Err(_)) = mc.model.as_deref().map(str::parse::<Provider>)
+        && model.config.model_id != providers::ECHO_MODEL_ID
+    {
+        problems.invalid(
+            "model_config.model",
+            &format!(
+                "`{}` is not a protocol; use openai (gpt), anthropic (claude), google (gemini) \
+                 or openrouter",
+                mc.model.as_deref().unwrap_or_default().trim()
+            ),
+        );
+    }
     model.config.model = mc.model;
     model.config.api_key = mc.api_key.map(|key| key.expose().to_owned());
     model.config.default_headers = mc.default_headers;
     match mc.api_format.as_deref().map(str::parse::<ApiFormat>) {
         None => {}
+        // The Responses API is OpenAI's: another protocol's model would be refused when built.
+        Some(Ok(ApiFormat::Responses)) if model.config.provider() != Provider::OpenAi => problems
+            .invalid(
+                "model_config.api_format",
+                &format!(
+                    "`responses` is OpenAI's Responses API, but `{}` speaks the {} protocol; \
+                     set `model` to `openai` for an OpenAI-compatible endpoint",
+                    model.config.model_id,
+                    model.config.provider()
+                ),
+            ),
         Some(Ok(format)) => model.config.api_format = Some(format),
         Some(Err(_)) => problems.invalid(
             "model_config.api_format",

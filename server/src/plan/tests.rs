@@ -234,6 +234,45 @@ fn invalid_values_are_named() {
     );
 }
 
+/// `model_config.model` names the protocol: a name Skein does not know (a typo of
+/// `openrouter`) is refused, not silently replaced by the model id's guess (which sends an
+/// OpenRouter id to OpenAI), and `api_format` goes only with the OpenAI protocol.
+#[test]
+fn the_protocol_is_one_skein_knows() {
+    assert_eq!(
+        refused(json!({
+            "model_config": {"model_id": "anthropic/claude-sonnet-4.5", "model": "openruoter"},
+            "input": {"text": "hi"},
+        })),
+        ["model_config.model"]
+    );
+    for alias in [
+        "openai",
+        "GPT",
+        "anthropic",
+        "claude",
+        "google",
+        "gemini",
+        " OpenRouter ",
+    ] {
+        planned(json!({
+            "model_config": {"model_id": "some-model", "model": alias},
+            "input": {"text": "hi"},
+        }));
+    }
+    assert_eq!(
+        refused(json!({
+            "model_config": {"model_id": "claude-sonnet-4-5", "api_format": "responses"},
+            "input": {"text": "hi"},
+        })),
+        ["model_config.api_format"]
+    );
+    planned(json!({
+        "model_config": {"model_id": "my-proxy", "model": "openai", "api_format": "responses"},
+        "input": {"text": "hi"},
+    }));
+}
+
 #[test]
 fn base_urls_only_when_the_server_allows_them() {
     let config = ServerConfig {
