@@ -189,9 +189,11 @@ impl ReasoningEffort {
     }
 }
 
-/// Prompt-cache hints. Providers with explicit caching (Anthropic) place `cache_control`
-/// breakpoints; OpenAI caches automatically and uses `key` to route similar prompts together;
-/// providers without the concept ignore the hints (caching never changes an answer).
+/// Prompt-cache hints. Providers with explicit caching place `cache_control` breakpoints
+/// (Anthropic on blocks and tools, OpenRouter on the text parts ending each prefix, for the
+/// Anthropic and Gemini models it serves); OpenAI caches automatically and uses `key` to route
+/// similar prompts together; providers without the concept ignore the hints (caching never
+/// changes an answer).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PromptCache {
     /// Where cached prefixes end, in the order tools → system → messages.

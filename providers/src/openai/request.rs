@@ -83,6 +83,10 @@ pub(crate) struct ChatBody<'a> {
     /// The tools on offer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tools: Vec<Tool<'a>>,
+    /// For each request message, the index in `messages` of the last entry it became (`None`
+    /// while it became none yet): where a dialect places markers that end at a message.
+    #[serde(skip)]
+    pub(crate) ends: Vec<Option<usize>>,
 }
 
 /// `stream_options`.
@@ -123,7 +127,10 @@ pub(crate) enum Content<'a> {
 #[serde(untagged)]
 pub(crate) enum Part<'a> {
     Text {
-        text: &'a str,
+        /// A prompt-cache marker (OpenRouter): the prefix up to this part is cached.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cache_control: Option<CacheControl>,
+        text: Cow<'a, str>,
         #[serde(rename = "type")]
         kind: &'static str,
     },
@@ -142,6 +149,52 @@ pub(crate) enum Part<'a> {
         #[serde(rename = "type")]
         kind: &'static str,
     },
+}
+
+/// `cache_control` on a content part: `{"type": "ephemeral"}`, with `ttl` `5m` or `1h`.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub(crate) struct CacheControl {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) ttl: Option<&'static str>,
+    #[serde(rename = "type")]
+    pub(crate) kind: &'static str,
+}
+
+impl<'a> ChatMessage<'a> {
+    /// Marks the end of this message as a cache breakpoint: its last text part gets
+    /// `control` (a plain-text content becomes one text part). `false` for a message that
+    /// cannot carry one (assistant and tool messages, content without text: an empty text
+    /// cannot be a breakpoint).
+    pub(crate) fn mark_cached(&mut self, control: CacheControl) -> bool {
+        let ChatMessage::Text { content, .. } = self else {
+            return false;
+        };
+        if let Content::Text(text) = content {
+            if text.is_empty() {
+                return false;
+            }
+            let text = std::mem::take(text);
+            *content = Content::Parts(vec![Part::Text {
+                cache_control: None,
+                text,
+                kind: "text",
+            }]);
+        }
+        let Content::Parts(parts) = content else {
+            return false;
+        };
+        match parts
+            .iter_mut()
+            .rev()
+            .find(|part| matches!(part, Part::Text { text, .. } if !text.is_empty()))
+        {
+            Some(Part::Text { cache_control, .. }) => {
+                *cache_control = Some(control);
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -253,6 +306,7 @@ pub(crate) fn body<'a>(
         && (target.info.requires_reasoning_content_on_calls()
             || holds_chat_reasoning(&request.messages));
     let mut messages = Vec::with_capacity(request.messages.len());
+    let mut ends = Vec::with_capacity(request.messages.len());
     let mut pending_media: Vec<Part<'a>> = Vec::new();
     for (message, replayed) in request.messages.iter().zip(replayed) {
         if message.role != Role::Tool {
@@ -285,6 +339,7 @@ pub(crate) fn body<'a>(
                 pending_media.extend(message.parts.iter().filter_map(media));
             }
         }
+        ends.push(messages.len().checked_sub(1));
     }
     flush_media(&mut messages, &mut pending_media);
 
@@ -338,6 +393,7 @@ pub(crate) fn body<'a>(
         temperature: common.temperature,
         tool_choice,
         tools,
+        ends,
     })
 }
 
@@ -388,7 +444,11 @@ fn user_content(message: &Message) -> Content<'_> {
         .parts
         .iter()
         .filter_map(|part| match part {
-            ContentPart::Text { text, .. } => Some(Part::Text { text, kind: "text" }),
+            ContentPart::Text { text, .. } => Some(Part::Text {
+                cache_control: None,
+                text: Cow::Borrowed(text),
+                kind: "text",
+            }),
             other => media(other),
         })
         .collect();

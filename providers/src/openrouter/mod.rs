@@ -6,7 +6,9 @@
 //! - `request`: reasoning is asked for with one `reasoning` object (`effort`, or `max_tokens`
 //!   for a thinking budget) whatever model serves the request, instead of
 //!   `reasoning_effort`; the request's `reasoning_details` go back as the model registry's
-//!   replay policy says.
+//!   replay policy says; [`PromptCache`](crate::PromptCache) breakpoints become
+//!   `cache_control` markers on the text parts that end each cached prefix (Anthropic and
+//!   Gemini models there cache only what is marked).
 //! - `stream`: the Chat stream parser, plus OpenRouter's in-stream errors, which carry the
 //!   HTTP status of the upstream failure as a numeric `code` (a `502` mid-stream is worth a
 //!   retry like an HTTP 502 is). Keep-alive comments (`: OPENROUTER PROCESSING`) are SSE
