@@ -221,7 +221,8 @@ pub struct ModelConfig {
     /// Default maximum output tokens when a request sets none.
     pub max_tokens: Option<u32>,
     /// Which OpenAI API to call: [`ApiFormat::Responses`] or (when `None`) Chat Completions.
-    /// Other protocols have one API each and refuse a format.
+    /// Other protocols have one API each: [`model_from_config`](crate::model_from_config)
+    /// refuses `Responses` for them, and `Chat` changes nothing.
     pub api_format: Option<ApiFormat>,
     /// Whether the model's reasoning goes back to it in later requests; `None` takes the
     /// registry's default for the model ([`ModelInfo::reasoning_replay`](crate::ModelInfo)).
