@@ -13,6 +13,7 @@
 //! `decode_chat_stream` and `decode_responses_stream` decode a recorded stream body
 //! without HTTP (replaying recordings, benchmarks, fuzzing).
 
+pub(crate) mod cache;
 pub(crate) mod error;
 pub(crate) mod request;
 mod responses;

@@ -8,7 +8,8 @@
 //!   `reasoning_effort`; the request's `reasoning_details` go back as the model registry's
 //!   replay policy says; [`PromptCache`](crate::PromptCache) breakpoints become
 //!   `cache_control` markers on the text parts that end each cached prefix (Anthropic and
-//!   Gemini models there cache only what is marked).
+//!   Gemini models there cache only what is marked; `openai/cache.rs`, which any gateway that
+//!   passes the markers on could use).
 //! - `stream`: the Chat stream parser, plus OpenRouter's in-stream errors, which carry the
 //!   HTTP status of the upstream failure as a numeric `code` (a `502` mid-stream is worth a
 //!   retry like an HTTP 502 is). Keep-alive comments (`: OPENROUTER PROCESSING`) are SSE
