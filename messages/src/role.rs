@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Who wrote a message.
 ///
-/// The names follow the ChainAST seed (`human`, `ai`) rather than any one provider's
+/// The names are provider-neutral (`human`, `ai`) rather than any one provider's
 /// (`user`, `assistant`, `model`); adapters translate.
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize,
