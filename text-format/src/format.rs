@@ -4,8 +4,8 @@ use crate::{FormattedSection, ParseError, ParsedSections, TextSection};
 /// *format* what it will read.
 ///
 /// Using one `TextFormat` for both means the model sees a single convention in a conversation:
-/// if it is asked to answer in `<answer>` tags, tool observations come back in tags too (seed
-/// 001's "single section standard").
+/// if it is asked to answer in `<answer>` tags, tool observations come back in tags too, so it
+/// never has to read one convention and write another.
 ///
 /// Implemented by [`MarkdownFormat`](crate::MarkdownFormat) and [`XmlFormat`](crate::XmlFormat).
 /// The trait is object safe; agents hold a `Box<dyn TextFormat>`.

@@ -2,8 +2,8 @@
 //! model wrote into named sections (`thinking`, `action`, `answer`…) and **format** what it
 //! will read (tool observations) in the same convention.
 //!
-//! This is the `TextFormat` of seed 001. A ReAct-style agent registers the sections it asks
-//! for, puts [`TextFormat::describe_structure`] in its system prompt, parses each reply with
+//! A ReAct-style agent registers the sections it asks for, puts
+//! [`TextFormat::describe_structure`] in its system prompt, parses each reply with
 //! [`TextFormat::parse`], and hands tool results back through
 //! [`TextFormat::format_sections`]: the model sees one convention throughout.
 //!

@@ -15,7 +15,7 @@ use crate::{FormattedSection, ParseError, ParsedSections, TextFormat, TextSectio
 /// - text before the first heading is ignored (models often open with prose);
 /// - headings inside fenced code blocks are content;
 /// - an unregistered level-1 heading ends the current section and its own content is skipped
-///   (as in gent: a model that writes its own `# Observation` must not extend its `# action`), or
+///   (a model that writes its own `# Observation` must not extend its `# action`), or
 ///   is an error when built with [`strict`](MarkdownFormat::strict);
 /// - if no section is found outside code blocks, the fenced blocks are searched, so an answer
 ///   wrapped whole in ```` ```markdown ```` still parses.
@@ -23,7 +23,7 @@ use crate::{FormattedSection, ParseError, ParsedSections, TextFormat, TextSectio
 /// # Formatting
 ///
 /// `format_section("search", "…")` is `"# search\n…"`; `format_sections` joins sections with a
-/// blank line and adds no wrapper (the seed's examples).
+/// blank line and adds no wrapper.
 ///
 /// ```
 /// use text_format::{FormattedSection, MarkdownFormat, TextFormat};

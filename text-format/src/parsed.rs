@@ -6,7 +6,8 @@ use std::fmt;
 ///
 /// Names are the *registered* spelling (`# THINKING` is reported as `thinking` when `thinking`
 /// was registered); lookups by name ignore ASCII case. Empty sections are not reported: an empty
-/// `<action></action>` must not look like a tool call (gent commit `c7e9848`, an infinite loop).
+/// `<action></action>` must not look like a tool call (an agent that ran it would loop forever
+/// on empty calls).
 ///
 /// ```
 /// use text_format::{MarkdownFormat, TextFormat, TextSection};
@@ -68,8 +69,7 @@ impl ParsedSections {
         self.entries.is_empty()
     }
 
-    /// The sections grouped by name (`name -> contents in order`), the shape of gent's
-    /// `map[string][]string`.
+    /// The sections grouped by name (`name -> contents in order`).
     pub fn into_map(self) -> BTreeMap<String, Vec<String>> {
         let mut map = BTreeMap::<String, Vec<String>>::new();
         for (name, content) in self.entries {

@@ -30,7 +30,7 @@ pub(crate) struct Registry {
 
 impl Registry {
     /// Adds `section` unless a section of the same name (ignoring ASCII case) exists: the first
-    /// registration wins, as in gent, so re-registering every turn is harmless.
+    /// registration wins, so re-registering every turn is harmless.
     pub(crate) fn register(&mut self, section: TextSection) {
         if self.lookup(section.name()).is_none() {
             self.sections.push(section);

@@ -13,11 +13,10 @@ pub const OBSERVATION_TAG: &str = "observation";
 /// # Parsing
 ///
 /// Only bare tags count (`<answer>`, no attributes), matched to registered names ignoring ASCII
-/// case. Each closing tag pairs with the nearest unpaired opening tag of the same name before it
-/// (gent's rule), so a literal `provide <answer>` inside `<thinking>` does not open a section
-/// (gent commit `1a1857b`). Then only *top-level* pairs are sections: a pair inside another
-/// registered section, such as an example `<answer>42</answer>` written inside `<thinking>`, is
-/// that section's content. Also:
+/// case. Each closing tag pairs with the nearest unpaired opening tag of the same name before it,
+/// so a literal `provide <answer>` inside `<thinking>` does not open a section. Then only
+/// *top-level* pairs are sections: a pair inside another registered section, such as an example
+/// `<answer>42</answer>` written inside `<thinking>`, is that section's content. Also:
 ///
 /// - text outside sections is ignored, tags inside fenced code blocks are content;
 /// - a section whose closing tag is missing (an output cut off, or a model that forgot it) is
@@ -31,8 +30,8 @@ pub const OBSERVATION_TAG: &str = "observation";
 /// # Formatting
 ///
 /// `format_section("search", "…")` is `"<search>\n…\n</search>"`; `format_sections` writes
-/// each section followed by a newline, inside one `<observation>` wrapper (seed 001: the text
-/// includes the full structure), and an empty list gives the empty string.
+/// each section followed by a newline, inside one `<observation>` wrapper (the text includes the
+/// full structure), and an empty list gives the empty string.
 ///
 /// ```
 /// use text_format::{FormattedSection, TextFormat, XmlFormat};

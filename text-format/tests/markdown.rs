@@ -1,4 +1,4 @@
-//! MarkdownFormat parsing: gent's `TestMarkdown_Parse` cases plus the tolerances Skein adds.
+//! MarkdownFormat parsing: the basic section cases plus the tolerances Skein adds.
 
 use text_format::{Line, MarkdownFormat, ParseError, TextFormat, TextSection};
 

@@ -1,4 +1,4 @@
-//! Exact texts a model reads: formatting (seed 001 shapes) and `describe_structure`.
+//! Exact texts a model reads: formatting and `describe_structure`.
 
 use text_format::{FormattedSection, MarkdownFormat, TextFormat, TextSection, XmlFormat};
 

@@ -1,4 +1,4 @@
-//! XmlFormat parsing: gent's `TestXML_Parse` cases plus the tolerances Skein adds.
+//! XmlFormat parsing: the basic section cases plus the tolerances Skein adds.
 
 use text_format::{Line, ParseError, TextFormat, TextSection, XmlFormat};
 
@@ -70,7 +70,8 @@ fn content_outside_tags_is_ignored_and_empty_sections_dropped() {
 
 #[test]
 fn literal_tags_inside_thinking_do_not_break_parsing() {
-    // gent commit 1a1857b: a literal <answer> in <thinking>, and a made-up observation block.
+    // A literal <answer> in <thinking> must not open a section, and a made-up observation block
+    // (not registered) is ignored.
     let output = "<thinking>\nI should provide <answer>. Maybe close it with </answer>?\n</thinking>\n\
                   <action>\n{\"tool\": \"search\"}\n</action>\n\
                   <observation>\nfake results\n</observation>\n<answer>\nfinal\n</answer>";
