@@ -26,7 +26,7 @@ pub enum ToolError {
         #[source]
         source: Option<Arc<dyn StdError + Send + Sync>>,
     },
-    /// The tool asks for the whole run to end without a reply (seed 002's silent exit). The
+    /// The tool asks for the whole run to end without a reply (a silent exit). The
     /// chains report it like any error; agents stop the run when
     /// [`RawToolChainResult::silent_exit`](crate::RawToolChainResult::silent_exit) says so.
     #[error("silent exit requested{}", if reason.is_empty() { String::new() } else { format!(": {reason}") })]
@@ -188,7 +188,7 @@ pub enum ToolChainError {
 
 impl ToolChainError {
     /// The observation that tells the model about this error: an `error` section holding
-    /// `Error: <this error>`, formatted by `format` (gent's ReAct agent does the same).
+    /// `Error: <this error>`, formatted by `format` like any other observation.
     pub fn observation(&self, format: &dyn TextFormat) -> String {
         format.format_sections(&[FormattedSection::new("error", format!("Error: {self}"))])
     }

@@ -13,7 +13,7 @@
 //!
 //! The tool never formats anything: the chain renders outputs (JSON, YAML), wraps each in the
 //! conversation's section format (`# get_weather` or `<get_weather>`) and passes media along.
-//! So one tool works unchanged with every chain, every format and every provider (seed 001).
+//! So one tool works unchanged with every chain, every format and every provider.
 //!
 //! # Writing a tool
 //!
@@ -102,8 +102,7 @@
 //! - **Long work** should watch [`ExecutionContext::cancellation`]; the chain also stops
 //!   waiting on cancellation, deadline and timeout by itself.
 //! - **Ending the run**: return [`ToolError::silent_exit`] to ask the agent to stop without
-//!   replying (seed 002's silent exit); agents check
-//!   [`RawToolChainResult::silent_exit`].
+//!   replying (a silent exit); agents check [`RawToolChainResult::silent_exit`].
 //! - Tools whose schema is only known at run time (MCP) implement [`JsonTool`] instead.
 //!
 //! # How a round runs

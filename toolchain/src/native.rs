@@ -7,7 +7,7 @@ use crate::json::render_json;
 use crate::run::{Prepared, Rendering, Runner, collect};
 use crate::{ExecutionContext, MediaTransform, RawToolChainResult, ToolObserver, ToolSet};
 
-/// What the model reads, in a `ToolResponse`, when a call failed (seed 004's wording).
+/// What the model reads, in a `ToolResponse`, when a call failed.
 pub const NATIVE_ERROR_PREFIX: &str = "Tool execution failed: ";
 
 /// Runs provider-native tool calls (the `ToolCall` parts of an AI message from a
@@ -18,7 +18,7 @@ pub const NATIVE_ERROR_PREFIX: &str = "Tool execution failed: ";
 /// calls, [`execute`](NativeToolChain::execute) them and append the returned messages. Every
 /// call gets its answer, in call order, whatever happened: a failed, unknown, panicking or
 /// cancelled call is answered with `Tool execution failed: <error>`, so the conversation stays
-/// valid and the model can react (seed 004: errors are values, never an aborted round).
+/// valid and the model can react (errors are values, never an aborted round).
 ///
 /// ```
 /// # use toolchain::{async_trait, ExecutionContext, JsonSchema, Tool, ToolError, ToolResult};

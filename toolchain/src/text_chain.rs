@@ -178,7 +178,7 @@ impl<S: CallSyntax> ToolChain for TextToolChain<S> {
         let mut sections = Vec::with_capacity(collected.outputs.len());
         let mut media = Vec::new();
         for (call, (content, call_media)) in collected.raw.calls.iter().zip(collected.outputs) {
-            // A call without a usable name is reported under `error`, as gent reports errors
+            // A call without a usable name is reported under `error`, the section for errors
             // that belong to no tool.
             let name = if call.name.is_empty() {
                 "error"

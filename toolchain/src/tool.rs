@@ -10,8 +10,7 @@ use crate::{ExecutionContext, ToolError};
 ///
 /// The tool only returns data. Turning the output into text (JSON, YAML), wrapping it in the
 /// conversation's section format and passing media along is the [`ToolChain`](crate::ToolChain)'s
-/// job (seed 001's responsibility split), so one tool works unchanged with every chain and
-/// format.
+/// job, so one tool works unchanged with every chain and format.
 ///
 /// - `I` is deserialised from the model's arguments; its [`JsonSchema`] is the `parameters`
 ///   schema the model is shown, so doc comments on its fields are the model's documentation.

@@ -1,9 +1,9 @@
 //! The YAML call syntax: `tool: …` / `args: …`, or a list of them.
 //!
 //! YAML types plain scalars by their look: `zip: 01234` is a number and `answer: yes` a
-//! boolean. gent fixed the resulting wrong inputs (commit `feb4ebd`) by consulting the tool's
-//! schema; so does this parser: an argument whose schema type is `string` gets the scalar's
-//! text exactly as written, using the byte spans serde-saphyr reports.
+//! boolean, so a tool expecting strings would get wrong inputs. This parser consults the tool's
+//! schema: an argument whose schema type is `string` gets the scalar's text exactly as written,
+//! using the byte spans serde-saphyr reports.
 
 use std::fmt;
 

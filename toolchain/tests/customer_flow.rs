@@ -1,6 +1,6 @@
-//! Seed 001's data flow end to end: `Tool.Call` returns a raw `CustomerInfo`, the chain renders
-//! it as JSON, wraps it with `FormatSection(toolName, json)`, combines the sections with
-//! `FormatSections`, and the agent loop uses `result.Text` / `AsContentParts()` directly.
+//! The data flow end to end: `Tool::call` returns a raw `CustomerInfo`, the chain renders it as
+//! JSON, wraps it with `format_section(tool_name, json)`, combines the sections with
+//! `format_sections`, and the agent loop uses `result.text` / `as_content_parts()` directly.
 
 mod common;
 
@@ -27,7 +27,7 @@ fn markdown_observation_is_the_seed_example() {
     let action = parsed.first("action").unwrap();
 
     let result = block_on(chain.execute(&ExecutionContext::new(), action, &format)).unwrap();
-    // The seed's `"# get_customer_info\n{\"id\":\"C001\"...}\n\n# get_flight..."`.
+    // One `# <tool>` section per call, in call order, joined by a blank line.
     assert_eq!(
         result.text,
         "# get_customer_info\n{\"id\":\"C001\",\"name\":\"John\"}\n\n\

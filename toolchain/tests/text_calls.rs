@@ -155,7 +155,7 @@ mod yaml {
 
     #[test]
     fn string_arguments_keep_their_text_as_written() {
-        // gent commit feb4ebd: YAML reads `01234` as a number and `2026-01-25` / `yes` as other
+        // YAML reads `01234` as a number and `2026-01-25` / `yes` as other
         // types; the tool's schema says they are strings.
         let chain = YamlToolChain::new(tools());
         let content = "- tool: get_customer_info\n  args:\n    id: 01234\n\

@@ -1,4 +1,4 @@
-//! Tools shared by the integration tests: the seed's customer/flight example plus tools that
+//! Tools shared by the integration tests: a customer/flight example plus tools that
 //! fail, panic, hang, attach media or ask for a silent exit.
 
 #![allow(dead_code, unreachable_pub)]
@@ -16,7 +16,7 @@ pub struct CustomerQuery {
     pub id: String,
 }
 
-/// The seed's `CustomerInfo`.
+/// A customer record, returned raw for the chain to render.
 #[derive(Serialize)]
 pub struct CustomerInfo {
     pub id: String,
@@ -99,7 +99,7 @@ pub struct ScreenshotOutput {
     pub format: String,
 }
 
-/// The seed's screenshot tool: text metadata plus an image part.
+/// A screenshot tool: text metadata plus an image part.
 pub struct Screenshot;
 
 pub const PNG: &[u8] = b"\x89PNG fake";
@@ -180,7 +180,7 @@ pub struct SilentInput {
     pub reason: String,
 }
 
-/// Seed 002's `silent_exit(reason)`.
+/// A tool that asks for a silent exit with its `reason`.
 pub struct SilentExit;
 
 #[async_trait]
