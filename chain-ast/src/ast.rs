@@ -14,8 +14,8 @@ use crate::{BodyPair, BodyPairKind, ChainError, ChainSection, Header};
 /// input.
 ///
 /// Sizes (see [`message_size`](crate::message_size)) are cached at every level and exact after
-/// every operation: fields are private and each mutator updates the sizes it touches. (pentagi
-/// leaves them stale after force repairs and ID normalisation; here they never are.) The tree may
+/// every operation, force repairs and ID normalisation included: fields are private and each
+/// mutator updates the sizes it touches, so a budget check never reads a stale size. The tree may
 /// be briefly invalid while an agent works, e.g. a body pair whose calls wait for responses;
 /// [`validate`](ChainAst::validate) says whether the flattened chain passes the seven rules.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -144,7 +144,7 @@ impl ChainAst {
             .ok_or(ChainError::NoSection)
     }
 
-    /// Appends a human message with one text part, by the seed's four rules:
+    /// Appends a human message with one text part, by four rules:
     ///
     /// 1. an empty chain gets a section with this human message;
     /// 2. if the last section has body pairs, a new section starts with it;
@@ -177,7 +177,7 @@ impl ChainAst {
     /// content of its response if there is one (the name is kept), else appends a response to
     /// the pair's last tool message, or adds a tool message if the pair has none.
     ///
-    /// Summarization pairs are not searched, as in pentagi: their one response is the summary.
+    /// Summarization pairs are not searched: their one response is the summary.
     ///
     /// # Errors
     ///

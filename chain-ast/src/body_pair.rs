@@ -71,7 +71,7 @@ impl BodyPair {
     ///
     /// The pairing of calls and responses is not checked here (see [`BodyPair::is_valid`]): an
     /// agent adds the AI message first and the responses as the tools finish. The messages are
-    /// kept as given (pentagi's `NewBodyPair` deletes parts of the caller's AI message).
+    /// kept as given: no part of the caller's AI message is dropped.
     ///
     /// # Errors
     ///

@@ -6,7 +6,7 @@ use messages::Role;
 
 use crate::FALLBACK_RESPONSE_CONTENT;
 
-/// The seven structural rules of a chain, as the seed numbers them.
+/// The seven structural rules of a chain, numbered 1 to 7 (error messages cite the number).
 ///
 /// [`ChainAst::new`](crate::ChainAst::new) with `force = false` enforces all of them; with
 /// `force = true` it repairs every break (see each [`ChainError`] variant for how).
@@ -29,7 +29,7 @@ pub enum Rule {
 }
 
 impl Rule {
-    /// The rule's number in the seed, 1 to 7.
+    /// The rule's number, 1 to 7.
     pub const fn number(self) -> u8 {
         self as u8
     }

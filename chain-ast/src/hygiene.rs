@@ -20,7 +20,7 @@ impl ChainAst {
     ///
     /// Use it when a chain moves to a provider that checks the shape of ids. Calls sharing an id
     /// get the same new id, so their pairing survives; a new id avoids the pair's other ids when
-    /// the template allows (pentagi may collide there).
+    /// the template allows, so renaming does not make two calls of a pair collide.
     pub fn normalize_tool_call_ids(&mut self, template: &IdTemplate) -> usize {
         let mut renamed = 0;
         self.edit_sections(|section| {

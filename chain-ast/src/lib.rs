@@ -27,7 +27,7 @@
 //!   [`BodyPair::from_summarization`] with the fake Gemini signature [`FAKE_THOUGHT_SIGNATURE`];
 //!   tool-call ids in a provider's format from an [`IdTemplate`] such as `call_{r:24:x}`.
 //! - `Display` draws the tree with kinds and sizes.
-//! - Feature `testing`: the seed's predefined chains and generators (module `testing`).
+//! - Feature `testing`: predefined chains and generators for tests (module `testing`).
 //!
 //! ```
 //! use chain_ast::{BodyPair, BodyPairKind, ChainAst, ChainError, Rule};
@@ -115,6 +115,6 @@ pub const FAKE_THOUGHT_SIGNATURE: &str = "skip_thought_signature_validator";
 /// The generic tool-call id template: `call_` and 24 letters or digits.
 pub const TOOL_CALL_ID_TEMPLATE: &str = "call_{r:24:x}";
 
-/// How a summary written as a plain completion starts (pentagi's csum prefix), so that it is
-/// recognised ([`BodyPair::is_summary`]) and not summarised again on its own.
+/// How a summary written as a plain completion starts, so that it is recognised
+/// ([`BodyPair::is_summary`]) and not summarised again on its own.
 pub const SUMMARIZED_CONTENT_PREFIX: &str = "**summarized content:**\n";

@@ -26,8 +26,8 @@ pub fn has_tool_calls(message: &Message) -> bool {
 /// that part: a text part with non-empty reasoning (text and reasoning kept), or a non-empty
 /// standalone reasoning part. `None` if there is none.
 ///
-/// pentagi looks only at text parts; Skein keeps Anthropic thinking blocks and OpenAI reasoning
-/// items as standalone parts, so those count too.
+/// Skein keeps Anthropic thinking blocks and OpenAI reasoning items as standalone parts, so
+/// those count too, not only reasoning on text parts.
 pub fn extract_reasoning_message(messages: &[Message]) -> Option<Message> {
     messages
         .iter()

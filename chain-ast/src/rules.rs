@@ -149,8 +149,8 @@ impl<'m> Rules<'m> {
             }
             (Role::Human, Some(section)) if section.has_body => {
                 // A human message after AI messages opens a new section, also after a system-only
-                // header: that keeps the order of the messages (pentagi rejects it, or with force
-                // moves the human message in front of the AI messages).
+                // header: that keeps the order of the messages, where rejecting it or moving the
+                // human message in front of the AI messages would not.
                 fallback = self.close_pair(None)?;
                 self.section = Some(SectionState {
                     has_human: true,

@@ -1,8 +1,8 @@
-//! How big a message is, in bytes, by the seed's rules.
+//! How big a message is, in bytes.
 
 use messages::{ContentPart, Message};
 
-/// The size of one part in bytes, by the seed's rules.
+/// The size of one part in bytes.
 ///
 /// | part | counted |
 /// |---|---|

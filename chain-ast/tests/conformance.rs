@@ -1,6 +1,5 @@
-//! pentagi's `chain_ast_test.go`, test by test (reference A.17): construction, messages,
-//! constructors, sizes and mutators. Helper tests (reasoning, ids, sanitising) are in
-//! `conformance_helpers.rs`.
+//! Conformance of the chain AST: construction, messages, constructors, sizes and mutators.
+//! Helper tests (reasoning, ids, sanitising) are in `conformance_helpers.rs`.
 #![cfg(feature = "testing")]
 
 mod common;
@@ -504,7 +503,7 @@ fn add_tool_response_to_a_pair_without_tool_messages() {
         .expect("section");
     ast.add_tool_response("a", "f", "ra").expect("found");
     ast.add_tool_response("b", "g", "rb").expect("found");
-    // The second response joins the last tool message, as in pentagi.
+    // The second response joins the last tool message.
     let tools = ast.sections()[0].body()[0].tools();
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].tool_responses().count(), 2);

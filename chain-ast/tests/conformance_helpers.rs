@@ -1,8 +1,8 @@
-//! pentagi's `chain_ast_test.go` helper tests (reference A.17): body pair constructors,
-//! reasoning helpers, tool-call id normalisation, clearing reasoning and sanitising arguments.
+//! Conformance of the chain AST's helpers: body pair constructors, reasoning helpers, tool-call
+//! id normalisation, clearing reasoning and sanitising arguments.
 //!
-//! `TestNewBodyPair_DropsMultipleNilFunctionCallToolCalls` has no counterpart: a Skein
-//! `ToolCall` always has a name and arguments, so there is no "nil function call" to drop.
+//! Nothing tests dropping calls without a function: a Skein `ToolCall` always has a name and
+//! arguments, so there is no "nil function call" to drop.
 
 mod common;
 

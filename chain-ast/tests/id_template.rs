@@ -1,4 +1,4 @@
-//! Tool-call id templates (pentagi's `templates_test.go`): generate, check, round trips, error
+//! Tool-call id templates: generate, check, round trips, error
 //! details and edge cases.
 
 use chain_ast::{IdMismatch, IdTemplate};

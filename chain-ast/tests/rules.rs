@@ -196,7 +196,7 @@ fn rule_4_responses_must_answer_calls_of_their_pair() {
         },
         Rule::ResponsesMatchCalls,
     );
-    // Repair (as pentagi): the AI message gets the call the response answers.
+    // Repair: the AI message gets the call the response answers.
     let ast = repaired(&chain);
     let ai = ast.sections()[0].body()[0].ai();
     assert_eq!(
@@ -360,8 +360,7 @@ fn summarization_fallbacks_join_the_one_tool_message() {
 
 #[test]
 fn human_after_ai_in_a_system_only_section_starts_a_new_section() {
-    // pentagi rejects this strictly and, with force, moves the human message before the AI
-    // message. Skein accepts it as a new section: the order is kept and the chain is valid.
+    // Accepted as a new section: the order is kept and the chain is valid.
     let chain = vec![
         Message::system("S"),
         Message::ai("Welcome!"),

@@ -97,7 +97,7 @@ impl SummarizeOptions {
 
     /// Whether the last section's pairs (all but its last) may be summarised: `true` (the
     /// default) suits an agent whose whole task is one long section; `false` keeps the last
-    /// section whole, as in the seed's example.
+    /// section whole.
     pub fn rotate_last_section(mut self, rotate: bool) -> SummarizeOptions {
         self.rotate_last_section = rotate;
         self
@@ -213,8 +213,7 @@ pub enum SummarizeError<E> {
 /// - the last section's header and its last body pair are always kept: the last pair of the
 ///   section being summarised from within is never summarised, which keeps the signed
 ///   reasoning Gemini and Anthropic check on the current turn. Older sections go whole, last
-///   pair included, as in the seed's example and pentagi's csum: providers no longer check
-///   their signatures;
+///   pair included: providers no longer check their signatures;
 /// - units are whole body pairs (a tool call never leaves its responses) of the last section,
 ///   newest first, then whole older sections;
 /// - the summary becomes the first body pair after the human message of the newest section it
@@ -227,9 +226,9 @@ pub enum SummarizeError<E> {
 ///   the current turn are replaced, the first reasoning found put before the call, see
 ///   [`extract_reasoning_message`]). When they were all plain completions it is a completion
 ///   starting with [`SUMMARIZED_CONTENT_PREFIX`]: a tool call in a chain without tools is
-///   rejected by some providers (Anthropic), as in pentagi's csum;
-/// - a summarizer error is returned and the chain is left unchanged (pentagi swallows it and
-///   sends the unsummarised chain, issue #399).
+///   rejected by some providers (Anthropic);
+/// - a summarizer error is returned and the chain is left unchanged, so the caller sees the
+///   failure instead of silently sending the unsummarised chain.
 ///
 /// The budget is in bytes ([`message_size`](crate::message_size)) or in any unit of a caller's
 /// function, e.g. tokens ([`SummarizeOptions::measure`]).

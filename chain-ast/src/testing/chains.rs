@@ -1,4 +1,4 @@
-//! The predefined chains, as in pentagi's `chain_data_test.go` (texts exact).
+//! The predefined chains, with fixed texts.
 
 use messages::{ContentPart, Message, Reasoning, Role, ToolCall};
 
@@ -163,7 +163,7 @@ pub fn chain_with_summarization_and_other_pairs() -> Vec<Message> {
 /// A scan in three sections, for moving a chain between providers: text beside two calls (one
 /// already in Anthropic's id format), a completion before a call whose tool message carries a
 /// note, and a summarization. `with_reasoning` adds reasoning with signatures (`sig-…`) to text
-/// parts, calls and the note. pentagi added this fixture after the fifteen the seed lists.
+/// parts, calls and the note.
 pub fn provider_switch_chain(with_reasoning: bool) -> Vec<Message> {
     let thought = |text: &str| {
         with_reasoning.then(|| Reasoning {

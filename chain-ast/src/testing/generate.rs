@@ -5,10 +5,9 @@ use messages::{Message, ToolCall};
 /// What [`generate_chain`] makes.
 ///
 /// `tools_for_body_pairs` and `tool_calls_per_body_pair` are indexed by the body pair's position
-/// in the **whole chain** (pentagi's later fixtures do the same; its first version indexed by the
-/// position within the section, so every section repeated the first entries). A pair past the
-/// end of `tools_for_body_pairs` is a completion, a tool pair past the end of
-/// `tool_calls_per_body_pair` makes one call, a section past the end of
+/// in the **whole chain**, not within its section (which would make every section repeat the
+/// first entries). A pair past the end of `tools_for_body_pairs` is a completion, a tool pair
+/// past the end of `tool_calls_per_body_pair` makes one call, a section past the end of
 /// `body_pairs_per_section` has one pair.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChainConfig {
@@ -27,7 +26,7 @@ pub struct ChainConfig {
 }
 
 impl Default for ChainConfig {
-    /// The seed's `DefaultChainConfig`: a system message, one question and its completion.
+    /// A system message, one question and its completion.
     fn default() -> Self {
         ChainConfig {
             include_system: true,
@@ -107,10 +106,6 @@ pub fn generate_chain(config: &ChainConfig) -> Vec<Message> {
 /// A chain of `sections` sections with one body pair each: a pair of `tool_calls_per_pair` calls
 /// in the odd sections (first, third, …), a completion in the even ones; then the first
 /// `missing_responses` tool messages of the chain are dropped.
-///
-/// pentagi's first version generated no responses at all when `missing_responses > 0` (its
-/// deletion loop then found nothing to delete) and gave every section tool calls; this one does
-/// what the name says, as pentagi's later fixtures do.
 pub fn generate_complex_chain(
     sections: usize,
     tool_calls_per_pair: usize,

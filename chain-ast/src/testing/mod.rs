@@ -1,4 +1,4 @@
-//! Chains for tests (feature `testing`): the seed's sixteen predefined chains and generators.
+//! Chains for tests (feature `testing`): sixteen predefined chains and generators.
 //!
 //! The chains are functions that return a fresh `Vec<Message>` each time. Tool calls use the
 //! ids `tool-1`, `tool-2`, … and the summarization call `summary-1`; every chain's system
