@@ -41,16 +41,16 @@
 //! Never in a hash: timestamps, ids (node, conversation, tool call, reasoning item), token
 //! counts, durations, the model, a temperature other than zero, reasoning and signatures.
 //!
-//! # Why some choices differ from the seed's spike
+//! # Why the hashed document looks like this
 //!
-//! The seed's spike joined `|`-separated components and sorted attachment hashes; here one JSON
-//! document keeps roles and part order, so `[human "a", human "b"]` and `[human "a\nb"]` differ,
-//! and reordered images are a different prompt. Reasoning is left out of the response hash so a
+//! Joining `|`-separated components and sorting attachment hashes would lose roles and part
+//! order; here one JSON document keeps them, so `[human "a", human "b"]` and
+//! `[human "a\nb"]` differ, and reordered images are a different prompt. Reasoning is left out of the response hash so a
 //! client that strips thinking blocks before sending the history back still matches the stored
 //! answer; the store keeps the full message, so nothing is lost. Stop sequences are a set, so
 //! they are sorted.
 //!
-//! Two consequences of the seed's definitions are worth knowing. The path hash chains prompt
+//! Two consequences of these definitions are worth knowing. The path hash chains prompt
 //! hashes only, so two sibling answers to one prompt share a path hash, and so do their
 //! subtrees: [`Store::lookup_path_hash`](crate::Store::lookup_path_hash) returns every node with
 //! the hash. And options are part of each prompt hash, so a conversation continued with other

@@ -1,4 +1,4 @@
-//! The seed's use cases: roots, reuse, extension, branching, siblings; persistence and errors.
+//! The use cases: roots, reuse, extension, branching, siblings; persistence and errors.
 
 use conversation_tree::{
     CallKind, CallOptions, ConversationId, HashOptions, Message, NewResponse, Reuse, StoreError,

@@ -1,4 +1,4 @@
-//! The seed's edge cases: media, tool arguments, reasoning, unicode, a 1 MB prompt.
+//! The edge cases: media, tool arguments, reasoning, unicode, a 1 MB prompt.
 
 use conversation_tree::{
     ContentPart, ConversationId, Message, Reasoning, Role, ToolCall, ToolResponse, prompt_hash,
