@@ -44,11 +44,11 @@
 //! # Why the hashed document looks like this
 //!
 //! Joining `|`-separated components and sorting attachment hashes would lose roles and part
-//! order; here one JSON document keeps them, so `[human "a", human "b"]` and
-//! `[human "a\nb"]` differ, and reordered images are a different prompt. Reasoning is left out of the response hash so a
-//! client that strips thinking blocks before sending the history back still matches the stored
-//! answer; the store keeps the full message, so nothing is lost. Stop sequences are a set, so
-//! they are sorted.
+//! order; here one JSON document keeps them, so `[human "a", human "b"]` and `[human "a\nb"]`
+//! differ, and reordered images are a different prompt. Reasoning is left out of the response hash
+//! so a client that strips thinking blocks before sending the history back still matches the
+//! stored answer; the store keeps the full message, so nothing is lost. Stop sequences are a set,
+//! so they are sorted.
 //!
 //! Two consequences of these definitions are worth knowing. The path hash chains prompt
 //! hashes only, so two sibling answers to one prompt share a path hash, and so do their
