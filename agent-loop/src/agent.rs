@@ -27,7 +27,7 @@ use crate::{
 use conversation_tree::{Reuse, Store};
 
 /// An LLM agent: a model, tools, and the loop that lets the model call them round after round
-/// until it answers (seeds 002, 004, 001).
+/// until it answers.
 ///
 /// Build one with [`Agent::builder`]; it is cheap to clone (an `Arc`) and to build, and
 /// runs any number of conversations, concurrently. [`run`](Agent::run) returns the

@@ -16,8 +16,7 @@ use crate::{Agent, AgentError, ContextPolicy, ToolProvider};
 #[cfg(feature = "store")]
 use conversation_tree::{Reuse, Store};
 
-/// The tool rounds a run may make when the builder is not told otherwise (seed 004's
-/// `max_rounds=2`).
+/// The tool rounds a run may make when the builder is not told otherwise.
 pub const DEFAULT_MAX_ROUNDS: usize = 2;
 
 /// How the model calls tools.
@@ -52,7 +51,7 @@ impl fmt::Debug for ToolMode {
 pub enum TextSyntax {
     /// `{"tool": "name", "args": {…}}` (a `JsonToolChain`).
     Json,
-    /// `tool: name` / `args:` (a `YamlToolChain`), gent's default.
+    /// `tool: name` / `args:` (a `YamlToolChain`), the default.
     #[default]
     Yaml,
 }

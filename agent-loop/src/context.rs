@@ -8,7 +8,7 @@ use providers::{ChatRequest, FinishReason, Usage};
 use crate::compress::{CompressionReport, TokenCounter, chain_tokens};
 use crate::{AgentError, AgentOutcome, ChatOptions, RoundRecord, StopReason};
 
-/// The state of a run between rounds (seed 004's immutable `ConversationContext`).
+/// The state of a run between rounds, immutable.
 ///
 /// It holds the conversation as a [`ChainAst`] (what is sent, compressed when needed), the
 /// uncompressed transcript, the rounds made and left, and the usage so far. It is never changed
@@ -311,8 +311,7 @@ mod tests {
 
     use super::*;
 
-    /// Seed 004's `test_immutable_context`: a step makes a new context and leaves a copy of
-    /// the old one as it was.
+    /// A step makes a new context and leaves a copy of the old one as it was.
     #[test]
     fn steps_make_new_contexts() {
         let counter = TokenCounter::estimate();

@@ -34,9 +34,9 @@ impl StopReason {
     }
 }
 
-/// One event of a streamed run, in the order of seed 002's SSE stream: `response.start` first,
-/// then deltas and tool events, then exactly one of `response.done`, `response.cancelled` and
-/// `response.error`.
+/// One event of a streamed run, in the order of the `/v1/response` SSE stream: `response.start`
+/// first, then deltas and tool events, then exactly one of `response.done`, `response.cancelled`
+/// and `response.error`.
 ///
 /// Serialising an event (serde) gives the JSON payload of its SSE `data:` line, with the field
 /// names of Chat Shell's `/v1/response` stream; [`sse_name`](AgentEvent::sse_name) gives the

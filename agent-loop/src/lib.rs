@@ -1,22 +1,21 @@
 //! The Skein agent: a model and tools in a loop of rounds, until the model answers.
 //!
-//! Each round is a step over an immutable [`ConversationContext`] (seed 004): the chain —
+//! Each round is a step over an immutable [`ConversationContext`]: the chain —
 //! always a valid [`ChainAst`](chain_ast::ChainAst) — is compressed if it grew too long, sent
 //! to the model, the answer streamed, the tools it called run, and the next context made.
 //!
-//! - **Termination** (seed 004): a plain answer ends the run. When the tool rounds
+//! - **Termination**: a plain answer ends the run. When the tool rounds
 //!   ([`max_rounds`](AgentBuilder::max_rounds), default 2) are spent and the model calls tools
-//!   again, its calls are answered (not run), Chat Shell's [`TOOL_LIMIT_REACHED_MESSAGE`] is
-//!   added and the model answers without tools — with everything it gathered still in the
-//!   chain (seed-era Chat Shell re-asked from the pre-run messages). A failing tool gives the
-//!   model `Tool execution failed: …` and the loop goes on. A tool returning
-//!   `ToolError::SilentExit` ends the run with `silent_exit`.
+//!   again, its calls are answered (not run), [`TOOL_LIMIT_REACHED_MESSAGE`] is added and the
+//!   model answers without tools — with everything it gathered still in the chain, so the final
+//!   answer can use it. A failing tool gives the model `Tool execution failed: …` and the loop
+//!   goes on. A tool returning `ToolError::SilentExit` ends the run with `silent_exit`.
 //! - **Tool modes**: [`ToolMode::Native`] function calling, or [`ToolMode::Text`] with a
 //!   [`TextFormat`] (ReAct: `thinking` / `action` / `answer`
 //!   sections, calls in JSON or YAML, observations in the same format). Tools may change from
 //!   round to round ([`ToolProvider`]).
-//! - **Events** (seed 002): [`Agent::stream`] yields [`AgentEvent`]s that serialise to Chat
-//!   Shell's SSE events (`response.start`, `content.delta`, `reasoning.delta`, `tool.start`,
+//! - **Events**: [`Agent::stream`] yields [`AgentEvent`]s that serialise to the `/v1/response`
+//!   SSE events (`response.start`, `content.delta`, `reasoning.delta`, `tool.start`,
 //!   `tool.done`, then one of `response.done`, `response.cancelled`, `response.error`), with the
 //!   provider's tool-call ids and the usage of every round summed.
 //! - **Cancellation**: a [`CancellationToken`], or

@@ -4,7 +4,7 @@ use messages::ToolCall;
 use messages::{Message, Role, ToolResponse};
 
 /// Sent as a human message when the tool rounds are spent; the model then answers without
-/// tools. Chat Shell's exact text (`TOOL_LIMIT_REACHED_MESSAGE`, seed era).
+/// tools. The wording is fixed (see `COMPAT.md`).
 pub const TOOL_LIMIT_REACHED_MESSAGE: &str = "[SYSTEM NOTICE] Tool call limit reached. You have made too many tool calls in this conversation.\n\nPlease provide your final response to the user based on the information you have gathered so far. Do NOT attempt to call any more tools - simply summarize your findings and provide a helpful response.";
 
 /// The result of a call made after the tool rounds were spent: it is answered, so the chain
@@ -15,8 +15,8 @@ pub const TOOL_CALL_NOT_EXECUTED: &str =
 /// How many answers in a row may have their tool calls cut off at the output limit.
 pub const MAX_TRUNCATION_RETRIES: usize = 3;
 
-/// The result of a tool call cut off at the output token limit (Chat Shell's
-/// `TOOL_CALL_TRUNCATION_ERROR_TEMPLATE`): the call is answered with it, not run.
+/// The result of a tool call cut off at the output token limit: the call is answered with it,
+/// not run, and the model is told how to retry.
 pub fn truncated_call_notice(attempt: usize) -> String {
     format!(
         "[SYSTEM ERROR] Your previous response was truncated due to reaching the maximum token \

@@ -1,4 +1,4 @@
-//! The text protocol (ReAct, gent's agent): the model writes `thinking`, `action` and `answer`
+//! The text protocol (ReAct): the model writes `thinking`, `action` and `answer`
 //! sections; actions run through a text [`ToolChain`] and come back as observations.
 
 use text_format::{FormattedSection, ParseError, TextFormat, TextSection};
@@ -74,7 +74,7 @@ impl TextProtocol {
     }
 
     /// The system prompt: the caller's `behavior`, the protocol, the tools and the output
-    /// format, each a section of the format (gent's default prompt).
+    /// format, each a section of the format.
     pub(crate) fn system_prompt(&self, behavior: Option<&str>, chain: &dyn ToolChain) -> String {
         let format = self.format();
         let tools = chain.describe_tools();
@@ -93,7 +93,7 @@ impl TextProtocol {
             .join("\n\n")
     }
 
-    /// Reads a reply. An action wins over an answer in the same reply (gent `711b027`).
+    /// Reads a reply. An action wins over an answer in the same reply.
     pub(crate) fn read(&self, output: &str) -> (Reply, Vec<String>) {
         let parsed = match self.format.parse(output) {
             Ok(parsed) => parsed,
@@ -125,7 +125,7 @@ impl TextProtocol {
             .format_sections(&[FormattedSection::new(name, content)])
     }
 
-    /// gent's feedback for a reply that does not parse.
+    /// The feedback for a reply that does not parse.
     fn parse_error(&self, error: &ParseError, raw: &str) -> String {
         self.observation(
             "error",

@@ -5,8 +5,7 @@ use toolchain::{RawToolChainResult, ToolSet, Value};
 use crate::ConversationContext;
 
 /// Tools decided before each request, offered beside the agent's own: the tools on offer may
-/// change from round to round (a skill loader adding a skill's tools once it is loaded, as
-/// Chat Shell's `LoadSkillTool`).
+/// change from round to round (a skill loader adding a skill's tools once it is loaded).
 ///
 /// Closures `Fn(&ConversationContext) -> ToolSet` implement it. A provided tool whose name is
 /// already on offer is left out.
@@ -59,7 +58,7 @@ pub(crate) fn offered(
 }
 
 /// The reason of an MCP-style silent-exit marker in a tool's output: a JSON object
-/// `{"__silent_exit__": true, "reason": "…"}` (Chat Shell's `_check_silent_exit_marker`). Unlike
+/// `{"__silent_exit__": true, "reason": "…"}`. Unlike
 /// [`ToolError::SilentExit`](toolchain::ToolError::SilentExit) it does not stop the run; the
 /// run ends normally with the silent-exit flag set.
 pub(crate) fn silent_exit_marker(raw: &RawToolChainResult) -> Option<String> {

@@ -152,7 +152,7 @@ async fn tool_limit_keeps_what_was_gathered_and_asks_without_tools() {
         last.tools.is_empty(),
         "the final answer is asked for without tools"
     );
-    // Everything gathered is still there (seed-era Chat Shell dropped it).
+    // Everything gathered is still there, for the final answer to use.
     let results: Vec<&str> = last
         .messages
         .iter()

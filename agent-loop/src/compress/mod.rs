@@ -1,21 +1,21 @@
 //! Context compression before each request: [`ContextPolicy`], [`TokenCounter`] and the
 //! compression step.
 //!
-//! When the chain is over the trigger, strategies run in the seed's order until it is at most
+//! When the chain is over the trigger, strategies run in this order until it is at most
 //! the target:
 //!
 //! 1. texts longer than the attachment limit in human and tool messages are cut in the middle;
 //! 2. old content is summarised by the model itself through [`chain_ast::summarize`] (the
 //!    system message, the last section's header and its last body pair are always kept; a
 //!    summary that replaces signed tool calls carries [`chain_ast::FAKE_THOUGHT_SIGNATURE`]);
-//! 3. the middle is pruned, because the original task and the latest exchange are what the
-//!    next answer depends on most: the chain's opening — system message, the first human message (the original task) and its
-//!    first answer, [`ContextPolicy::with_kept_pairs`]'s N body pairs — and its end — the last
-//!    section's human message and its last M body pairs — stay; between them whole body pairs
-//!    and whole sections go, oldest first, until the chain is at most the target. So the task
-//!    survives a failed summary. Where content went, a notice body pair tells the model
-//!    (`shrink::PRUNED_NOTICE`; one for the opening turn's tail and the middle turns, one for
-//!    the last turn's older pairs).
+//! 3. the middle is pruned, because the original task and the latest exchange are what the next
+//!    answer depends on most: the chain's opening — system message, the first human message (the
+//!    original task) and its first answer, [`ContextPolicy::with_kept_pairs`]'s N body pairs — and
+//!    its end — the last section's human message and its last M body pairs — stay; between them
+//!    whole body pairs and whole sections go, oldest first, until the chain is at most the target.
+//!    So the task survives a failed summary. Where content went, a notice body pair tells the
+//!    model (`shrink::PRUNED_NOTICE`; one for the opening turn's tail and the middle turns, one
+//!    for the last turn's older pairs).
 //!
 //! Every step works on whole body pairs, so a tool call never loses its responses, and the
 //! system message only ever opens the chain: no system message is inserted mid-chain (Anthropic

@@ -27,7 +27,7 @@ pub struct SearchQuery {
     pub query: String,
 }
 
-/// Seed 004's `get_course_outline`.
+/// A course's outline: titles and lessons.
 pub struct GetCourseOutline;
 
 #[async_trait]
@@ -50,7 +50,7 @@ impl Tool<CourseQuery, String> for GetCourseOutline {
     }
 }
 
-/// Seed 004's `search_course_content`.
+/// A search over course content.
 pub struct SearchCourseContent;
 
 #[async_trait]
@@ -134,7 +134,7 @@ impl Tool<SearchQuery, String> for Slow {
     }
 }
 
-/// The course tools of seed 004.
+/// The two course tools.
 pub fn course_tools() -> ToolSet {
     ToolSet::new()
         .with(GetCourseOutline)
