@@ -68,7 +68,7 @@ fn the_seed_example_request() {
     let config = &planned.spec.model.config;
     assert_eq!(config.provider(), providers::Provider::Google);
     assert_eq!(config.api_key.as_deref(), Some("k-123"));
-    // gemini-2.0-flash's output limit is 8 192, below the seed's default.
+    // gemini-2.0-flash's output limit is 8 192, below the default of 32 768.
     assert_eq!(planned.spec.max_tokens, Some(8_192));
     assert!(!format!("{planned:?}").contains("k-123"));
 }

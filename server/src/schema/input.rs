@@ -1,4 +1,4 @@
-//! `input`: the seed's `InputConfig`, text or content parts or a whole message list.
+//! `input`: text or content parts or a whole message list.
 
 use serde::Deserialize;
 use utoipa::ToSchema;

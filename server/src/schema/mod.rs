@@ -1,6 +1,6 @@
 //! The wire types of the HTTP API, with their OpenAPI schemas.
 //!
-//! - [`ResponseRequest`] and its parts: the body of `POST /v1/response` (seed 002's schema).
+//! - [`ResponseRequest`] and its parts: the body of `POST /v1/response`.
 //! - [`ResponseBody`]: the answer when `features.streaming` is false.
 //! - The SSE events are `agent_loop::AgentEvent`s: their names and payloads are defined there.
 

@@ -1,4 +1,4 @@
-//! `ResponseRequest`: the body of `POST /v1/response`, with the seed's exact fields and defaults.
+//! `ResponseRequest`: the body of `POST /v1/response`, its fields and their defaults.
 //!
 //! Unknown keys are refused (every object is `deny_unknown_fields`), and so is every field
 //! whose value asks for something Skein does not do (MCP servers, skills, knowledge bases,
@@ -14,14 +14,14 @@ use utoipa::ToSchema;
 
 use super::InputConfig;
 
-/// The request of `POST /v1/response` (seed 002's `ResponseRequest`).
+/// The request of `POST /v1/response`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResponseRequest {
     /// Which model to call and how to reach it.
     pub model_config: RequestModelConfig,
-    /// Sampling temperature, 0 to 2. Absent: 0.7 (the seed's default), or the provider's own
-    /// default when `features.deep_thinking` is on (thinking models require it).
+    /// Sampling temperature, 0 to 2. Absent: 0.7, or the provider's own default when
+    /// `features.deep_thinking` is on (thinking models require it).
     #[serde(default)]
     #[schema(minimum = 0.0, maximum = 2.0, example = 0.7)]
     pub temperature: Option<f64>,
@@ -100,7 +100,7 @@ impl fmt::Debug for Secret {
     }
 }
 
-/// `model_config`: the seed's `ModelConfig`.
+/// `model_config`: the model to call and how to reach it.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RequestModelConfig {
@@ -147,15 +147,15 @@ pub struct RequestModelConfig {
     #[serde(default)]
     #[schema(example = 1.0)]
     pub retry_delay: Option<f64>,
-    /// A Wegent Model resource name. Not supported: Skein has no model resources.
+    /// A model resource name. Not supported: Skein has no model resources.
     #[serde(default)]
     pub model_name: Option<String>,
-    /// A Wegent Model resource namespace. Not supported.
+    /// A model resource namespace. Not supported.
     #[serde(default)]
     pub model_namespace: Option<String>,
 }
 
-/// `tools`: the seed's `ToolsConfig`.
+/// `tools`: the tools the agent may use.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsConfig {
@@ -202,7 +202,7 @@ pub struct BuiltinTool {
     pub kb_ids: Option<Vec<Value>>,
 }
 
-/// `features`: the seed's `FeaturesConfig`.
+/// `features`: optional behaviour.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FeaturesConfig {
@@ -260,19 +260,20 @@ impl fmt::Display for Label {
     }
 }
 
-/// `metadata`: the seed's `Metadata`. The ids are correlation labels: they are recorded on the
-/// request's tracing span (the server's logs) and `request_id` is echoed as `X-Request-ID`.
+/// `metadata`: correlation ids and conversation keys. The ids are correlation labels: they are
+/// recorded on the request's tracing span (the server's logs) and `request_id` is echoed as
+/// `X-Request-ID`.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Metadata {
     /// The request id (else the `X-Request-ID` header, else a new `req-…`).
     #[serde(default)]
     pub request_id: Option<String>,
-    /// The conversation to continue (Skein's name for the seed's history key).
+    /// The conversation to continue.
     #[serde(default)]
     pub conversation_id: Option<String>,
-    /// The task; `task-{task_id}` is the conversation when no other key is given (as the
-    /// seed's remote history store does).
+    /// The task; `task-{task_id}` is the conversation when no other key is given, so every
+    /// request of one task continues the same conversation.
     #[serde(default)]
     pub task_id: Option<Label>,
     /// Correlation label.
