@@ -117,6 +117,8 @@ struct Screen {
     reasoning: bool,
     /// Whether the answer's last character written was not a newline.
     open_line: bool,
+    /// The text block written last: each model answer of a run has its own.
+    block: Option<String>,
 }
 
 impl Screen {
@@ -135,8 +137,14 @@ impl Screen {
         err: &mut impl Write,
     ) -> io::Result<()> {
         match event {
-            AgentEvent::ContentDelta { text, .. } => {
+            AgentEvent::ContentDelta { text, block_id, .. } => {
                 self.end_reasoning(err)?;
+                // Another model answer (a round whose calls did not run, then the final
+                // answer) starts on its own line instead of running on from the last one.
+                if self.block.as_ref() != Some(block_id) {
+                    self.end_line(out)?;
+                    self.block = Some(block_id.clone());
+                }
                 match &mut self.answer {
                     Some(sanitizer) => write!(out, "{}", sanitizer.push(text))?,
                     None => write!(out, "{text}")?,
@@ -234,5 +242,36 @@ fn cut(text: &str) -> String {
     match line.char_indices().nth(SHOWN) {
         Some((end, _)) => format!("{}…", &line[..end]),
         None => line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn delta(text: &str, block: &str) -> AgentEvent {
+        AgentEvent::ContentDelta {
+            text: text.into(),
+            block_id: block.into(),
+            block_offset: 0,
+        }
+    }
+
+    #[test]
+    fn each_model_answer_starts_on_its_own_line() {
+        let mut screen = Screen::new(Terminal::default());
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        for event in [
+            delta("Let me ", "text-1"),
+            delta("check.", "text-1"),
+            delta("It is sunny.", "text-2"),
+        ] {
+            screen.show(&event, &mut out, &mut err).unwrap();
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "Let me check.\nIt is sunny."
+        );
+        assert!(err.is_empty());
     }
 }
