@@ -7,7 +7,8 @@
 //! - `request`: `ChatRequest` → request body (`responses/request` for the Responses API);
 //! - `stream`: one SSE event → `Chunk`s, and the non-streamed JSON → the same chunks, so that
 //!   `complete` and `collect(stream)` agree by construction (`responses/stream`);
-//! - `error`: the error envelope, over HTTP and inside a stream (shared by both APIs);
+//! - `error`: the error envelope, over HTTP and inside a stream (both APIs; `responses/error`
+//!   reads `response.failed` into the same errors);
 //! - `mod.rs`: the endpoint, the protocol impls and `from_config`.
 //!
 //! `decode_chat_stream` and `decode_responses_stream` decode a recorded stream body

@@ -23,6 +23,7 @@ use messages::{Reasoning, ToolCall};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::error::ResponseError;
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::http::sse::{
     EventParser, MaybeText, Skipped, event_json, field, json, lenient_index, nullable_list,
@@ -245,32 +246,6 @@ struct IncompleteDetails<'a> {
     reason: MaybeText<'a>,
 }
 
-#[derive(Deserialize)]
-struct ResponseError<'a> {
-    #[serde(default, borrow)]
-    code: MaybeText<'a>,
-    #[serde(rename = "type", default, borrow)]
-    kind: MaybeText<'a>,
-    #[serde(default, borrow)]
-    message: MaybeText<'a>,
-}
-
-impl ResponseError<'_> {
-    /// The same error as an `error` event with this code would be: whether a retry may help
-    /// depends on the code, not on which event reported it.
-    fn into_error(self) -> ProviderError {
-        let message = self
-            .message
-            .0
-            .unwrap_or(Cow::Borrowed("the response failed"));
-        stream_error(WireError::Object {
-            message: Some(message),
-            kind: self.kind.0,
-            code: self.code.0.map(Cow::into_owned),
-        })
-    }
-}
-
 /// Parses the events of a Responses stream (`response.completed` ends it).
 #[derive(Debug, Default)]
 pub(crate) struct ResponsesStreamParser {
@@ -452,10 +427,7 @@ impl EventParser for ResponsesStreamParser {
                     .response
                     .and_then(|raw| serde_json::from_str::<ResponseTail<'_>>(raw.get()).ok())
                     .and_then(|tail| tail.error);
-                return Err(match error {
-                    Some(error) => error.into_error(),
-                    None => stream_error(WireError::Text("the response failed".into())),
-                });
+                return Err(super::error::failed(error));
             }
             "error" => {
                 let nested = event
@@ -745,10 +717,7 @@ pub(crate) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
     let response: Response<'_> = json(PROVIDER, body)?;
     let tail: ResponseTail<'_> = json(PROVIDER, body)?;
     if tail.status.0.as_deref() == Some("failed") {
-        return Err(match tail.error {
-            Some(error) => error.into_error(),
-            None => stream_error(WireError::Text("the response failed".into())),
-        });
+        return Err(super::error::failed(tail.error));
     }
     let mut out = vec![Chunk::Started {
         id: response.id.0.map(Cow::into_owned),
