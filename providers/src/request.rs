@@ -55,6 +55,26 @@ impl ChatRequest {
         self.options = options;
         self
     }
+
+    /// The tool choice to send: [`ChatOptions::tool_choice`] when the request offers tools,
+    /// else none, since every API refuses a tool choice without tools (and the last request
+    /// after an agent's tool limit offers none on purpose).
+    ///
+    /// ```
+    /// use providers::{ChatOptions, ChatRequest, Message, ToolChoice};
+    ///
+    /// let request = ChatRequest::new(vec![Message::human("Hi")]).with_options(ChatOptions {
+    ///     tool_choice: Some(ToolChoice::Required),
+    ///     ..ChatOptions::default()
+    /// });
+    /// assert_eq!(request.tool_choice(), None);
+    /// ```
+    pub fn tool_choice(&self) -> Option<&ToolChoice> {
+        self.options
+            .tool_choice
+            .as_ref()
+            .filter(|_| !self.tools.is_empty())
+    }
 }
 
 /// How a model is asked to answer, whatever the conversation: the one set of request options

@@ -8,8 +8,8 @@
 
 mod support;
 
-use providers::{ChatResponse, ContentPart, EventStream, ProviderError, Reasoning, ToolCall};
-use support::{decoded, jsonl_as_sse};
+use providers::{ChatResponse, EventStream, ProviderError, Reasoning, ToolCall};
+use support::{decoded, jsonl_as_sse, reasoning, tool_calls};
 
 /// The answer of `body`, the same however it is cut into reads.
 async fn answer(decode: fn(Vec<Vec<u8>>) -> EventStream, body: &[u8]) -> ChatResponse {
@@ -29,30 +29,6 @@ async fn failure(decode: fn(Vec<Vec<u8>>) -> EventStream, body: &[u8]) -> Provid
     decoded(decode(vec![body.to_vec()]))
         .await
         .expect_err("the stream fails")
-}
-
-fn calls(response: &ChatResponse) -> Vec<ToolCall> {
-    response
-        .message
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            ContentPart::ToolCall(call) => Some(call.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn reasoning(response: &ChatResponse) -> Vec<Reasoning> {
-    response
-        .message
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            ContentPart::Reasoning(reasoning) => Some(reasoning.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// `data:` events, one per line.
@@ -115,7 +91,7 @@ mod responses {
         ]);
         let answer = answer(decode, &body).await;
         assert_eq!(
-            calls(&answer),
+            tool_calls(&answer),
             [ToolCall::new(
                 "call_Q7",
                 "get_weather",
@@ -183,7 +159,7 @@ mod responses {
         ]);
         let answer = answer(decode, &body).await;
         assert_eq!(
-            calls(&answer),
+            tool_calls(&answer),
             [ToolCall::new(
                 "call_sql",
                 "write_sql",
@@ -343,7 +319,7 @@ mod anthropic {
         ));
         let answer = answer(decode, &body).await;
         assert_eq!(
-            calls(&answer),
+            tool_calls(&answer),
             [ToolCall::new(
                 "toolu_followup",
                 "lookup_customer",
@@ -452,7 +428,7 @@ mod gemini {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let answer = answer(decode, &data_events(&lines)).await;
-        let calls = calls(&answer);
+        let calls = tool_calls(&answer);
         assert_eq!(calls.len(), 2, "{calls:?}");
         for call in &calls {
             assert_eq!(call.name, "getWeather");
@@ -488,7 +464,7 @@ mod gemini {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let answer = answer(decode, &data_events(&lines)).await;
-        let calls = calls(&answer);
+        let calls = tool_calls(&answer);
         assert_eq!(calls.len(), 1, "{calls:?}");
         assert_eq!(calls[0].name, "writeItems");
         assert_eq!(
@@ -520,7 +496,7 @@ mod gemini {
         ];
         let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
         let answer = answer(decode, &data_events(&lines)).await;
-        assert_eq!(calls(&answer), []);
+        assert_eq!(tool_calls(&answer), []);
         assert_eq!(answer.message.text(), "Done.");
         assert_eq!(answer.finish_reason, FinishReason::Stop);
     }

@@ -13,7 +13,7 @@ use futures::StreamExt;
 use providers::{
     ChatResponse, ContentPart, EventStream, FinishReason, ProviderError, Reasoning, ToolCall, Usage,
 };
-use support::{decoded, fixture};
+use support::{decoded, fixture, reasoning, tool_calls};
 
 /// How ids minted for calls the server gave no id start (documented in `openai/stream.rs`).
 const MINTED: &str = "skein_call_";
@@ -57,30 +57,6 @@ async fn answer(name: &str) -> ChatResponse {
 
 fn text(response: &ChatResponse) -> String {
     response.message.text()
-}
-
-fn reasoning(response: &ChatResponse) -> Vec<Reasoning> {
-    response
-        .message
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            ContentPart::Reasoning(reasoning) => Some(reasoning.clone()),
-            _ => None,
-        })
-        .collect()
-}
-
-fn calls(response: &ChatResponse) -> Vec<ToolCall> {
-    response
-        .message
-        .parts
-        .iter()
-        .filter_map(|part| match part {
-            ContentPart::ToolCall(call) => Some(call.clone()),
-            _ => None,
-        })
-        .collect()
 }
 
 /// The kinds of the message's parts, in order.
@@ -136,7 +112,7 @@ async fn ollama_parallel_calls_under_one_index_are_two_calls() {
     assert_eq!(text(&answer), "");
     assert_eq!(layout(&answer), ["call", "call"]);
     assert_eq!(
-        calls(&answer),
+        tool_calls(&answer),
         [
             call(
                 "call_lyywui55",
@@ -161,7 +137,7 @@ async fn ollama_calls_without_index_finishing_with_stop_are_tool_calls() {
     assert_eq!(answer.model.as_deref(), Some("llama3.1:8b"));
     assert_eq!(text(&answer), "");
     assert_eq!(
-        calls(&answer),
+        tool_calls(&answer),
         [
             call(
                 "call_6fbx9c2m",
@@ -218,7 +194,7 @@ async fn vllm_reasoning_field_and_a_call_without_id() {
             "The user wants the weather in Paris. I'll call get_weather."
         )]
     );
-    let calls = calls(&answer);
+    let calls = tool_calls(&answer);
     assert_eq!(calls.len(), 1);
     assert_minted(&calls[0].id);
     assert_eq!(calls[0].name, "get_weather");
@@ -236,16 +212,19 @@ async fn minted_ids_are_unique_per_call_and_per_answer() {
     let mut ids = Vec::new();
     for _ in 0..3 {
         let (_, answer) = decoded(decode(vec![body.clone()])).await.expect("decodes");
-        ids.extend(calls(&answer).into_iter().map(|call| call.id));
+        ids.extend(tool_calls(&answer).into_iter().map(|call| call.id));
     }
     // Two calls of one answer, too.
     let two = "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"a\",\"arguments\":\"{}\"}},{\"index\":1,\"function\":{\"name\":\"b\",\"arguments\":\"{}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n";
     let (_, answer) = decoded(decode(vec![two.as_bytes().to_vec()]))
         .await
         .expect("decodes");
-    let names: Vec<String> = calls(&answer).into_iter().map(|call| call.name).collect();
+    let names: Vec<String> = tool_calls(&answer)
+        .into_iter()
+        .map(|call| call.name)
+        .collect();
     assert_eq!(names, ["a", "b"]);
-    ids.extend(calls(&answer).into_iter().map(|call| call.id));
+    ids.extend(tool_calls(&answer).into_iter().map(|call| call.id));
     for id in &ids {
         assert_minted(id);
     }
@@ -266,7 +245,7 @@ async fn llamacpp_name_on_every_fragment_is_one_call() {
     assert_eq!(text(&answer), "");
     // The id came inside `function`: it is the server's, not minted.
     assert_eq!(
-        calls(&answer),
+        tool_calls(&answer),
         [call(
             "iBmQ2Ybs7ouNC4Vn1vPzT8XRaKj5eHdW",
             "final_result",
@@ -287,7 +266,7 @@ async fn lmstudio_empty_id_is_minted_and_empty_names_keep_the_first() {
     assert_eq!(answer.model.as_deref(), Some("qwen3-30b-a3b-128k"));
     assert_eq!(text(&answer), "I'll compile it.");
     assert_eq!(layout(&answer), ["text", "call"]);
-    let calls = calls(&answer);
+    let calls = tool_calls(&answer);
     assert_eq!(calls.len(), 1);
     assert_minted(&calls[0].id);
     assert_eq!(calls[0].name, "bash");
@@ -339,7 +318,7 @@ async fn openrouter_reasoning_details_keep_the_signature_beside_a_tool_call() {
     );
     assert_eq!(text(&answer), "Let me check.");
     assert_eq!(
-        calls(&answer),
+        tool_calls(&answer),
         [call(
             "toolu_01RX3qGJd8DZz7wW9fVV5rYV",
             "get_weather",
@@ -378,7 +357,7 @@ async fn openrouter_summary_and_encrypted_details_are_two_reasoning_parts() {
         ]
     );
     assert_eq!(text(&answer), "Four.");
-    assert_eq!(calls(&answer), []);
+    assert_eq!(tool_calls(&answer), []);
     assert_eq!(answer.finish_reason, FinishReason::Stop);
     assert_eq!(answer.usage, usage(1090, 76, 0, 64));
 }
@@ -412,7 +391,7 @@ async fn sglang_null_tool_calls_and_empty_finish_reasons() {
     assert_eq!(layout(&answer), ["reasoning", "text"]);
     assert_eq!(reasoning(&answer), [text_reasoning(" both integers")]);
     assert_eq!(text(&answer), "Sum: 5");
-    assert_eq!(calls(&answer), []);
+    assert_eq!(tool_calls(&answer), []);
     assert_eq!(answer.finish_reason, FinishReason::Stop);
     assert_eq!(answer.usage, usage(30, 22, 0, 0));
 }
@@ -433,7 +412,7 @@ async fn odd_shapes_in_one_chunk_do_not_cost_the_answer() {
         .await
         .expect("decodes");
     assert_eq!(text(&answer), "ok");
-    assert_eq!(calls(&answer), [call("call_1", "f", r#"{"a":1}"#)]);
+    assert_eq!(tool_calls(&answer), [call("call_1", "f", r#"{"a":1}"#)]);
     assert_eq!(answer.finish_reason, FinishReason::ToolCalls);
 }
 

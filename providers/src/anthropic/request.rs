@@ -111,13 +111,7 @@ pub(super) fn build_replaying<'a>(
     let replayed = replay.replayed(&request.messages);
     let mut conversation = Conversation::new(&request.messages, &replayed)?;
     let mut tools: Vec<Tool<'a>> = request.tools.iter().map(tool).collect();
-    // A tool choice goes only with tools: the API refuses `tool_choice` without `tools`.
-    let mut tool_choice = request
-        .options
-        .tool_choice
-        .as_ref()
-        .filter(|_| !tools.is_empty())
-        .map(self::tool_choice);
+    let mut tool_choice = request.tool_choice().map(self::tool_choice);
     if tools.is_empty() {
         tools = tools_used(request);
         if !tools.is_empty() {

@@ -185,26 +185,20 @@ pub(super) fn body<'a>(
             parameters: schema::parameters(&tool.parameters),
         })
         .collect();
-    // Only with declarations: a `toolConfig` naming no declared function is refused.
-    let tool_config = request
-        .options
-        .tool_choice
-        .as_ref()
-        .filter(|_| !declarations.is_empty())
-        .map(|choice| {
-            let (mode, allowed_function_names) = match choice {
-                ToolChoice::Auto => ("AUTO", None),
-                ToolChoice::None => ("NONE", None),
-                ToolChoice::Required => ("ANY", None),
-                ToolChoice::Tool(name) => ("ANY", Some([name.as_str()])),
-            };
-            ToolConfig {
-                function_calling_config: FunctionCallingConfig {
-                    allowed_function_names,
-                    mode,
-                },
-            }
-        });
+    let tool_config = request.tool_choice().map(|choice| {
+        let (mode, allowed_function_names) = match choice {
+            ToolChoice::Auto => ("AUTO", None),
+            ToolChoice::None => ("NONE", None),
+            ToolChoice::Required => ("ANY", None),
+            ToolChoice::Tool(name) => ("ANY", Some([name.as_str()])),
+        };
+        ToolConfig {
+            function_calling_config: FunctionCallingConfig {
+                allowed_function_names,
+                mode,
+            },
+        }
+    });
     Ok(Body {
         contents: contents(target, &request.messages)?,
         generation_config: generation_config(target, request),

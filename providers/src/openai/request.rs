@@ -355,21 +355,15 @@ pub(crate) fn body<'a>(
             kind: "function",
         })
         .collect();
-    // Only with tools: OpenAI answers 400 to a `tool_choice` without `tools`.
-    let tool_choice = request
-        .options
-        .tool_choice
-        .as_ref()
-        .filter(|_| !request.tools.is_empty())
-        .map(|choice| match choice {
-            ToolChoice::Auto => WireToolChoice::Mode("auto"),
-            ToolChoice::None => WireToolChoice::Mode("none"),
-            ToolChoice::Required => WireToolChoice::Mode("required"),
-            ToolChoice::Tool(name) => WireToolChoice::Function {
-                function: FunctionName { name },
-                kind: "function",
-            },
-        });
+    let tool_choice = request.tool_choice().map(|choice| match choice {
+        ToolChoice::Auto => WireToolChoice::Mode("auto"),
+        ToolChoice::None => WireToolChoice::Mode("none"),
+        ToolChoice::Required => WireToolChoice::Mode("required"),
+        ToolChoice::Tool(name) => WireToolChoice::Function {
+            function: FunctionName { name },
+            kind: "function",
+        },
+    });
     let common = common_options(target, request);
     // OpenAI's reasoning models reject the legacy `max_tokens`; compatible servers (DeepSeek,
     // vLLM, Ollama, …) implement only `max_tokens`.

@@ -394,6 +394,16 @@ pub fn reasoning_parts(response: &ChatResponse) -> Vec<&providers::Reasoning> {
 }
 
 /// The tool calls of a response as (id, name, arguments).
+/// The tool calls of the answer, in order.
+pub fn tool_calls(response: &ChatResponse) -> Vec<providers::ToolCall> {
+    response.message.tool_calls().cloned().collect()
+}
+
+/// The reasoning parts of the answer, in order.
+pub fn reasoning(response: &ChatResponse) -> Vec<providers::Reasoning> {
+    reasoning_parts(response).into_iter().cloned().collect()
+}
+
 pub fn calls(response: &ChatResponse) -> Vec<(String, String, String)> {
     response
         .message

@@ -215,21 +215,15 @@ pub(in crate::openai) fn body<'a>(
             kind: "function",
         })
         .collect();
-    // Only with tools, as in a Chat request.
-    let tool_choice = request
-        .options
-        .tool_choice
-        .as_ref()
-        .filter(|_| !request.tools.is_empty())
-        .map(|choice| match choice {
-            ToolChoice::Auto => WireToolChoice::Mode("auto"),
-            ToolChoice::None => WireToolChoice::Mode("none"),
-            ToolChoice::Required => WireToolChoice::Mode("required"),
-            ToolChoice::Tool(name) => WireToolChoice::Function {
-                name,
-                kind: "function",
-            },
-        });
+    let tool_choice = request.tool_choice().map(|choice| match choice {
+        ToolChoice::Auto => WireToolChoice::Mode("auto"),
+        ToolChoice::None => WireToolChoice::Mode("none"),
+        ToolChoice::Required => WireToolChoice::Mode("required"),
+        ToolChoice::Tool(name) => WireToolChoice::Function {
+            name,
+            kind: "function",
+        },
+    });
     let common = common_options(target, request);
     Ok(ResponsesBody {
         // Reasoning items can only come back if the server returns them encrypted; models
