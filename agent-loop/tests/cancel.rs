@@ -1,6 +1,6 @@
 //! Cancellation: prompt (within 100 ms with a slow model or tool), and the chain stays valid.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

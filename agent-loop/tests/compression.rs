@@ -3,7 +3,7 @@
 //! summary (the task, its first answer and the latest exchange kept, the middle pruned, a
 //! notice where it was), never a system message mid-chain.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

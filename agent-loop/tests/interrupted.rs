@@ -3,7 +3,7 @@
 //! kept, and history loading repairs whatever a killed run left open.
 #![cfg(feature = "store")]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! failing and unknown calls, any tool limit), the stream is well formed, every request is a
 //! valid chain, every started tool finishes, and the outcome is a valid chain.
 
-mod common;
+use crate::common;
 
 use agent_loop::{Agent, AgentEvent};
 use common::*;

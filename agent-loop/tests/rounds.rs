@@ -1,8 +1,7 @@
 //! The loop with native function calling: rounds, termination, tool failures, silent exit,
 //! provider errors, dynamic tools and usage, each with a snapshot of its event stream.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

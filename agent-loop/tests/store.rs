@@ -2,7 +2,7 @@
 //! stored answer for a deterministic request.
 #![cfg(feature = "store")]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! answer as much as the tools on offer do.
 #![cfg(feature = "store")]
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! documents, they take only the extra headers (a gateway that routes or authorises by header
 //! must see the summary calls too), and none of the sampling, tool or reasoning options.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

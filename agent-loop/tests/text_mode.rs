@@ -1,8 +1,7 @@
 //! The text protocol (ReAct): thinking / action / answer sections in XML with YAML calls and
 //! in Markdown with JSON calls; observations in the same format.
 
-#[macro_use]
-mod common;
+use crate::common;
 
 use agent_loop::{Agent, AgentEvent, StopReason, TextSyntax, ToolMode};
 use common::*;

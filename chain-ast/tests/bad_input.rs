@@ -2,7 +2,7 @@
 //! huge messages give a typed error or a documented repair, never a panic, and the input is
 //! never changed.
 
-mod common;
+use crate::common;
 
 use chain_ast::{ChainAst, ChainError, FALLBACK_REQUEST_ARGS};
 use messages::{ContentPart, Message, Role, ToolCall, ToolResponse, TranscriptError};

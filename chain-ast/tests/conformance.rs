@@ -2,7 +2,7 @@
 //! Helper tests (reasoning, ids, sanitising) are in `conformance_helpers.rs`.
 #![cfg(feature = "testing")]
 
-mod common;
+use crate::common;
 
 use chain_ast::testing::*;
 use chain_ast::{

@@ -4,7 +4,7 @@
 //! Nothing tests dropping calls without a function: a Skein `ToolCall` always has a name and
 //! arguments, so there is no "nil function call" to drop.
 
-mod common;
+use crate::common;
 
 use chain_ast::{
     BodyPair, BodyPairKind, ChainAst, ChainError, FAKE_THOUGHT_SIGNATURE, IdTemplate,

@@ -1,7 +1,7 @@
 //! Properties over generated chains: round trips, exact sizes after any mutations, repairs that
 //! always validate, and a fuzz of the transcript reader feeding construction.
 
-mod common;
+use crate::common;
 
 use chain_ast::{
     BodyPair, ChainAst, ChainSection, Header, IdTemplate, message_size, sanitize_json_control_chars,

@@ -1,7 +1,7 @@
 //! One test per validation rule: the strict error (variant, rule, index, message) and the
 //! repair `force = true` makes, which must itself pass strict validation.
 
-mod common;
+use crate::common;
 
 use chain_ast::{
     ChainAst, ChainError, FALLBACK_REQUEST_ARGS, FALLBACK_RESPONSE_CONTENT, Rule,

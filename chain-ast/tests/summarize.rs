@@ -1,6 +1,6 @@
 //! `chain_ast::summarize`: budgets, what is kept, the summary's form, errors, reports.
 
-mod common;
+use crate::common;
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,7 @@
 //! names: `$SKEIN_PG_URL` (set by `cargo xtask ci` and `cargo xtask pg start`), or a throwaway
 //! cluster this process starts. Without either, the tests fail; they never skip.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 
@@ -204,7 +204,7 @@ mod cluster {
         }
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
-                "cluster::a_killed_owner_process_leaves_no_cluster_behind",
+                "postgres::cluster::a_killed_owner_process_leaves_no_cluster_behind",
                 "--exact",
                 "--nocapture",
             ])

@@ -1,6 +1,6 @@
 //! `SqliteStore` against the behaviour suite, and the checks on files it did not write.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! in-band `overloaded_error` before any content), no retry on 4xx or once content flowed,
 //! truncated and malformed streams, invalid tool input JSON, and keys kept out of errors.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

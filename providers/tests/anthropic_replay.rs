@@ -1,7 +1,7 @@
 //! Every recorded Anthropic answer in `tests/fixtures/anthropic` replayed byte for byte through
 //! `model_from_config`, asserting what WIRE.md §8.3 and the fixture README list.
 
-mod support;
+use crate::support;
 
 use futures::StreamExt;
 use proptest::prelude::*;

@@ -2,7 +2,7 @@
 //! `*.request.json` / `*.followup.request.json` of the same conversations, insta snapshots of
 //! a multi-turn tool conversation with thinking and of every option, and the headers.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! `ChatOptions` on the wire: what every adapter sends for the options a caller set.
 
-mod support;
+use crate::support;
 
 use providers::{ApiFormat, ChatOptions, ChatRequest, Message, model_from_config};
 use serde_json::Value;

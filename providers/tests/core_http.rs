@@ -1,7 +1,7 @@
 //! The shared core through the OpenAI adapter: chunking, truncation, malformed streams,
 //! cancellation, timeouts, transport errors, configuration, fuzzing of the stream parsers.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! DeepSeek (OpenAI-compatible Chat Completions with `reasoning_content`) against the recorded
 //! fixtures in `tests/fixtures/deepseek`.
 
-mod support;
+use crate::support;
 
 use providers::{ChatRequest, FinishReason, Message, ToolSpec, Usage, model_from_config};
 use serde_json::Value;

@@ -6,7 +6,7 @@
 
 #![cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 
-mod support;
+use crate::support;
 
 use providers::{ChatResponse, EventStream, ProviderError, Reasoning, ToolCall};
 use support::{decoded, jsonl_as_sse, reasoning, tool_calls};

@@ -3,7 +3,7 @@
 //! and fuzzing of the stream parser.
 #![cfg(feature = "gemini")]
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

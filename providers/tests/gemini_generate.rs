@@ -3,8 +3,8 @@
 //! byte through `model_from_config`, with the requests compared with the recordings.
 #![cfg(feature = "gemini")]
 
-mod gemini_common;
-mod support;
+use crate::gemini_common;
+use crate::support;
 
 use gemini_common::{
     call_signature, complete, followup, same_signature, secret_tool, sent_signature, usage,

@@ -4,8 +4,8 @@
 //! bodies. The `generateContent` fixtures are in `gemini_generate.rs`.
 #![cfg(feature = "gemini")]
 
-mod gemini_common;
-mod support;
+use crate::gemini_common;
+use crate::support;
 
 use gemini_common::{
     call_signature, complete, followup, same_signature, secret_tool, sent_signature, stream, usage,

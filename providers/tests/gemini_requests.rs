@@ -3,7 +3,7 @@
 //! signature rule, media, and headers.
 #![cfg(feature = "gemini")]
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -2,7 +2,7 @@
 //! (Gemini 3 Pro `low` and `high`; Gemini 3.1 Pro no `minimal`; Gemini 3 Flash all four), and
 //! answers 400 to the others. An effort a model has no level for goes as its nearest level.
 
-mod support;
+use crate::support;
 
 use providers::{ChatOptions, ChatRequest, Message, ReasoningEffort, model_from_config};
 use support::Replay;

@@ -4,8 +4,6 @@
 //! headers. Every provider here is a loopback fake; nothing reaches the internet.
 #![cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
 
-mod support;
-
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -1,6 +1,6 @@
 //! OpenAI Chat Completions adapter against the recorded fixtures in `tests/fixtures/openai`.
 
-mod support;
+use crate::support;
 
 use providers::ChatOptions;
 use providers::{

@@ -7,7 +7,7 @@
 
 #![cfg(feature = "openai")]
 
-mod support;
+use crate::support;
 
 use futures::StreamExt;
 use providers::{

@@ -1,6 +1,6 @@
 //! OpenAI Responses API adapter (`api_format = "responses"`) against the recorded fixtures.
 
-mod support;
+use crate::support;
 
 use providers::ChatOptions;
 use providers::{

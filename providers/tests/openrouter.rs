@@ -2,7 +2,7 @@
 //! the shapes OpenRouter documents (`tests/fixtures/openrouter/README.md` names the pages).
 //! Expected values are read off the fixtures.
 
-mod support;
+use crate::support;
 
 use providers::{
     ChatOptions, ChatRequest, FinishReason, Message, ModelConfig, Provider, ProviderError,

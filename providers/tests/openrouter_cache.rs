@@ -3,7 +3,7 @@
 //! the hints a caller gives become markers on the text parts that end each cached prefix,
 //! as the Anthropic adapter places them; without breakpoints the body is unchanged.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! answer), a turn with a tool call (R2 on the call, R3 on the answer after the tool result),
 //! then a new human message. `tool_turns` sends R2 and R3, `always` all three, `never` none.
 
-mod support;
+use crate::support;
 
 use providers::{
     ApiFormat, ChatRequest, ContentPart, Message, ModelConfig, Reasoning, ReasoningReplay, Role,

@@ -3,7 +3,7 @@
 //! wire, the request's), as "extra headers for this request only, after the configured
 //! default headers" promises. Anthropic's betas merge instead, into one `anthropic-beta`.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

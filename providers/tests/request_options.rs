@@ -1,7 +1,7 @@
 //! `ChatOptions` on every API, for the requests a caller can build through the public API:
 //! a tool choice without tools, temperatures JSON cannot carry, odd conversations.
 
-mod support;
+use crate::support;
 
 use providers::{
     ApiFormat, ChatModel, ChatOptions, ChatRequest, Message, ModelConfig, ProviderError,

@@ -4,7 +4,7 @@
 //! item from your input"), which is what a model the registry does not know as reasoning (no
 //! `include` asked for) or a history recorded with `store: true` would hold.
 
-mod support;
+use crate::support;
 
 use providers::{
     ApiFormat, ChatRequest, ContentPart, Message, ModelConfig, Reasoning, Role, ToolCall,

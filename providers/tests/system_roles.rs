@@ -8,7 +8,7 @@
 //! `openai::request` (`system_prompt_role_on_openais_endpoint`). Everything else keeps
 //! `system`.
 
-mod support;
+use crate::support;
 
 use providers::{ChatRequest, Message, ModelConfig, model_from_config};
 use serde_json::{Value, json};

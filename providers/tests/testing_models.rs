@@ -1,6 +1,6 @@
 //! `testing::ScriptedModel` and the `echo` model.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

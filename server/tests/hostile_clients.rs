@@ -3,7 +3,7 @@
 //! malformed bodies. All end to end over loopback HTTP, most of them on raw sockets so that
 //! nothing a client library does hides what goes over the wire.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -4,7 +4,7 @@
 //! must get a clean terminal event, the server must stay up (and small), and the key must
 //! reach neither the client, nor the logs, nor the conversation store.
 
-mod support;
+use crate::support;
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -10,7 +10,7 @@
 //! into a strictly valid chain. The model is the offline `echo` model; slowness comes from
 //! its `delay_ms` knob or from a local socket that never answers.
 
-mod support;
+use crate::support;
 
 use std::pin::Pin;
 use std::sync::Arc;

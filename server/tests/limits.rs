@@ -1,7 +1,7 @@
 //! Authentication, the body limit, the concurrency limit, cancellation (by endpoint and by
 //! disconnect), graceful shutdown and key hygiene, through a real HTTP client.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

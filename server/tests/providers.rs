@@ -3,7 +3,7 @@
 //! `providers/tests/fixtures` byte for byte. The exact SSE event sequences are snapshots
 //! (ids and times replaced by placeholders).
 
-mod support;
+use crate::support;
 
 use providers::Provider;
 use serde_json::{Value, json};

@@ -2,7 +2,7 @@
 //! event sequences, tools, one-body answers, refusals, conversations across requests and
 //! across a restart, health and the OpenAPI document.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use server::ServerConfig;

@@ -2,7 +2,7 @@
 //! JSON, wraps it with `format_section(tool_name, json)`, combines the sections with
 //! `format_sections`, and the agent loop uses `result.text` / `as_content_parts()` directly.
 
-mod common;
+use crate::common;
 
 use common::{PNG, block_on, tools};
 use serde_json::json;

@@ -1,6 +1,6 @@
 //! Prompt texts (`describe_tools`, the section guidance) and the specs offered to providers.
 
-mod common;
+use crate::common;
 
 use common::{GetCustomerInfo, GetFlightInfo, Screenshot};
 use toolchain::{JsonToolChain, ToolChain, ToolSet};

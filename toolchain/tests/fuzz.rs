@@ -2,7 +2,7 @@
 //! action section, a text chain returns a result or a typed error, and every call it reads
 //! is answered.
 
-mod common;
+use crate::common;
 
 use common::{block_on, tools};
 use proptest::prelude::*;

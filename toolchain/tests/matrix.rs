@@ -1,7 +1,7 @@
 //! Both formats x both text chains x success / tool error / unknown tool / malformed call /
 //! media, from the model's whole reply to the observation it reads next, snapshot-tested.
 
-mod common;
+use crate::common;
 
 use common::{block_on, tools};
 use toolchain::{

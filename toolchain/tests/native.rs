@@ -1,7 +1,7 @@
 //! NativeToolChain and the execution engine every chain shares: order, concurrency, errors,
 //! panics, cancellation, deadline, timeout, budget, events, media transform, silent exit.
 
-mod common;
+use crate::common;
 
 use std::sync::Mutex;
 use std::time::Duration;

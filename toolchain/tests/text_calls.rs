@@ -1,7 +1,7 @@
 //! How the text chains read calls: the documented syntax, what models write instead, per-call
 //! problems that leave the other calls running, and YAML's schema-aware typing.
 
-mod common;
+use crate::common;
 
 use common::{block_on, tools};
 use serde_json::json;

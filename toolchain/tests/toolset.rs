@@ -1,6 +1,6 @@
 //! ToolSet registration rules and composition.
 
-mod common;
+use crate::common;
 
 use common::{Empty, GetCustomerInfo, GetFlightInfo, Noop};
 use serde::Deserialize;

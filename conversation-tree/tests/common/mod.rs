@@ -68,10 +68,12 @@ macro_rules! suite {
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn killed_writer_leaves_no_half_node() {
-            $crate::common::reliability::killed_writer_leaves_no_half_node::<$harness>(
-                "killed_writer_leaves_no_half_node",
-            )
-            .await;
+            // The child runs this same test by its libtest name: the module path without the
+            // test crate's name.
+            let module = module_path!().split_once("::").map_or("", |(_, rest)| rest);
+            let name = format!("{module}::killed_writer_leaves_no_half_node");
+            $crate::common::reliability::killed_writer_leaves_no_half_node::<$harness>(&name)
+                .await;
         }
     };
     (@cases $harness:ty; $($module:ident :: $case:ident),* $(,)?) => {

@@ -1,0 +1,12 @@
+//! The integration tests of `cli`, linked into one test binary: each file under `tests/`
+//! is a module of this one, so the workspace links one executable per crate instead of one per
+//! file (each is tens of megabytes, and CI machines have little disk to spare).
+
+#[path = "cli.rs"]
+mod cli;
+#[path = "hardening.rs"]
+mod hardening;
+#[path = "interruptions.rs"]
+mod interruptions;
+#[path = "serve_hostile_clients.rs"]
+mod serve_hostile_clients;

@@ -1,0 +1,20 @@
+//! The integration tests of `server`, linked into one test binary: each file under `tests/`
+//! is a module of this one, so the workspace links one executable per crate instead of one per
+//! file (each is tens of megabytes, and CI machines have little disk to spare).
+
+#[path = "fuzz_targets.rs"]
+mod fuzz_targets;
+#[path = "hostile_clients.rs"]
+mod hostile_clients;
+#[path = "hostile_provider.rs"]
+mod hostile_provider;
+#[path = "interruptions.rs"]
+mod interruptions;
+#[path = "limits.rs"]
+mod limits;
+#[path = "providers.rs"]
+mod providers;
+#[path = "responses.rs"]
+mod responses;
+#[path = "support/mod.rs"]
+mod support;
