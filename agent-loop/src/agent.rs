@@ -8,8 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use futures::channel::mpsc::{self, UnboundedReceiver};
 use futures::{Stream, StreamExt};
-use providers::{ChatModel, ProviderError};
-use serde_json::json;
+use providers::ChatModel;
 use tokio_util::sync::CancellationToken;
 use toolchain::ToolSet;
 use tracing::Instrument;
@@ -286,39 +285,7 @@ fn terminal(id: String, result: Result<AgentOutcome, AgentError>, emitter: &Emit
         },
         Err(error) => AgentEvent::ResponseError {
             id,
-            code: error.code(),
-            message: error.to_string(),
-            details: details(&error),
             error: Arc::new(error),
         },
     }
-}
-
-/// `details` of a `response.error`: the kind of failure, whether a retry may help, and the
-/// HTTP status when there was one.
-fn details(error: &AgentError) -> serde_json::Value {
-    let kind = match error {
-        AgentError::Provider { source, .. } => match source.as_ref() {
-            ProviderError::Http { .. } => "provider.http",
-            ProviderError::Stream { .. } => "provider.stream",
-            ProviderError::Transport { .. } => "provider.transport",
-            ProviderError::Timeout { .. } => "provider.timeout",
-            ProviderError::Decode { .. } => "provider.decode",
-            ProviderError::StreamTruncated { .. } => "provider.stream_truncated",
-            ProviderError::Config { .. } => "provider.config",
-            ProviderError::Cancelled => "provider.cancelled",
-            _ => "provider.other",
-        },
-        AgentError::InvalidHistory(_) => "invalid_history",
-        AgentError::NothingToAnswer => "nothing_to_answer",
-        AgentError::OutputTruncated { .. } => "output_truncated",
-        #[cfg(feature = "store")]
-        AgentError::Store(_) | AgentError::NoStore { .. } => "store",
-        _ => "agent",
-    };
-    let status = match error {
-        AgentError::Provider { source, .. } => source.status(),
-        _ => None,
-    };
-    json!({"type": kind, "retryable": error.is_retryable(), "status": status})
 }

@@ -138,7 +138,12 @@ impl ToolObserver for ToolEvents<'_> {
                 name: call.name.clone(),
                 output: (*content).to_owned(),
                 duration_ms: millis(*duration),
-                error: outcome.as_ref().err().map(ToString::to_string),
+                // A silent exit ends the run normally; the call did not fail.
+                error: outcome
+                    .as_ref()
+                    .err()
+                    .filter(|error| error.silent_exit_reason().is_none())
+                    .map(ToString::to_string),
             }),
         }
     }

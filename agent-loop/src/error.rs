@@ -84,23 +84,6 @@ pub enum AgentError {
 }
 
 impl AgentError {
-    /// A short machine-readable code, the `code` of a `response.error` event:
-    /// `invalid_request`, `provider_error`, `output_truncated`, `store_error`, `cancelled` or
-    /// `internal_error`.
-    pub fn code(&self) -> &'static str {
-        match self {
-            AgentError::InvalidHistory(_) | AgentError::NothingToAnswer => "invalid_request",
-            #[cfg(feature = "store")]
-            AgentError::NoStore { .. } => "invalid_request",
-            AgentError::Provider { .. } => "provider_error",
-            AgentError::OutputTruncated { .. } => "output_truncated",
-            #[cfg(feature = "store")]
-            AgentError::Store(_) => "store_error",
-            AgentError::Cancelled { .. } => "cancelled",
-            AgentError::MissingModel | AgentError::InvalidPolicy { .. } => "internal_error",
-        }
-    }
-
     /// Whether sending the same input again later may succeed (a retryable provider error).
     pub fn is_retryable(&self) -> bool {
         matches!(self, AgentError::Provider { source, .. } if source.is_retryable())

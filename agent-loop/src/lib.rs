@@ -47,15 +47,18 @@
 //!     .build()?;
 //!
 //! let mut events = agent.stream("Capital of France?", CancellationToken::new());
-//! let mut names = Vec::new();
+//! let mut text = String::new();
 //! while let Some(event) = events.next().await {
-//!     names.push(event.sse_name());
-//!     if let AgentEvent::ResponseDone { outcome, stop_reason, .. } = event {
-//!         assert_eq!(outcome.text, "Paris.");
-//!         assert_eq!(stop_reason, StopReason::EndTurn);
+//!     match event {
+//!         AgentEvent::ContentDelta { text: delta, .. } => text.push_str(&delta),
+//!         AgentEvent::ResponseDone { outcome, stop_reason, .. } => {
+//!             assert_eq!(outcome.text, "Paris.");
+//!             assert_eq!(stop_reason, StopReason::EndTurn);
+//!         }
+//!         _ => {}
 //!     }
 //! }
-//! assert_eq!(names, ["response.start", "content.delta", "response.done"]);
+//! assert_eq!(text, "Paris.");
 //! # Ok::<(), agent_loop::AgentError>(())
 //! # }).unwrap();
 //! ```

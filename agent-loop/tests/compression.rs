@@ -7,7 +7,7 @@ use crate::common;
 
 use std::sync::Arc;
 
-use agent_loop::{Agent, AgentInput, ContextPolicy, StopReason, TokenCounter};
+use agent_loop::{Agent, AgentEvent, AgentInput, ContextPolicy, StopReason, TokenCounter};
 use chain_ast::{
     BodyPair, BodyPairKind, ChainAst, FAKE_THOUGHT_SIGNATURE, IdTemplate, SUMMARIZATION_TOOL_NAME,
 };
@@ -250,9 +250,11 @@ async fn a_cut_prompt_is_reported_in_response_done() {
     let streamed = events(&agent, format!("Summarise:\n{document}")).await;
     assert_well_formed(&streamed);
     let done = streamed.last().unwrap();
-    assert_eq!(done.sse_name(), "response.done");
+    let AgentEvent::ResponseDone { outcome, .. } = done else {
+        panic!("the run did not end with an answer: {done:?}");
+    };
     assert_eq!(
-        done.payload()["compression"],
+        serde_json::to_value(outcome.compression_notice()).unwrap(),
         serde_json::json!({
             "prompt_truncated": true,
             "texts_truncated": 1,
@@ -289,14 +291,10 @@ async fn a_cut_prompt_is_reported_in_response_done() {
         .build()
         .unwrap();
     let quiet_events = events(&quiet, "Hello").await;
-    assert!(
-        quiet_events
-            .last()
-            .unwrap()
-            .payload()
-            .get("compression")
-            .is_none()
-    );
+    let Some(AgentEvent::ResponseDone { outcome, .. }) = quiet_events.last() else {
+        panic!("the run did not end with an answer: {quiet_events:?}");
+    };
+    assert_eq!(outcome.compression_notice(), None);
 }
 
 #[tokio::test]

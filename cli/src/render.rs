@@ -8,6 +8,7 @@ use std::io::{self, IsTerminal as _, Write};
 
 use futures::StreamExt as _;
 use server::{AgentEvent, AgentStream, CancellationToken, ChatService, RunSpec};
+use server::encode::chat_shell::ChatShellEvent;
 
 use crate::sanitize::{Sanitizer, escape_json_controls, for_terminal};
 use crate::{CliError, Outcome};
@@ -78,7 +79,8 @@ pub(crate) async fn show(
     let mut screen = Screen::new(terminal);
     while let Some(event) = events.next().await {
         if json {
-            let line = serde_json::json!({"event": event.sse_name(), "data": event.payload()});
+            let frame = ChatShellEvent::new(&event);
+            let line = serde_json::json!({"event": frame.name(), "data": frame});
             writeln!(out, "{}", escape_json_controls(&line.to_string()))?;
             out.flush()?;
         } else {
@@ -97,7 +99,9 @@ pub(crate) async fn show(
                     messages: outcome.messages.clone(),
                 });
             }
-            AgentEvent::ResponseError { message, .. } => return Err(CliError::Run(message)),
+            AgentEvent::ResponseError { error, .. } => {
+                return Err(CliError::Run(error.to_string()));
+            }
             _ => {}
         }
     }

@@ -60,6 +60,7 @@
 //!   safe by default.
 //! - [`ProviderKeys`](keys::ProviderKeys), [`open_store`](store::open_store),
 //!   [`resolve_model_config`]: keys from the environment, stores from a location.
+//! - [`encode`]: the agent's events as each protocol writes them (Chat Shell's SSE frames).
 //! - [`ApiError`], [`ServerError`]: an error answer, a server that cannot start.
 //!
 //! # Features
@@ -76,6 +77,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod guard;
+mod api;
 pub mod keys;
 mod limit;
 mod listen;
@@ -92,6 +94,7 @@ pub mod testing;
 pub mod tools;
 
 pub use app::Server;
+pub use api::encode;
 pub use auth::Caller;
 pub use chat::{ChatService, PreparedRun, RunError};
 pub use config::ServerConfig;

@@ -45,6 +45,9 @@ impl Rendering {
     fn content(&self, result: &Result<ToolResult<Value>, ToolError>) -> String {
         match result {
             Ok(result) => (self.output)(&result.text),
+            // A silent exit is how the run ends, not a failure: a conversation continued later
+            // must not show the model a failed tool.
+            Err(error @ ToolError::SilentExit { .. }) => error.to_string(),
             Err(error) => format!("{}{error}", self.error_prefix),
         }
     }

@@ -342,9 +342,10 @@ async fn silent_exit_is_reported() {
     ];
     let round = chain.execute(&ExecutionContext::new(), &calls).await;
     assert_eq!(round.silent_exit(), Some("subscription message"));
+    // A normal end of the run, not a failed call.
     assert_eq!(
         contents(&round)[1],
-        "Tool execution failed: silent exit requested: subscription message"
+        "silent exit requested: subscription message"
     );
     let quiet = chain.execute(&ExecutionContext::new(), &calls[..1]).await;
     assert_eq!(quiet.silent_exit(), None);

@@ -167,18 +167,45 @@ pub async fn events(agent: &Agent, input: impl Into<AgentInput>) -> Vec<AgentEve
         .await
 }
 
-/// Events as `{"event": name, "data": payload}` with timings zeroed, for snapshots.
+/// Events as JSON objects named by their variant, with timings zeroed, for snapshots.
 pub fn wire(events: &[AgentEvent]) -> Value {
+    use serde_json::json;
     let frames: Vec<Value> = events
         .iter()
-        .map(|event| {
-            let mut data = event.payload();
-            for key in ["created", "duration_ms"] {
-                if let Some(value) = data.get_mut(key) {
-                    *value = Value::from(0);
-                }
+        .map(|event| match event {
+            AgentEvent::ResponseStart { id, model, .. } => {
+                json!({"event": "ResponseStart", "id": id, "model": model, "created": 0})
             }
-            serde_json::json!({"event": event.sse_name(), "data": data})
+            AgentEvent::ContentDelta { text, block_id, block_offset } => json!({
+                "event": "ContentDelta", "text": text, "block_id": block_id,
+                "block_offset": block_offset,
+            }),
+            AgentEvent::ReasoningDelta { text } => json!({"event": "ReasoningDelta", "text": text}),
+            AgentEvent::ToolStart { id, name, input } => {
+                json!({"event": "ToolStart", "id": id, "name": name, "input": input})
+            }
+            AgentEvent::ToolDone { id, name, output, error, .. } => json!({
+                "event": "ToolDone", "id": id, "name": name, "output": output,
+                "duration_ms": 0, "error": error,
+            }),
+            AgentEvent::ResponseDone {
+                id, usage, stop_reason, silent_exit, silent_exit_reason, rounds,
+                conversation_id, node_ids, outcome,
+            } => json!({
+                "event": "ResponseDone", "id": id, "usage": usage,
+                "stop_reason": format!("{stop_reason:?}"), "silent_exit": silent_exit,
+                "silent_exit_reason": silent_exit_reason, "rounds": rounds,
+                "conversation_id": conversation_id, "node_ids": node_ids,
+                "compression": outcome.compression_notice(),
+            }),
+            AgentEvent::ResponseCancelled { id, partial_content, .. } => json!({
+                "event": "ResponseCancelled", "id": id, "partial_content": partial_content,
+            }),
+            AgentEvent::ResponseError { id, error } => json!({
+                "event": "ResponseError", "id": id, "error": error.to_string(),
+                "retryable": error.is_retryable(),
+            }),
+            other => json!({"event": format!("{other:?}")}),
         })
         .collect();
     Value::Array(frames)

@@ -5,6 +5,7 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::events::SseEvents;
+use crate::encode::chat_shell;
 use crate::schema;
 
 /// The API's OpenAPI description.
@@ -24,6 +25,14 @@ use crate::schema;
         schema::ResponseRequest,
         schema::ResponseBody,
         crate::ErrorBody,
+        chat_shell::ResponseStartEvent,
+        chat_shell::ContentDeltaEvent,
+        chat_shell::ReasoningDeltaEvent,
+        chat_shell::ToolStartEvent,
+        chat_shell::ToolDoneEvent,
+        chat_shell::ResponseDoneEvent,
+        chat_shell::ResponseCancelledEvent,
+        chat_shell::ResponseErrorEvent,
     )),
     modifiers(&BearerAuth, &SseEvents),
     tags(

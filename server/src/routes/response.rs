@@ -25,6 +25,8 @@ use crate::chat::RunError;
 use crate::error::ApiError;
 use crate::owner::{self, OwnedConversation};
 use crate::plan::plan;
+use crate::api::encode::chat_shell::{ChatShellEvent, StopReasonName, UsagePayload};
+use crate::api::encode::failure::FailureKind;
 use crate::schema::{ResponseBody, ResponseRequest, ToolActivity};
 
 /// Events buffered between a run and a slow client before the run waits.
@@ -143,19 +145,10 @@ pub(crate) async fn create_response(
     }
     let events = receiver.map(move |event| {
         let _keep_until_the_stream_is_dropped = &disconnect;
-        let mut payload = event.payload();
-        // The client sees its own conversation id, never the stored (namespaced) one.
-        if let Some(id) = payload
-            .get_mut("conversation_id")
-            .filter(|id| !id.is_null())
-        {
-            *id = serde_json::Value::String(client_conversation.clone());
-        }
-        Ok::<_, Infallible>(
-            Event::default()
-                .event(event.sse_name())
-                .data(payload.to_string()),
-        )
+        let mut frame = ChatShellEvent::new(&event);
+        frame.set_conversation_id(&client_conversation);
+        let data = serde_json::to_string(&frame).unwrap_or_default();
+        Ok::<_, Infallible>(Event::default().event(frame.name()).data(data))
     });
     Ok(with_request_id(Sse::new(events), &planned.request_id))
 }
@@ -247,28 +240,25 @@ async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody,
                     call.error = error;
                 }
             }
-            done @ AgentEvent::ResponseDone { .. } => {
-                let payload = done.payload();
-                if let AgentEvent::ResponseDone {
-                    stop_reason,
-                    silent_exit,
-                    silent_exit_reason,
-                    rounds,
-                    conversation_id,
-                    node_ids,
-                    outcome,
-                    ..
-                } = done
-                {
-                    body.content.clone_from(&outcome.text);
-                    body.usage = payload["usage"].clone();
-                    body.stop_reason = stop_reason.as_str().to_owned();
-                    body.silent_exit = silent_exit;
-                    body.silent_exit_reason = silent_exit_reason;
-                    body.rounds = rounds;
-                    body.conversation_id = conversation_id;
-                    body.node_ids = node_ids;
-                }
+            AgentEvent::ResponseDone {
+                usage,
+                stop_reason,
+                silent_exit,
+                silent_exit_reason,
+                rounds,
+                conversation_id,
+                node_ids,
+                outcome,
+                ..
+            } => {
+                body.content.clone_from(&outcome.text);
+                body.usage = UsagePayload::from(&usage);
+                body.stop_reason = StopReasonName::from(stop_reason);
+                body.silent_exit = silent_exit;
+                body.silent_exit_reason = silent_exit_reason;
+                body.rounds = rounds;
+                body.conversation_id = conversation_id;
+                body.node_ids = node_ids;
                 body.reasoning = (!reasoning.is_empty()).then_some(reasoning);
                 return Ok(body);
             }
@@ -284,20 +274,16 @@ async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody,
                 )
                 .with_details(json!({"id": id, "partial_content": partial_content})));
             }
-            AgentEvent::ResponseError {
-                id,
-                code,
-                message,
-                details,
-                ..
-            } => {
-                let status = match code {
-                    "invalid_request" => StatusCode::UNPROCESSABLE_ENTITY,
-                    "provider_error" | "output_truncated" => StatusCode::BAD_GATEWAY,
-                    _ => StatusCode::INTERNAL_SERVER_ERROR,
+            event @ AgentEvent::ResponseError { .. } => {
+                let AgentEvent::ResponseError { error, .. } = &event else {
+                    unreachable!("matched above")
                 };
-                return Err(ApiError::new(status, code, message)
-                    .with_details(json!({"id": id, "error": details})));
+                let status = FailureKind::of(error).status();
+                let ChatShellEvent::Error(frame) = ChatShellEvent::new(&event) else {
+                    unreachable!("an error event encodes as an error frame")
+                };
+                return Err(ApiError::new(status, frame.code.as_str(), frame.message)
+                    .with_details(json!({"id": frame.id, "error": frame.details})));
             }
             _ => {}
         }

@@ -4,6 +4,8 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use crate::api::encode::chat_shell::{StopReasonName, UsagePayload};
+
 /// The answer of `POST /v1/response` when `features.streaming` is false: what the events of a
 /// stream would have said, in one object.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, ToSchema)]
@@ -20,12 +22,10 @@ pub struct ResponseBody {
     pub reasoning: Option<String>,
     /// Every tool call of the run, in order.
     pub tool_calls: Vec<ToolActivity>,
-    /// Token counts, summed over the run: `input_tokens`, `output_tokens`, `total_tokens`,
-    /// `cache_read_input_tokens`, `cache_creation_input_tokens`, `reasoning_tokens`.
-    #[schema(value_type = Object)]
-    pub usage: Value,
-    /// `end_turn`, `tool_limit`, `max_tokens` or `silent_exit`.
-    pub stop_reason: String,
+    /// Token counts, summed over the run.
+    pub usage: UsagePayload,
+    /// Why the run ended.
+    pub stop_reason: StopReasonName,
     /// Whether a tool ended the run without a reply.
     pub silent_exit: bool,
     /// The reason the tool gave.
