@@ -176,7 +176,11 @@ pub fn wire(events: &[AgentEvent]) -> Value {
             AgentEvent::ResponseStart { id, model, .. } => {
                 json!({"event": "ResponseStart", "id": id, "model": model, "created": 0})
             }
-            AgentEvent::ContentDelta { text, block_id, block_offset } => json!({
+            AgentEvent::ContentDelta {
+                text,
+                block_id,
+                block_offset,
+            } => json!({
                 "event": "ContentDelta", "text": text, "block_id": block_id,
                 "block_offset": block_offset,
             }),
@@ -184,13 +188,26 @@ pub fn wire(events: &[AgentEvent]) -> Value {
             AgentEvent::ToolStart { id, name, input } => {
                 json!({"event": "ToolStart", "id": id, "name": name, "input": input})
             }
-            AgentEvent::ToolDone { id, name, output, error, .. } => json!({
+            AgentEvent::ToolDone {
+                id,
+                name,
+                output,
+                error,
+                ..
+            } => json!({
                 "event": "ToolDone", "id": id, "name": name, "output": output,
                 "duration_ms": 0, "error": error,
             }),
             AgentEvent::ResponseDone {
-                id, usage, stop_reason, silent_exit, silent_exit_reason, rounds,
-                conversation_id, node_ids, outcome,
+                id,
+                usage,
+                stop_reason,
+                silent_exit,
+                silent_exit_reason,
+                rounds,
+                conversation_id,
+                node_ids,
+                outcome,
             } => json!({
                 "event": "ResponseDone", "id": id, "usage": usage,
                 "stop_reason": format!("{stop_reason:?}"), "silent_exit": silent_exit,
@@ -198,7 +215,11 @@ pub fn wire(events: &[AgentEvent]) -> Value {
                 "conversation_id": conversation_id, "node_ids": node_ids,
                 "compression": outcome.compression_notice(),
             }),
-            AgentEvent::ResponseCancelled { id, partial_content, .. } => json!({
+            AgentEvent::ResponseCancelled {
+                id,
+                partial_content,
+                ..
+            } => json!({
                 "event": "ResponseCancelled", "id": id, "partial_content": partial_content,
             }),
             AgentEvent::ResponseError { id, error } => json!({

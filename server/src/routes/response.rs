@@ -19,14 +19,14 @@ use providers::ProviderError;
 use serde_json::json;
 use tracing::Instrument as _;
 
+use crate::api::encode::chat_shell::{ChatShellEvent, StopReasonName, UsagePayload};
+use crate::api::encode::failure::FailureKind;
 use crate::app::App;
 use crate::auth::Caller;
 use crate::chat::RunError;
 use crate::error::ApiError;
 use crate::owner::{self, OwnedConversation};
 use crate::plan::plan;
-use crate::api::encode::chat_shell::{ChatShellEvent, StopReasonName, UsagePayload};
-use crate::api::encode::failure::FailureKind;
 use crate::schema::{ResponseBody, ResponseRequest, ToolActivity};
 
 /// Events buffered between a run and a slow client before the run waits.

@@ -70,13 +70,15 @@ impl ChatShellEvent {
             AgentEvent::ReasoningDelta { text } => {
                 ChatShellEvent::Reasoning(ReasoningDeltaEvent { text: text.clone() })
             }
-            AgentEvent::ToolStart { id, name, input } => ChatShellEvent::ToolStart(ToolStartEvent {
-                id: id.clone(),
-                name: name.clone(),
-                input: input.clone(),
-                display_name: None,
-                blocks: None,
-            }),
+            AgentEvent::ToolStart { id, name, input } => {
+                ChatShellEvent::ToolStart(ToolStartEvent {
+                    id: id.clone(),
+                    name: name.clone(),
+                    input: input.clone(),
+                    display_name: None,
+                    blocks: None,
+                })
+            }
             AgentEvent::ToolDone {
                 id,
                 name,
