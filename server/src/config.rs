@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::keys::ProviderKeys;
-use crate::schema::Secret;
-use crate::tools::ToolsConfig;
+use crate::api::schema::Secret;
+use crate::service::keys::ProviderKeys;
+use crate::service::tools::ToolsConfig;
 
 /// Default largest request body, in bytes (base64 images make requests big).
 pub const DEFAULT_BODY_LIMIT: usize = 8 * 1024 * 1024;

@@ -141,7 +141,7 @@ pub fn request(data: &[u8]) -> usize {
     };
     let mut planned = 0;
     for config in configs() {
-        let request = match crate::routes::response::parse(&body) {
+        let request = match crate::api::routes::response::parse(&body) {
             Ok(request) => request,
             Err(error) => {
                 let status = error.status().as_u16();
@@ -149,7 +149,7 @@ pub fn request(data: &[u8]) -> usize {
                 return 0;
             }
         };
-        match crate::plan::plan(request, config, header.as_deref()) {
+        match crate::api::plan::plan(request, config, header.as_deref()) {
             Ok(_) => planned += 1,
             Err(error) => {
                 let status = error.status().as_u16();

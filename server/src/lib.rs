@@ -69,40 +69,27 @@
 //! - `testing`: `testing::StreamingProvider`, a loopback provider streaming as slowly and as
 //!   long as asked (end-to-end tests, the load bench).
 
-mod app;
-mod auth;
-mod chat;
+mod api;
 pub mod config;
-mod error;
 #[doc(hidden)]
 pub mod fuzzing;
-mod guard;
-mod api;
-pub mod keys;
-mod limit;
-mod listen;
-mod model;
-mod owner;
-pub mod plan;
-mod routes;
-mod runs;
-pub mod schema;
-mod spec;
-pub mod store;
+mod service;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod tools;
 
-pub use app::Server;
+pub use api::auth::Caller;
 pub use api::encode;
-pub use auth::Caller;
-pub use chat::{ChatService, PreparedRun, RunError};
+pub use api::error::{ApiError, ErrorBody, ServerError};
+pub use api::plan;
+pub use api::plan::{Planned, plan};
+pub use api::routes::openapi::ApiDoc;
+pub use api::schema;
+pub use api::server::Server;
 pub use config::ServerConfig;
-pub use error::{ApiError, ErrorBody, ServerError};
-pub use model::resolve_model_config;
-pub use plan::{Planned, plan};
-pub use routes::openapi::ApiDoc;
-pub use spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
+pub use service::chat::{ChatService, PreparedRun, RunError};
+pub use service::model::resolve_model_config;
+pub use service::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
+pub use service::{keys, store, tools};
 
 // What the API exposes, so embedders need only this crate.
 pub use agent_loop::{AgentEvent, AgentStream, CancellationToken, StopReason};

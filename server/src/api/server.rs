@@ -1,7 +1,6 @@
 //! [`Server`]: the shared state, the [`Router`], serving and graceful shutdown.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -14,31 +13,14 @@ use http::StatusCode;
 use tokio::net::TcpListener;
 use tower_http::limit::RequestBodyLimitLayer;
 
-use crate::auth::{Auth, require_caller};
-use crate::chat::ChatService;
+use crate::api::auth::require_caller;
+use crate::api::error::{ApiError, ServerError};
+use crate::api::guard::{check_origin_and_host, read_json_body};
+use crate::api::routes::{misc, openapi, response};
+use crate::api::state::App;
 use crate::config::ServerConfig;
-use crate::error::{ApiError, ServerError};
-use crate::guard::{Guard, check_origin_and_host, read_json_body};
-use crate::limit::ConcurrencyLimit;
-use crate::routes::{misc, openapi, response};
-use crate::runs::Runs;
-use crate::store::{StoreKind, open_store};
-use crate::tools::BuiltinTools;
-
-/// What every handler shares.
-#[derive(Debug)]
-pub(crate) struct App {
-    pub(crate) config: ServerConfig,
-    pub(crate) chat: ChatService,
-    pub(crate) auth: Auth,
-    pub(crate) limit: ConcurrencyLimit,
-    pub(crate) runs: Arc<Runs>,
-    pub(crate) started: Instant,
-    pub(crate) store_kind: StoreKind,
-    pub(crate) guard: Arc<Guard>,
-    /// CORS for the configured origins (`None`: no cross-origin callers).
-    cors: Option<tower_http::cors::CorsLayer>,
-}
+use crate::service::chat::ChatService;
+use crate::service::store::{StoreKind, open_store};
 
 /// The Chat Shell service: build one from a [`ServerConfig`], mount its [`router`](Self::router)
 /// or [`serve`](Self::serve) it.
@@ -64,44 +46,8 @@ impl Server {
         store: Arc<dyn Store>,
         kind: StoreKind,
     ) -> Result<Self, ServerError> {
-        if config.concurrency_per_caller == 0 {
-            return Err(ServerError::Config(
-                "`concurrency_per_caller` is 0, so no request could ever be served".to_owned(),
-            ));
-        }
-        for (field, value) in [
-            ("header_read_timeout_secs", config.header_read_timeout_secs),
-            ("body_read_timeout_secs", config.body_read_timeout_secs),
-            ("idle_timeout_secs", config.idle_timeout_secs),
-        ] {
-            if value == 0 {
-                return Err(ServerError::Config(format!(
-                    "`{field}` is 0, so every client would time out at once; give a number of \
-                     seconds of at least 1"
-                )));
-            }
-        }
-        if config.max_connections == 0 {
-            return Err(ServerError::Config(
-                "`max_connections` is 0, so no client could ever connect".to_owned(),
-            ));
-        }
-        let cors = crate::guard::cors(&config)?;
-        let tools = BuiltinTools::new(&config.tools)?;
-        let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
-            .with_provider_limits(config.provider_limits.clone());
         Ok(Server {
-            app: Arc::new(App {
-                auth: Auth::new(&config.tokens),
-                limit: ConcurrencyLimit::new(config.concurrency_per_caller, config.retry_after()),
-                runs: Arc::new(Runs::default()),
-                started: Instant::now(),
-                store_kind: kind,
-                guard: Arc::new(Guard::new(&config)),
-                cors,
-                chat,
-                config,
-            }),
+            app: Arc::new(App::new(config, store, kind)?),
         })
     }
 
@@ -166,7 +112,7 @@ impl Server {
         listener: TcpListener,
         signal: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServerError> {
-        crate::listen::serve(
+        crate::api::listen::serve(
             self.router(),
             listener,
             &self.app.config,

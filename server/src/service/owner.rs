@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use conversation_tree::{Claim, ConversationId, Store};
 use sha2::{Digest, Sha256};
 
-use crate::error::ApiError;
+use crate::api::error::ApiError;
 
 /// How server-minted conversation ids start.
 const MINTED_PREFIX: &str = "conv-";

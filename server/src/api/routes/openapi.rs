@@ -5,8 +5,8 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::events::SseEvents;
+use crate::api::schema;
 use crate::encode::chat_shell;
-use crate::schema;
 
 /// The API's OpenAPI description.
 #[derive(OpenApi)]

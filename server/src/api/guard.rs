@@ -22,8 +22,8 @@ use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderName, HeaderValue, Method, StatusCode};
 use tower_http::cors::{AllowOrigin, CorsLayer};
 
+use crate::api::error::{ApiError, ServerError};
 use crate::config::ServerConfig;
-use crate::error::{ApiError, ServerError};
 
 /// The request rules of one server, shared by its middleware.
 #[derive(Debug)]

@@ -68,7 +68,7 @@ mod tests {
     use super::*;
 
     fn document() -> Value {
-        serde_json::to_value(<crate::routes::openapi::ApiDoc as utoipa::OpenApi>::openapi())
+        serde_json::to_value(<crate::api::routes::openapi::ApiDoc as utoipa::OpenApi>::openapi())
             .unwrap()
     }
 

@@ -8,8 +8,8 @@ use axum::response::Response;
 use http::header::AUTHORIZATION;
 use sha2::{Digest, Sha256};
 
-use crate::error::ApiError;
-use crate::schema::Secret;
+use crate::api::error::ApiError;
+use crate::api::schema::Secret;
 
 /// Who sent a request: the key of its concurrency limit and of the runs it may cancel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -35,7 +35,7 @@ pub(crate) const LOOPBACK_OWNER: &str = "loopback";
 /// The owner name stored for the holder of a token: a hash of the token's digest under a
 /// label of its own, so the database never holds the token or the digest `Auth` compares.
 fn owner_name(digest: &[u8; 32]) -> String {
-    let hex = crate::owner::sha256_hex(&[b"skein conversation owner v1\0", digest]);
+    let hex = crate::service::owner::sha256_hex(&[b"skein conversation owner v1\0", digest]);
     format!("token-sha256:{hex}")
 }
 

@@ -21,10 +21,10 @@ use http::StatusCode;
 use providers::{ApiFormat, ModelInfo, Provider, RetryPolicy, Timeouts, ToolChoice};
 use serde_json::{Value, json};
 
+use crate::api::error::ApiError;
+use crate::api::schema::{Metadata, ResponseRequest, ToolsConfig};
 use crate::config::ServerConfig;
-use crate::error::ApiError;
-use crate::schema::{Metadata, ResponseRequest, ToolsConfig};
-use crate::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec};
+use crate::service::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec};
 
 /// The temperature of a request that names none (unless the model reasons).
 pub const DEFAULT_TEMPERATURE: f64 = 0.7;

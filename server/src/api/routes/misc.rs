@@ -7,10 +7,10 @@ use axum::{Extension, Json};
 use http::StatusCode;
 use serde_json::json;
 
-use crate::app::App;
-use crate::auth::Caller;
-use crate::error::ApiError;
-use crate::schema::{CancelResponse, HealthBody};
+use crate::api::auth::Caller;
+use crate::api::error::ApiError;
+use crate::api::schema::{CancelResponse, HealthBody};
+use crate::api::state::App;
 
 /// Cancels a response in flight: its model call and tools stop, its stream ends with
 /// `response.cancelled`, and what it produced so far is logged.

@@ -23,9 +23,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tower::ServiceExt as _;
 
+use crate::api::error::ServerError;
 use crate::config::ServerConfig;
-use crate::error::ServerError;
-use crate::runs::Runs;
+use crate::service::runs::Runs;
 
 /// After the grace period (and the cancellation of the runs still in flight), how long the
 /// connections have to deliver their last events before they are closed.

@@ -6,10 +6,10 @@ use chain_ast::ChainAst;
 use messages::{ContentPart, Message, Role, ToolCall, ToolResponse};
 
 use super::Problems;
-use crate::schema::{
+use crate::api::schema::{
     Attachment, ContentItem, InputConfig, InputMessage, KnowledgeContext, MessageContent,
 };
-use crate::spec::RunInput;
+use crate::service::spec::RunInput;
 
 /// The run input of `input` with `attachments` added to the human message.
 pub(super) fn run_input(

@@ -2,7 +2,7 @@ use messages::{ContentPart, Message, Role};
 use serde_json::{Value, json};
 
 use super::*;
-use crate::spec::RunInput;
+use crate::service::spec::RunInput;
 
 fn request(value: Value) -> ResponseRequest {
     serde_json::from_value(value).expect("a well-formed request")

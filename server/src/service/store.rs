@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use conversation_tree::{SqliteStore, Store};
 
-use crate::error::ServerError;
+use crate::api::error::ServerError;
 
 /// Which kind of store a location names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

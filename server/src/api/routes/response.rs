@@ -19,15 +19,15 @@ use providers::ProviderError;
 use serde_json::json;
 use tracing::Instrument as _;
 
+use crate::api::auth::Caller;
 use crate::api::encode::chat_shell::{ChatShellEvent, StopReasonName, UsagePayload};
 use crate::api::encode::failure::FailureKind;
-use crate::app::App;
-use crate::auth::Caller;
-use crate::chat::RunError;
-use crate::error::ApiError;
-use crate::owner::{self, OwnedConversation};
-use crate::plan::plan;
-use crate::schema::{ResponseBody, ResponseRequest, ToolActivity};
+use crate::api::error::ApiError;
+use crate::api::plan::plan;
+use crate::api::schema::{ResponseBody, ResponseRequest, ToolActivity};
+use crate::api::state::App;
+use crate::service::chat::RunError;
+use crate::service::owner::{self, OwnedConversation};
 
 /// Events buffered between a run and a slow client before the run waits.
 const EVENT_BUFFER: usize = 64;

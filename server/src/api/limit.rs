@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::auth::Caller;
-use crate::error::ApiError;
+use crate::api::auth::Caller;
+use crate::api::error::ApiError;
 
 /// Concurrency slots per caller.
 #[derive(Debug)]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::auth::Caller;
+use crate::api::auth::Caller;
 
 /// Every run in flight.
 #[derive(Debug, Default)]

@@ -12,10 +12,10 @@ use providers::{Limits, ModelConfig, ModelInfo, Provider, ProviderError};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderBaseUrls;
-use crate::keys::ProviderKeys;
-use crate::model::{ModelCache, resolve_model_config};
-use crate::spec::{RunInput, RunSpec};
-use crate::tools::{BuiltinTools, ToolSelectError};
+use crate::service::keys::ProviderKeys;
+use crate::service::model::{ModelCache, resolve_model_config};
+use crate::service::spec::{RunInput, RunSpec};
+use crate::service::tools::{BuiltinTools, ToolSelectError};
 
 /// Largest thinking budget deep thinking asks of Anthropic and Gemini models, in tokens.
 const MAX_THINKING_BUDGET: u32 = 16_384;

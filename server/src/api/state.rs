@@ -1,0 +1,79 @@
+//! [`App`]: what every handler shares, built and checked once from a [`ServerConfig`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use conversation_tree::Store;
+
+use crate::api::auth::Auth;
+use crate::api::error::ServerError;
+use crate::api::guard::Guard;
+use crate::api::limit::ConcurrencyLimit;
+use crate::config::ServerConfig;
+use crate::service::chat::ChatService;
+use crate::service::runs::Runs;
+use crate::service::store::StoreKind;
+use crate::service::tools::BuiltinTools;
+
+/// What every handler shares.
+#[derive(Debug)]
+pub(crate) struct App {
+    pub(crate) config: ServerConfig,
+    pub(crate) chat: ChatService,
+    pub(crate) auth: Auth,
+    pub(crate) limit: ConcurrencyLimit,
+    pub(crate) runs: Arc<Runs>,
+    pub(crate) started: Instant,
+    pub(crate) store_kind: StoreKind,
+    pub(crate) guard: Arc<Guard>,
+    /// CORS for the configured origins (`None`: no cross-origin callers).
+    pub(crate) cors: Option<tower_http::cors::CorsLayer>,
+}
+
+impl App {
+    /// The state for `config`, logging into `store` (of `kind`, for `/health`); refuses
+    /// settings under which no request could be served.
+    pub(crate) fn new(
+        config: ServerConfig,
+        store: Arc<dyn Store>,
+        kind: StoreKind,
+    ) -> Result<Self, ServerError> {
+        if config.concurrency_per_caller == 0 {
+            return Err(ServerError::Config(
+                "`concurrency_per_caller` is 0, so no request could ever be served".to_owned(),
+            ));
+        }
+        for (field, value) in [
+            ("header_read_timeout_secs", config.header_read_timeout_secs),
+            ("body_read_timeout_secs", config.body_read_timeout_secs),
+            ("idle_timeout_secs", config.idle_timeout_secs),
+        ] {
+            if value == 0 {
+                return Err(ServerError::Config(format!(
+                    "`{field}` is 0, so every client would time out at once; give a number of \
+                     seconds of at least 1"
+                )));
+            }
+        }
+        if config.max_connections == 0 {
+            return Err(ServerError::Config(
+                "`max_connections` is 0, so no client could ever connect".to_owned(),
+            ));
+        }
+        let cors = crate::api::guard::cors(&config)?;
+        let tools = BuiltinTools::new(&config.tools)?;
+        let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
+            .with_provider_limits(config.provider_limits.clone());
+        Ok(App {
+            auth: Auth::new(&config.tokens),
+            limit: ConcurrencyLimit::new(config.concurrency_per_caller, config.retry_after()),
+            runs: Arc::new(Runs::default()),
+            started: Instant::now(),
+            store_kind: kind,
+            guard: Arc::new(Guard::new(&config)),
+            cors,
+            chat,
+            config,
+        })
+    }
+}
