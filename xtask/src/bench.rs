@@ -6,6 +6,11 @@
 //! and the server's CPU time per delta, and fails if any stream failed or was lost. Options
 //! (`--concurrency N`, `--seconds S`, `--deltas N`, `--delay-ms MS`) are passed through.
 //! The scenario lives in the server crate so that xtask needs no HTTP dependencies.
+//!
+//! `cargo xtask bench gateway [OPTIONS]` compares `skein serve` with LiteLLM's proxy in front
+//! of the same loopback provider (see [`gateway`]).
+
+mod gateway;
 
 use crate::cmd;
 
@@ -13,10 +18,15 @@ use crate::cmd;
 const DEFAULTS: [&str; 6] = ["--concurrency", "200", "--seconds", "30", "--deltas", "500"];
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
+    if args.first().map(String::as_str) == Some("gateway") {
+        return gateway::run(&args[1..]);
+    }
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
         println!(
             "usage: cargo xtask bench [--concurrency N] [--seconds S] [--deltas N] [--delay-ms MS]\n\
-             defaults: 200 clients, 30 s, 500 deltas per answer, 1 ms between deltas"
+             defaults: 200 clients, 30 s, 500 deltas per answer, 1 ms between deltas\n\
+             \n\
+             cargo xtask bench gateway [--help]: skein serve beside LiteLLM's proxy"
         );
         return Ok(());
     }
