@@ -87,7 +87,7 @@ pub use api::schema;
 pub use api::server::Server;
 pub use config::ServerConfig;
 pub use service::chat::{ChatService, PreparedRun, RunError};
-pub use service::model::resolve_model_config;
+pub use service::model::{NoKey, resolve_model_config};
 pub use service::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
 pub use service::{keys, store, tools};
 

@@ -2,9 +2,9 @@
 //!
 //! Builds the `skein` binary, starts `skein serve` on a free loopback port with a temporary
 //! SQLite store, one bearer token (schemathesis sends it, and checks that requests without it
-//! are refused), provider keys removed from its environment and every provider endpoint set to
-//! a closed loopback port (so the `echo` model answers and any other model fails at once,
-//! offline), waits for `GET /health`, then runs schemathesis (`st run …/openapi.json --checks
+//! are refused) and provider keys removed from its environment (so the `echo` model answers
+//! and any other model is refused before any network call: a server holds neither a key nor
+//! an endpoint for it), waits for `GET /health`, then runs schemathesis (`st run …/openapi.json --checks
 //! all`, every operation, a bounded number of examples, a fixed seed) and stops the server with
 //! SIGTERM. The step fails on any schemathesis finding (a 5xx, a response or status the
 //! document does not describe, a schema-valid request refused…), on a server that exits or
@@ -47,13 +47,9 @@ const KEY_VARIABLES: &[&str] = &[
     "SKEIN_API_KEY",
 ];
 
-/// The server configuration: every provider endpoint is a closed loopback port (`9`,
-/// discard), so that a request naming a real model fails at once instead of reaching out.
+/// The server configuration: no provider endpoint and (above) no key, so a request naming a
+/// real model is refused by the server itself and nothing reaches out.
 const SERVER_CONFIG: &str = "\
-base_urls:
-  openai: http://127.0.0.1:9/v1
-  anthropic: http://127.0.0.1:9
-  google: http://127.0.0.1:9/v1beta
 shutdown_grace_secs: 5
 ";
 

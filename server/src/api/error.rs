@@ -102,7 +102,10 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        // Kept on the answer, typed, so the OpenAI-compatible routes can re-shape it.
+        let typed = self.clone();
         let mut response = (self.status, Json(self.body)).into_response();
+        response.extensions_mut().insert(typed);
         let headers = response.headers_mut();
         if self.status == StatusCode::UNAUTHORIZED {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));

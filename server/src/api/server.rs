@@ -14,9 +14,10 @@ use tokio::net::TcpListener;
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::api::auth::require_caller;
+use crate::api::encode::openai_error::openai_errors;
 use crate::api::error::{ApiError, ServerError};
 use crate::api::guard::{check_origin_and_host, read_json_body};
-use crate::api::routes::{misc, openapi, response};
+use crate::api::routes::{chat_completions, misc, models, openapi, response};
 use crate::api::state::App;
 use crate::config::ServerConfig;
 use crate::service::chat::ChatService;
@@ -56,8 +57,8 @@ impl Server {
         &self.app.chat
     }
 
-    /// The routes: `POST /v1/response`, `POST /v1/response/{id}/cancel`, `GET /health`,
-    /// `GET /openapi.json`.
+    /// The routes: `POST /v1/response`, `POST /v1/response/{id}/cancel`,
+    /// `POST /v1/chat/completions`, `GET /v1/models`, `GET /health`, `GET /openapi.json`.
     ///
     /// Authentication reads the peer address from `ConnectInfo<SocketAddr>`: serve with
     /// `into_make_service_with_connect_info::<SocketAddr>()` (as [`serve`](Self::serve)
@@ -68,9 +69,14 @@ impl Server {
         let api = Router::new()
             .route(
                 "/v1/response",
-                post(response::create_response).layer(json_body),
+                post(response::create_response).layer(json_body.clone()),
             )
             .route("/v1/response/{id}/cancel", post(misc::cancel_response))
+            .route(
+                "/v1/chat/completions",
+                post(chat_completions::create_chat_completion).layer(json_body.clone()),
+            )
+            .route("/v1/models", get(models::list_models))
             .route_layer(auth.clone());
         let mut public = Router::new()
             .route("/health", get(misc::health))
@@ -92,6 +98,9 @@ impl Server {
                 check_origin_and_host,
             ))
             .with_state(Arc::clone(&self.app));
+        // Outermost but for CORS, so every error of the OpenAI routes, whichever layer gave
+        // it, is in OpenAI's shape.
+        let router = router.layer(middleware::from_fn(openai_errors));
         match &self.app.cors {
             Some(cors) => router.layer(cors.clone()),
             None => router,

@@ -44,7 +44,10 @@ pub enum RunError {
     /// The agent could not be built.
     #[error("{0}")]
     Agent(Box<AgentError>),
-    /// The stored history could not be read.
+    /// The model's provider has neither a key nor an endpoint on this server.
+    #[error("{0}")]
+    NoKey(#[from] crate::service::model::NoKey),
+    /// Reading the stored conversation failed.
     #[error("cannot read the stored conversation: {0}")]
     Store(#[from] StoreError),
 }
@@ -66,10 +69,10 @@ impl From<AgentError> for RunError {
 pub struct ChatService {
     store: Arc<dyn Store>,
     tools: BuiltinTools,
-    keys: ProviderKeys,
-    base_urls: ProviderBaseUrls,
-    models: Arc<ModelCache>,
-    limits: Limits,
+    pub(crate) keys: ProviderKeys,
+    pub(crate) base_urls: ProviderBaseUrls,
+    pub(crate) models: Arc<ModelCache>,
+    pub(crate) limits: Limits,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -152,6 +155,7 @@ impl ChatService {
     pub async fn prepare(&self, spec: RunSpec) -> Result<PreparedRun, RunError> {
         let mut config = resolve_model_config(&spec.model, &self.keys, &self.base_urls);
         config.limits = self.limits.clone();
+        crate::service::model::require_reachable(&config)?;
         let model = self.models.model(&config)?;
         let info = model.info().clone();
 

@@ -4,6 +4,7 @@
 //! [`ChatService`](crate::ChatService) (`chat`). Nothing here knows HTTP.
 
 pub(crate) mod chat;
+pub(crate) mod gateway;
 pub mod keys;
 pub(crate) mod model;
 pub(crate) mod owner;

@@ -30,6 +30,35 @@ pub fn resolve_model_config(
     config
 }
 
+/// A model no one can reach: its provider has neither a key nor an endpoint on this server.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the model `{model}` is served by {provider}, and this server has no key for it; the \
+     operator sets {env_var} (or pick another model: GET /v1/models lists them)"
+)]
+pub struct NoKey {
+    /// The model asked for.
+    pub model: String,
+    /// Its provider.
+    pub provider: &'static str,
+    /// Where the operator puts the key.
+    pub env_var: &'static str,
+}
+
+/// Refuses `config` before any call when nothing could reach it: the call would only fail at
+/// the provider with a missing key, after the client was told the answer had started.
+pub(crate) fn require_reachable(config: &ModelConfig) -> Result<(), NoKey> {
+    if config.model_id == ECHO_MODEL_ID || config.api_key.is_some() || config.base_url.is_some() {
+        return Ok(());
+    }
+    let provider = config.provider();
+    Err(NoKey {
+        model: config.model_id.clone(),
+        provider: provider.as_str(),
+        env_var: provider.key_env_var(),
+    })
+}
+
 /// Most models kept by a [`ModelCache`].
 const MAX_CACHED_MODELS: usize = 64;
 

@@ -6,6 +6,7 @@
 //! do (MCP servers, skills, knowledge bases, client-side tools) or has a value that makes no
 //! sense — the request is answered 422 with every such field named in `details`.
 
+pub(crate) mod chat_completions;
 mod input;
 mod options;
 

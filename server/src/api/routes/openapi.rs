@@ -13,18 +13,25 @@ use crate::encode::chat_shell;
 #[openapi(
     info(
         title = "Skein",
-        description = "The Chat Shell service: agent responses as server-sent events."
+        description = "The Chat Shell service: agent responses as server-sent events; OpenAI-compatible Chat Completions and models."
     ),
     paths(
         super::response::create_response,
         super::misc::cancel_response,
         super::misc::health,
+        super::chat_completions::create_chat_completion,
+        super::models::list_models,
         openapi_json,
     ),
     components(schemas(
         schema::ResponseRequest,
         schema::ResponseBody,
         crate::ErrorBody,
+        crate::schema::ChatCompletionRequest,
+        crate::encode::chat_completions::ChatCompletion,
+        crate::encode::chat_completions::ChatCompletionChunk,
+        crate::encode::openai_error::OpenAiErrorBody,
+        crate::schema::ModelList,
         chat_shell::ResponseStartEvent,
         chat_shell::ContentDeltaEvent,
         chat_shell::ReasoningDeltaEvent,
@@ -37,6 +44,7 @@ use crate::encode::chat_shell;
     modifiers(&BearerAuth, &SseEvents),
     tags(
         (name = "response", description = "Agent responses"),
+        (name = "openai", description = "OpenAI-compatible endpoints"),
         (name = "service", description = "Health and description"),
     )
 )]

@@ -304,7 +304,7 @@ fn run_error(error: RunError) -> ApiError {
         {
             ApiError::unprocessable("invalid_model", error.to_string())
         }
-        RunError::NotReasoning { .. } => {
+        RunError::NotReasoning { .. } | RunError::NoKey(_) => {
             ApiError::unprocessable("invalid_model", error.to_string())
         }
         RunError::Model(_) => {

@@ -2,16 +2,25 @@
 //!
 //! - [`ResponseRequest`] and its parts: the body of `POST /v1/response`.
 //! - [`ResponseBody`]: the answer when `features.streaming` is false.
-//! - The SSE events are `agent_loop::AgentEvent`s: their names and payloads are defined there.
+//! - [`ModelList`]: the answer of `GET /v1/models`.
+//! - [`ChatCompletionRequest`]: the body of `POST /v1/chat/completions` (OpenAI's shape).
+//! - The SSE events' payloads are the encoders' types ([`crate::encode`]).
 
+mod chat_completions;
 mod input;
+mod models;
 mod request;
 mod response;
 
+pub use chat_completions::{
+    ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
+    FunctionCall, FunctionDefinition, ImageUrl, InputReasoningDetail, StreamOptions,
+};
 pub use input::{
     ContentItem, ImageSource, InputConfig, InputFunction, InputMessage, InputToolCall,
     MessageContent,
 };
+pub use models::{ModelEntry, ModelList};
 pub use request::{
     Attachment, BuiltinTool, FeaturesConfig, KnowledgeContext, KnowledgeExcerpt, Label, Metadata,
     RequestModelConfig, ResponseRequest, Secret, ToolsConfig,

@@ -1,0 +1,169 @@
+//! `POST /v1/chat/completions`: OpenAI's Chat Completions in front of every provider.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use futures::StreamExt as _;
+use http::{HeaderValue, StatusCode, header};
+use providers::ProviderError;
+
+use crate::api::auth::Caller;
+use crate::api::encode::chat_completions::{ChatCompletion, ChunkEncoder};
+use crate::api::encode::openai_error::OpenAiError;
+use crate::api::plan::chat_completions::chat_completion;
+use crate::api::schema::ChatCompletionRequest;
+use crate::api::state::App;
+use crate::service::gateway::GatewayError;
+
+/// Repaired chain faults, when the client's conversation needed any.
+const CHAIN_REPAIRS: &str = "skein-chain-repairs";
+
+/// Creates a chat completion: `chat.completion.chunk` events, or one `chat.completion` body.
+#[utoipa::path(
+    post,
+    path = "/v1/chat/completions",
+    tag = "openai",
+    request_body = ChatCompletionRequest,
+    responses(
+        (status = 200, description = "With `stream: true`: a `text/event-stream` of `data: <chat.completion.chunk>` lines ending with `data: [DONE]`. Without: one `chat.completion` body.",
+            content((String = "text/event-stream"), (ChatCompletion = "application/json"))),
+        (status = 400, description = "A field cannot be honoured; `error.param` names it", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 404, description = "The model's provider has no key on this server", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 408, description = "The body did not arrive within the body read timeout", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 413, description = "The body is larger than the server's limit", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 429, description = "The caller's concurrency limit is reached, or the provider's", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 502, description = "The provider failed", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 503, description = "The server is shutting down", body = crate::api::encode::openai_error::OpenAiErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn create_chat_completion(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, OpenAiError> {
+    if app.runs.is_draining() {
+        return Err(OpenAiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down; retry on another instance",
+        ));
+    }
+    let body = body.map_err(|rejection| {
+        OpenAiError::new(rejection.status(), "invalid_body", rejection.body_text())
+    })?;
+    let request = parse(&body)?;
+    let model_name = request.model.trim().to_owned();
+    let call = chat_completion(request)?;
+    let (stream, include_usage) = (call.stream, call.include_usage);
+    let permit = app.limit.try_acquire(caller)?;
+    let prepared = app.chat.prepare_call(call).map_err(gateway_error)?;
+    let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    let repairs = prepared.repairs;
+
+    let mut response = if stream {
+        let events = prepared
+            .model
+            .stream(prepared.request)
+            .await
+            .map_err(provider_error)?;
+        let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
+        let frames = events
+            .map(move |event| {
+                let _permit = &permit;
+                match event {
+                    Ok(event) => encoder
+                        .encode(event)
+                        .iter()
+                        .map(|chunk| serde_json::to_string(chunk).unwrap_or_default())
+                        .collect::<Vec<_>>(),
+                    // A stream that already began can only report its failure in-band.
+                    Err(error) => vec![
+                        serde_json::to_string(provider_error(error).body()).unwrap_or_default(),
+                    ],
+                }
+            })
+            .flat_map(futures::stream::iter)
+            .chain(futures::stream::once(async { "[DONE]".to_owned() }))
+            .map(|data| Ok::<_, Infallible>(Event::default().data(data)));
+        Sse::new(frames).into_response()
+    } else {
+        let answer = prepared
+            .model
+            .complete(prepared.request)
+            .await
+            .map_err(provider_error)?;
+        drop(permit);
+        axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response()
+    };
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if repairs > 0 {
+        headers.insert(CHAIN_REPAIRS, HeaderValue::from(repairs));
+    }
+    Ok(response)
+}
+
+fn parse(body: &[u8]) -> Result<ChatCompletionRequest, OpenAiError> {
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let request: ChatCompletionRequest = serde_path_to_error::deserialize(&mut deserializer)
+        .map_err(|err| {
+            let path = err.path().to_string();
+            let inner = err.into_inner();
+            match inner.classify() {
+                serde_json::error::Category::Data => {
+                    OpenAiError::invalid(path.clone(), format!("`{path}`: {inner}"))
+                }
+                _ => OpenAiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_json",
+                    format!("the body is not a JSON request: {inner}"),
+                ),
+            }
+        })?;
+    deserializer.end().map_err(|err| {
+        OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body holds more than one JSON value: {err}; send the request alone"),
+        )
+    })?;
+    Ok(request)
+}
+
+fn gateway_error(error: GatewayError) -> OpenAiError {
+    match error {
+        GatewayError::NoKey { .. } => {
+            OpenAiError::new(StatusCode::NOT_FOUND, "model_not_found", error.to_string())
+                .with_param("model")
+        }
+        GatewayError::Model(_) => {
+            OpenAiError::new(StatusCode::BAD_REQUEST, "invalid_model", error.to_string())
+                .with_param("model")
+        }
+    }
+}
+
+/// The answer to a provider's failure: its client errors are the client's (a tool schema it
+/// refused, a context too long), its limits are passed on, anything else is a bad gateway.
+fn provider_error(error: ProviderError) -> OpenAiError {
+    let (status, code) = match error.status() {
+        Some(400 | 404 | 413 | 422) => (StatusCode::BAD_REQUEST, "provider_rejected_request"),
+        Some(429) => (StatusCode::TOO_MANY_REQUESTS, "provider_rate_limited"),
+        _ => (StatusCode::BAD_GATEWAY, "provider_error"),
+    };
+    OpenAiError::new(status, code, error.to_string())
+}

@@ -1,0 +1,385 @@
+//! `POST /v1/chat/completions` and `GET /v1/models` over loopback HTTP: the echo model, and
+//! recorded OpenAI and Anthropic streams replayed behind the server. Expected values are read
+//! off the recordings in `providers/tests/fixtures`.
+
+use crate::support;
+
+use providers::Provider;
+use serde_json::{Value, json};
+use server::ServerConfig;
+use server::config::ProviderBaseUrls;
+use server::keys::ProviderKeys;
+use server::schema::Secret;
+use support::{TestServer, client, received, replay};
+use wiremock::MockServer;
+
+/// The `data:` payloads of a Chat Completions stream, `[DONE]` included as a string.
+async fn read_chunks(response: reqwest::Response) -> Vec<Value> {
+    use futures::StreamExt as _;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "text/event-stream"
+    );
+    let mut stream = eventsource_stream::EventStream::new(response.bytes_stream());
+    let mut chunks = Vec::new();
+    while let Some(event) = stream.next().await {
+        let event = event.expect("a well-formed SSE event");
+        assert_eq!(
+            event.event, "message",
+            "Chat Completions events are unnamed"
+        );
+        chunks.push(serde_json::from_str(&event.data).unwrap_or(Value::String(event.data)));
+    }
+    chunks
+}
+
+async fn post(server: &TestServer, body: &Value) -> reqwest::Response {
+    client()
+        .post(server.url("/v1/chat/completions"))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+fn text_of(chunks: &[Value], field: &str) -> String {
+    chunks
+        .iter()
+        .filter_map(|chunk| chunk.pointer(&format!("/choices/0/delta/{field}")))
+        .filter_map(Value::as_str)
+        .collect()
+}
+
+#[tokio::test]
+async fn echo_answers_in_one_body_and_in_chunks() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let request = json!({"model": "echo", "messages": [{"role": "user", "content": "{\"raw\": \"Hello!\"}"}]});
+    let answer: Value = post(&server, &request).await.json().await.unwrap();
+    assert_eq!(answer["object"], "chat.completion");
+    assert!(answer["id"].as_str().unwrap().starts_with("chatcmpl-"));
+    assert_eq!(answer["model"], "echo");
+    assert_eq!(answer["choices"][0]["message"]["role"], "assistant");
+    assert_eq!(answer["choices"][0]["message"]["content"], "Hello!");
+    assert_eq!(answer["choices"][0]["finish_reason"], "stop");
+    assert_eq!(
+        answer["usage"]["total_tokens"],
+        answer["usage"]["prompt_tokens"].as_u64().unwrap()
+            + answer["usage"]["completion_tokens"].as_u64().unwrap()
+    );
+
+    let mut streamed = request.clone();
+    streamed["stream"] = json!(true);
+    streamed["stream_options"] = json!({"include_usage": true});
+    let chunks = read_chunks(post(&server, &streamed).await).await;
+    assert_eq!(chunks.last().unwrap(), "[DONE]");
+    assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
+    assert_eq!(text_of(&chunks, "content"), "Hello!");
+    let ids: Vec<&Value> = chunks[..chunks.len() - 1]
+        .iter()
+        .map(|c| &c["id"])
+        .collect();
+    assert!(
+        ids.windows(2).all(|pair| pair[0] == pair[1]),
+        "one id: {ids:?}"
+    );
+    // The usage chunk comes last, with no choice; the others carry `usage: null`.
+    let usage = &chunks[chunks.len() - 2];
+    assert_eq!(usage["choices"], json!([]));
+    assert_eq!(usage["usage"], answer["usage"]);
+    let finish = &chunks[chunks.len() - 3];
+    assert_eq!(finish["choices"][0]["finish_reason"], "stop");
+    assert!(finish["usage"].is_null());
+
+    // Without `include_usage`, no usage key at all.
+    streamed["stream_options"] = json!({"include_usage": false});
+    let plain = read_chunks(post(&server, &streamed).await).await;
+    assert!(
+        plain[..plain.len() - 1]
+            .iter()
+            .all(|c| c.get("usage").is_none())
+    );
+    server.stop().await;
+}
+
+async fn openai_server(mock: &MockServer) -> TestServer {
+    let mut keys = ProviderKeys::default();
+    keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
+    keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
+    TestServer::start(ServerConfig {
+        keys,
+        base_urls: ProviderBaseUrls {
+            openai: Some(format!("{}/v1", mock.uri())),
+            anthropic: Some(mock.uri()),
+            ..Default::default()
+        },
+        ..ServerConfig::default()
+    })
+    .await
+}
+
+#[tokio::test]
+async fn client_tools_come_back_as_tool_calls_and_are_not_run() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/chat/completions",
+        &["openai/chat_stream_tool_call.sse"],
+    )
+    .await;
+    let server = openai_server(&mock).await;
+    let tools = json!([{"type": "function", "function": {
+        "name": "multiply", "description": "a * b",
+        "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}},
+    }}]);
+    let chunks = read_chunks(
+        post(
+            &server,
+            &json!({
+                "model": "gpt-4o-mini", "stream": true, "tools": tools, "tool_choice": "auto",
+                "stream_options": {"include_usage": true},
+                "messages": [{"role": "user", "content": "What is 1231 * 2331?"}],
+            }),
+        )
+        .await,
+    )
+    .await;
+    let pieces: Vec<&Value> = chunks
+        .iter()
+        .filter_map(|chunk| chunk.pointer("/choices/0/delta/tool_calls/0"))
+        .collect();
+    assert_eq!(pieces[0]["id"], "call_1EYWDzueHEp8OsB8jJSEp7WB");
+    assert_eq!(pieces[0]["type"], "function");
+    assert_eq!(pieces[0]["function"]["name"], "multiply");
+    assert!(pieces.iter().all(|piece| piece["index"] == 0));
+    let arguments: String = pieces
+        .iter()
+        .filter_map(|piece| piece["function"]["arguments"].as_str())
+        .collect();
+    assert_eq!(
+        serde_json::from_str::<Value>(&arguments).unwrap(),
+        json!({"a": 1231, "b": 2331})
+    );
+    let finish = chunks
+        .iter()
+        .find_map(|chunk| chunk["choices"][0]["finish_reason"].as_str());
+    assert_eq!(finish, Some("tool_calls"));
+    let usage = &chunks[chunks.len() - 2]["usage"];
+    assert_eq!(
+        (
+            &usage["prompt_tokens"],
+            &usage["completion_tokens"],
+            &usage["total_tokens"]
+        ),
+        (&json!(54), &json!(20), &json!(74))
+    );
+
+    // One request reached the provider, with the client's tool declared, and nothing ran.
+    let sent = received(&mock).await;
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["tools"][0]["function"]["name"], "multiply");
+    assert_eq!(sent[0]["tool_choice"], "auto");
+    server.stop().await;
+}
+
+/// The signature of the thinking block in `anthropic/stream_thinking_tool_use.sse`.
+const SIGNATURE: &str = "EoQDCm0IDhgCKkCDzGs2kL2PgnDCZU/nM2wG2P1VIXCRHVnhDDzBQxNF1fl4QBXEKLxRItNJ2MwFdW9eeZPhsxSQIxD54cv3zs29MhljbGF1ZGUtaGFpa3UtNC01LTIwMjUxMDAxOABCCHRoaW5raW5nEgy/OWlwTmmqUjC6L70aDJ4P0R5NfuIe9U5zAiIwCxPduXS2UxCNxJCee3i91qK3cAyAgxCjL2wkQ5UD56iX1hXGOyuNaiH5k+dF5OCQKsQBxiAo+NjC61hV8nRYtaiP+C4inOcuMKuTG9Z1rysxTXkKBTl3oMiOlnEPHHPpKpg4sYF2G5VoTg8JTon20hdZw4GfTEVupnU1qAmnMqyAgke9SoV7HBW/PyA/FxL/q33xJ2gKFiD+BsgI9Z0koMmFKCvm2MoYE6u+ONEwKdFQXL1FKRW6t/bYbJGrLJLwxilsL82h9j4xjggjMn8Npvpn+zsrDPW/8PuLd4Pu+/EsjoneYwyxQQtUVgzhVGhhANWRjSBwUxgB";
+
+#[tokio::test]
+async fn anthropic_thinking_is_reasoning_content_and_comes_back() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/messages",
+        &["anthropic/stream_thinking_tool_use.sse"],
+    )
+    .await;
+    let server = openai_server(&mock).await;
+    let chunks = read_chunks(
+        post(
+            &server,
+            &json!({
+                "model": "claude-sonnet-4-5", "stream": true,
+                "tools": [{"type": "function", "function": {"name": "fixed_version", "parameters": {"type": "object"}}}],
+                "messages": [{"role": "user", "content": "Which version? Then a joke."}],
+            }),
+        )
+        .await,
+    )
+    .await;
+    let reasoning = text_of(&chunks, "reasoning_content");
+    assert!(reasoning.starts_with("The user wants me to:\n1. Use the fixed_version tool"));
+    assert!(reasoning.ends_with("to see what version it returns."));
+    // The signature Anthropic needs back rides in `reasoning_details`.
+    let details: Vec<Value> = chunks
+        .iter()
+        .filter_map(|chunk| chunk.pointer("/choices/0/delta/reasoning_details"))
+        .flat_map(|details| details.as_array().unwrap().clone())
+        .collect();
+    assert_eq!(details.len(), 1, "{details:?}");
+    assert_eq!(details[0]["type"], "reasoning.text");
+    assert_eq!(details[0]["text"], json!(reasoning));
+    assert_eq!(details[0]["signature"], json!(SIGNATURE));
+    let call = chunks
+        .iter()
+        .find_map(|chunk| chunk.pointer("/choices/0/delta/tool_calls/0"))
+        .unwrap();
+    assert_eq!(call["id"], "toolu_01825dXWLSoJwCst1qTsiWdb");
+    assert_eq!(call["function"]["name"], "fixed_version");
+
+    // The client sends the reasoning back with the call and its result: Anthropic receives it
+    // as a thinking block before the tool call.
+    let mock2 = MockServer::start().await;
+    replay(
+        &mock2,
+        "/v1/messages",
+        &["anthropic/stream_text_after_tool.sse"],
+    )
+    .await;
+    let server2 = openai_server(&mock2).await;
+    let answer = post(
+        &server2,
+        &json!({
+            "model": "claude-sonnet-4-5", "stream": true,
+            "messages": [
+                {"role": "user", "content": "Which version? Then a joke."},
+                {"role": "assistant", "content": null, "reasoning_content": reasoning,
+                 "reasoning_details": details,
+                 "tool_calls": [{"id": "toolu_01825dXWLSoJwCst1qTsiWdb", "type": "function",
+                                 "function": {"name": "fixed_version", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "toolu_01825dXWLSoJwCst1qTsiWdb", "content": "1.2.3"},
+            ],
+        }),
+    )
+    .await;
+    let answered = read_chunks(answer).await;
+    assert!(!text_of(&answered, "content").is_empty());
+    let sent = received(&mock2).await;
+    let turn = &sent[0]["messages"][1];
+    assert_eq!(turn["role"], "assistant");
+    assert_eq!(turn["content"][0]["type"], "thinking");
+    assert_eq!(turn["content"][0]["thinking"], json!(reasoning));
+    assert_eq!(turn["content"][0]["signature"], json!(SIGNATURE));
+    assert_eq!(turn["content"][1]["type"], "tool_use");
+    assert_eq!(
+        sent[0]["messages"][2]["content"][0]["tool_use_id"],
+        "toolu_01825dXWLSoJwCst1qTsiWdb"
+    );
+    server.stop().await;
+    server2.stop().await;
+}
+
+#[tokio::test]
+async fn errors_are_openai_shaped_with_the_right_statuses() {
+    let token = "chat-completions-test-token";
+    let server = TestServer::start(ServerConfig {
+        tokens: vec![Secret::new(token)],
+        ..ServerConfig::default()
+    })
+    .await;
+    let send = |body: Value, auth: Option<&'static str>| {
+        let mut request = client()
+            .post(server.url("/v1/chat/completions"))
+            .json(&body);
+        if let Some(auth) = auth {
+            request = request.bearer_auth(auth);
+        }
+        request.send()
+    };
+    let user = json!([{"role": "user", "content": "hi"}]);
+    let cases = [
+        (
+            json!({"model": "echo", "messages": user}),
+            None,
+            401,
+            "authentication_error",
+            Value::Null,
+        ),
+        (
+            json!({"model": "echo", "messages": user, "n": 2}),
+            Some(token),
+            400,
+            "invalid_request_error",
+            json!("n"),
+        ),
+        (
+            json!({"model": "echo", "messages": user, "bogus": 1}),
+            Some(token),
+            400,
+            "invalid_request_error",
+            json!("bogus"),
+        ),
+        (
+            json!({"model": "echo", "messages": []}),
+            Some(token),
+            400,
+            "invalid_request_error",
+            json!("messages"),
+        ),
+        (
+            json!({"model": "claude-sonnet-4-5", "messages": user}),
+            Some(token),
+            404,
+            "not_found_error",
+            json!("model"),
+        ),
+        (
+            json!({"model": "echo", "messages": [{"role": "tool", "tool_call_id": "x", "content": "1"}]}),
+            Some(token),
+            400,
+            "invalid_request_error",
+            json!("messages[0].tool_call_id"),
+        ),
+    ];
+    for (body, auth, status, kind, param) in cases {
+        let response = send(body.clone(), auth).await.unwrap();
+        assert_eq!(response.status(), status, "{body}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["type"], kind, "{error}");
+        assert_eq!(error["error"]["param"], param, "{error}");
+        assert!(
+            error["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+    }
+    // The Chat Shell endpoint keeps its own error shape.
+    let shell = client()
+        .post(server.url("/v1/response"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(shell.status(), 401);
+    let body: Value = shell.json().await.unwrap();
+    assert_eq!(body["code"], "unauthorized");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn models_lists_the_registry_with_availability() {
+    let mut keys = ProviderKeys::default();
+    keys.set(Provider::Anthropic, Secret::new("sk-ant-test"));
+    let server = TestServer::start(ServerConfig {
+        keys,
+        ..ServerConfig::default()
+    })
+    .await;
+    let list: Value = client()
+        .get(server.url("/v1/models"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["object"], "list");
+    let models = list["data"].as_array().unwrap();
+    assert_eq!(models[0]["id"], "echo");
+    let find = |id: &str| models.iter().find(|model| model["id"] == id).unwrap();
+    assert_eq!(find("claude-sonnet-4-5")["owned_by"], "anthropic");
+    assert_eq!(find("claude-sonnet-4-5")["available"], true);
+    assert_eq!(find("gpt-4o")["available"], false);
+    assert!(models.iter().all(|model| model["object"] == "model"));
+    server.stop().await;
+}
