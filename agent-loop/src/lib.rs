@@ -117,3 +117,5 @@ pub use toolchain::{ToolError, ToolSet};
 
 #[cfg(feature = "store")]
 pub use conversation_tree::{ConversationId, NodeId, Reuse, Store};
+#[cfg(feature = "store")]
+pub use store::{Lookup, StoreLog};

@@ -40,7 +40,13 @@ fn cache_key(tools: &[ToolSpec], options: &ChatOptions) -> String {
 }
 
 /// A run's place in the store: the conversation and how calls are described to it.
-pub(crate) struct StoreLog {
+///
+/// An [`Agent`](crate::Agent) with a store logs through one; a gateway that makes single model
+/// calls on a client's whole message list uses the same one, so both find a resent history's
+/// path instead of writing it again, and reuse stored answers under the same rule:
+/// [`lookup`](Self::lookup) the transcript, answer from [`cached`](Self::cached) or call the
+/// model, then [`log`](Self::log) the answer.
+pub struct StoreLog {
     store: Arc<dyn Store>,
     conversation: ConversationId,
     reuse: Reuse,
@@ -56,7 +62,8 @@ pub(crate) struct StoreLog {
 }
 
 /// The store's view of the next call: where it goes and whether an answer is stored.
-pub(crate) struct Lookup {
+#[derive(Debug)]
+pub struct Lookup {
     path: PathMatch,
     options: CallOptions,
     /// Where in the transcript the walked messages start (after the anchor's answer).
@@ -66,7 +73,10 @@ pub(crate) struct Lookup {
 }
 
 impl StoreLog {
-    pub(crate) fn new(
+    /// A log into `conversation` of `store`; `reuse` says when a stored answer may stand in
+    /// for a call; `anchor` is the node a continued history ended at, with the history's length
+    /// and first message.
+    pub fn new(
         store: Arc<dyn Store>,
         conversation: ConversationId,
         reuse: Reuse,
@@ -86,13 +96,16 @@ impl StoreLog {
     }
 
     /// The conversation logged under.
-    pub(crate) fn conversation(&self) -> &ConversationId {
+    /// The conversation.
+    pub fn conversation(&self) -> &ConversationId {
         &self.conversation
     }
 
     /// Walks the conversation so far (`transcript`, ending with the turn to answer) through
     /// the tree. Answers the caller supplied that the store lacks become branches.
-    pub(crate) async fn lookup(
+    /// Finds (or creates) the path of `transcript` for a call to `model` with `tools` and
+    /// `options`.
+    pub async fn lookup(
         &mut self,
         transcript: &[Message],
         model: &str,
@@ -135,7 +148,8 @@ impl StoreLog {
     }
 
     /// The stored answer that may stand in for the call, if the reuse policy allows one.
-    pub(crate) async fn cached(
+    /// The stored answer that may stand in for the call `lookup` describes, if any.
+    pub async fn cached(
         &mut self,
         lookup: &Lookup,
     ) -> Result<Option<(Message, NodeId)>, AgentError> {
@@ -152,7 +166,7 @@ impl StoreLog {
     }
 
     /// Stores `answer` to the trailing turn of `transcript`.
-    pub(crate) async fn log(
+    pub async fn log(
         &mut self,
         lookup: &Lookup,
         transcript: &[Message],

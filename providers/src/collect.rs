@@ -23,15 +23,28 @@ pub async fn collect(mut stream: EventStream) -> Result<ChatResponse, ProviderEr
     builder.finish()
 }
 
-/// Builds a [`ChatResponse`] from events in order. The one place where events become a message.
+/// Builds a [`ChatResponse`] from events in order. The one place where events become a message:
+/// [`collect`] uses it, and so does a caller that forwards a stream while keeping its answer.
+///
+/// ```
+/// use providers::{FinishReason, ResponseBuilder, StreamEvent};
+///
+/// let mut builder = ResponseBuilder::default();
+/// builder.push(StreamEvent::TextDelta("Hel".into()));
+/// builder.push(StreamEvent::TextDelta("lo".into()));
+/// builder.push(StreamEvent::Done { finish: FinishReason::Stop });
+/// assert_eq!(builder.finish()?.message.text(), "Hello");
+/// # Ok::<(), providers::ProviderError>(())
+/// ```
 #[derive(Debug, Default)]
-pub(crate) struct ResponseBuilder {
+pub struct ResponseBuilder {
     response: ChatResponse,
     finish: Option<FinishReason>,
 }
 
 impl ResponseBuilder {
-    pub(crate) fn push(&mut self, event: StreamEvent) {
+    /// Adds the next event.
+    pub fn push(&mut self, event: StreamEvent) {
         let response = &mut self.response;
         let parts = &mut response.message.parts;
         match event {
@@ -62,7 +75,13 @@ impl ResponseBuilder {
         }
     }
 
-    pub(crate) fn finish(self) -> Result<ChatResponse, ProviderError> {
+    /// Whether the stream's `Done` arrived.
+    pub fn is_done(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    /// The answer; [`ProviderError::StreamTruncated`] when `Done` never arrived.
+    pub fn finish(self) -> Result<ChatResponse, ProviderError> {
         let Some(finish_reason) = self.finish else {
             return Err(ProviderError::StreamTruncated {
                 provider: None,

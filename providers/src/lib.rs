@@ -98,7 +98,7 @@ pub mod testing;
 pub mod fuzzing;
 
 pub use assemble::MAX_OPEN_BLOCKS;
-pub use collect::collect;
+pub use collect::{ResponseBuilder, collect};
 pub use config::{
     ApiFormat, Limits, ModelConfig, Provider, RetryPolicy, Timeouts, detect_provider,
 };

@@ -439,7 +439,11 @@ struct Measured {
     deltas: usize,
     wall: Duration,
     ttft_ms: Vec<f64>,
+    /// Time to the first event of any kind (a start event, a role chunk), sorted.
+    ttfe_ms: Vec<f64>,
     cpu_seconds: Option<f64>,
+    /// CPU seconds of the client (this process) over the load.
+    client_cpu_seconds: Option<f64>,
     peak_rss_kib: Option<u64>,
     first_ttft_ms: f64,
     warm_ttft_ms: Vec<f64>,
@@ -706,6 +710,7 @@ async fn measure(
 
     let tally = Arc::new(Mutex::new(Tally::default()));
     let cpu_before = tree_cpu_seconds(process.pid);
+    let client_before = own_cpu_seconds();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(seconds);
     let workers: Vec<_> = (0..concurrency)
@@ -735,6 +740,7 @@ async fn measure(
     }
     let wall = started.elapsed();
     let cpu_after = tree_cpu_seconds(process.pid);
+    let client_after = own_cpu_seconds();
     let peak_rss_kib = tree_peak_rss_kib(process.pid);
     let tally = std::mem::take(&mut *tally.lock().unwrap_or_else(|p| p.into_inner()));
     for failure in &tally.failures {
@@ -748,14 +754,20 @@ async fn measure(
     }
     let mut ttft_ms = tally.ttft_ms;
     ttft_ms.sort_by(f64::total_cmp);
+    let mut ttfe_ms = tally.ttfe_ms;
+    ttfe_ms.sort_by(f64::total_cmp);
     Ok(Outcome::Measured(Measured {
         completed: tally.completed,
         failed: tally.failed,
         deltas: tally.deltas,
         wall,
         ttft_ms,
+        ttfe_ms,
         cpu_seconds: cpu_before
             .zip(cpu_after)
+            .map(|(before, after)| after - before),
+        client_cpu_seconds: client_before
+            .zip(client_after)
             .map(|(before, after)| after - before),
         peak_rss_kib,
         first_ttft_ms,
@@ -769,6 +781,7 @@ struct Tally {
     failed: usize,
     deltas: usize,
     ttft_ms: Vec<f64>,
+    ttfe_ms: Vec<f64>,
     failures: Vec<String>,
 }
 
@@ -777,6 +790,9 @@ impl Tally {
         self.deltas += stream.deltas;
         if let Some(ms) = stream.ttft_ms {
             self.ttft_ms.push(ms);
+        }
+        if let Some(ms) = stream.ttfe_ms {
+            self.ttfe_ms.push(ms);
         }
         match stream.failure {
             None => self.completed += 1,
@@ -822,6 +838,7 @@ async fn wait_healthy(
 /// What one stream did.
 struct StreamResult {
     ttft_ms: Option<f64>,
+    ttfe_ms: Option<f64>,
     /// Answer pieces received (one per provider delta: each ends with a space).
     deltas: usize,
     /// Why the stream is not complete.
@@ -839,6 +856,7 @@ async fn one_stream(
     let sent = Instant::now();
     let mut result = StreamResult {
         ttft_ms: None,
+        ttfe_ms: None,
         deltas: 0,
         failure: None,
         not_found: false,
@@ -869,18 +887,23 @@ async fn one_stream(
             .await
             .map_err(|err| format!("stream cut: {err}"))?
         {
-            sse.push(&chunk, |event, data| match (target.read)(event, data) {
-                Seen::Text(piece) => {
-                    if result.ttft_ms.is_none() && !piece.is_empty() {
-                        result.ttft_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
+            sse.push(&chunk, |event, data| {
+                if result.ttfe_ms.is_none() {
+                    result.ttfe_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
+                }
+                match (target.read)(event, data) {
+                    Seen::Text(piece) => {
+                        if result.ttft_ms.is_none() && !piece.is_empty() {
+                            result.ttft_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
+                        }
+                        text.push_str(&piece);
                     }
-                    text.push_str(&piece);
+                    Seen::Done => done = true,
+                    Seen::Error(message) => {
+                        error.get_or_insert(message);
+                    }
+                    Seen::Other => {}
                 }
-                Seen::Done => done = true,
-                Seen::Error(message) => {
-                    error.get_or_insert(message);
-                }
-                Seen::Other => {}
             });
         }
         if let Some(error) = error {
@@ -1277,6 +1300,13 @@ fn tree_cpu_seconds(pid: u32) -> Option<f64> {
     Some(ticks / ticks_per_second)
 }
 
+/// User plus system CPU seconds of this process (the client), its threads included.
+fn own_cpu_seconds() -> Option<f64> {
+    let fields = stat_fields(std::process::id())?;
+    let ticks = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / clock_ticks_per_second())
+}
+
 /// The sum of `VmHWM` (peak resident set) over the process tree of `pid`, in KiB.
 fn tree_peak_rss_kib(pid: u32) -> Option<u64> {
     let mut total = 0;
@@ -1345,8 +1375,8 @@ fn ms(value: Option<f64>) -> String {
 fn print_row_line(row: &Row) {
     match &row.measured {
         Some(m) => eprintln!(
-            "<== {} at {}: {} complete, {} failed in {:.1} s; TTFT p50 {}, p99 {}; first {}, \
-             warm {}; CPU {} ({}); peak RSS {}",
+            "<== {} at {}: {} complete, {} failed in {:.1} s; TTFT p50 {}, p99 {} (first \
+             event p50 {}, p99 {}); first {}, warm {}; CPU {} ({}); peak RSS {}",
             row.name,
             row.concurrency,
             m.completed,
@@ -1354,6 +1384,8 @@ fn print_row_line(row: &Row) {
             m.wall.as_secs_f64(),
             ms(percentile(&m.ttft_ms, 0.5)),
             ms(percentile(&m.ttft_ms, 0.99)),
+            ms(percentile(&m.ttfe_ms, 0.5)),
+            ms(percentile(&m.ttfe_ms, 0.99)),
             ms(Some(m.first_ttft_ms)),
             ms(median(&m.warm_ttft_ms)),
             m.cpu_seconds
@@ -1410,17 +1442,23 @@ fn print_table(rows: &[Row]) {
             println!("- {} at {}: {note}", row.name, row.concurrency);
         }
         if let Some(m) = &row.measured {
+            let wall = m.wall.as_secs_f64();
             println!(
-                "- {} at {}: {:.1} streams/s, {:.0} deltas/s over {:.1} s; server CPU {} \
-                 ({:.0} % of a core)",
+                "- {} at {}: {:.1} streams/s, {:.0} deltas/s over {wall:.1} s; server CPU {} \
+                 ({:.0} % of a core), client CPU {} ({:.0} %); time to first event p50 {}, \
+                 p99 {}",
                 row.name,
                 row.concurrency,
-                m.completed as f64 / m.wall.as_secs_f64(),
-                m.deltas as f64 / m.wall.as_secs_f64(),
-                m.wall.as_secs_f64(),
+                m.completed as f64 / wall,
+                m.deltas as f64 / wall,
                 m.cpu_seconds
                     .map_or_else(|| "–".to_owned(), |s| format!("{s:.2} s")),
-                100.0 * m.cpu_seconds.unwrap_or(0.0) / m.wall.as_secs_f64()
+                100.0 * m.cpu_seconds.unwrap_or(0.0) / wall,
+                m.client_cpu_seconds
+                    .map_or_else(|| "–".to_owned(), |s| format!("{s:.2} s")),
+                100.0 * m.client_cpu_seconds.unwrap_or(0.0) / wall,
+                ms(percentile(&m.ttfe_ms, 0.5)),
+                ms(percentile(&m.ttfe_ms, 0.99)),
             );
         }
     }

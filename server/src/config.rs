@@ -83,6 +83,11 @@ pub struct ServerConfig {
     /// non-streamed answer): a provider, or a client's `base_url` where allowed, that sends
     /// more gets its answer ended with an error naming the cap.
     pub provider_limits: providers::Limits,
+    /// Whether a deterministic repeat on the OpenAI-compatible endpoints (temperature 0, the
+    /// same model, options and tools, a history already in the tree) is answered from the
+    /// conversation tree instead of calling the model. Off by default: the operator opts in,
+    /// and such answers say so in the `skein-cache: hit` header.
+    pub reuse_deterministic_answers: bool,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -98,6 +103,7 @@ impl Default for ServerConfig {
             shutdown_grace_secs: 30,
             store: ":memory:".to_owned(),
             base_urls: ProviderBaseUrls::default(),
+            reuse_deterministic_answers: false,
             allow_request_base_url: false,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
             tools: ToolsConfig::default(),

@@ -383,3 +383,68 @@ async fn models_lists_the_registry_with_availability() {
     assert!(models.iter().all(|model| model["object"] == "model"));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn exchanges_are_logged_and_a_resent_history_finds_its_path() {
+    use conversation_tree::{NodeId, SqliteStore, Store};
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    let server = TestServer::start(ServerConfig {
+        store: db.display().to_string(),
+        reuse_deterministic_answers: true,
+        ..ServerConfig::default()
+    })
+    .await;
+    let first_turn = json!({"role": "user", "content": "{\"raw\": \"First answer.\"}"});
+    let ask = |messages: Value| {
+        let body = json!({"model": "echo", "temperature": 0, "messages": messages});
+        let request = client()
+            .post(server.url("/v1/chat/completions"))
+            .json(&body);
+        async move {
+            let response = request.send().await.unwrap();
+            assert_eq!(response.status(), 200);
+            let header = |name: &str| response.headers()[name].to_str().unwrap().to_owned();
+            let (node, cache) = (header("skein-node-id"), header("skein-cache"));
+            let body: Value = response.json().await.unwrap();
+            let text = body["choices"][0]["message"]["content"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            (node.parse::<NodeId>().unwrap(), cache, text)
+        }
+    };
+    let (first, cache, text) = ask(json!([first_turn])).await;
+    assert_eq!((cache.as_str(), text.as_str()), ("miss", "First answer."));
+
+    // The same deterministic request again: answered from the tree, and the header says so.
+    let (again, cache, text) = ask(json!([first_turn])).await;
+    assert_eq!(
+        (again, cache.as_str(), text.as_str()),
+        (first, "hit", "First answer.")
+    );
+
+    // The whole history resent with a new question: the stored turn is found, not rewritten,
+    // and the new answer hangs below it.
+    let (second, cache, text) = ask(json!([
+        first_turn,
+        {"role": "assistant", "content": "First answer."},
+        {"role": "user", "content": "{\"raw\": \"Second answer.\"}"},
+    ]))
+    .await;
+    assert_eq!((cache.as_str(), text.as_str()), ("miss", "Second answer."));
+    server.stop().await;
+
+    let store = SqliteStore::open(&db).await.unwrap();
+    let path: Vec<NodeId> = store
+        .path_to_root(second)
+        .await
+        .unwrap()
+        .iter()
+        .map(|node| node.id())
+        .collect();
+    assert!(path.contains(&first) && path.contains(&second), "{path:?}");
+    assert_eq!(path.len(), 2, "one node per answer: {path:?}");
+    assert_eq!(store.conversations(10).await.unwrap().len(), 1);
+}

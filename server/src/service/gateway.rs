@@ -1,14 +1,20 @@
 //! [`GatewayCall`]: one model call on the client's own messages and tools, for the
 //! OpenAI-compatible endpoints. The client runs its tools: their calls come back to it, and no
-//! agent loop runs here.
+//! agent loop runs here. Every exchange is logged into the conversation tree like an agent's:
+//! a client that resends its history finds that history's path instead of writing it again.
 
 use std::sync::Arc;
+use std::time::Instant;
 
+use agent_loop::{AgentError, StoreLog};
 use chain_ast::ChainAst;
-use providers::{ChatModel, ChatRequest, ProviderError};
+use conversation_tree::{ConversationId, NodeId, ResponseStatus, Reuse};
+use messages::{ContentPart, Message, Role};
+use providers::{ChatModel, ChatRequest, ChatResponse, FinishReason, ProviderError, StreamEvent};
 
 use crate::service::chat::ChatService;
 use crate::service::model::{NoKey, require_reachable, resolve_model_config};
+use crate::service::owner::sha256_hex;
 use crate::service::spec::ModelRequest;
 
 /// One call, every choice made.
@@ -33,20 +39,82 @@ pub(crate) enum GatewayError {
     /// The model's configuration is refused.
     #[error("{0}")]
     Model(#[from] ProviderError),
+    /// The conversation store failed.
+    #[error("the conversation store failed: {0}")]
+    Store(Box<AgentError>),
 }
 
-/// A call ready to send: the model, and the request with its chain repaired.
+/// Where the answer comes from.
+pub(crate) enum Source {
+    /// A call to the model.
+    Model {
+        /// The model.
+        model: Arc<dyn ChatModel>,
+        /// The request, its chain repaired.
+        request: Box<ChatRequest>,
+    },
+    /// An answer stored for this very request (a deterministic repeat the operator lets the
+    /// tree answer).
+    Stored(Message),
+}
+
+/// A call ready to answer, and its place in the tree.
 pub(crate) struct PreparedCall {
-    pub(crate) model: Arc<dyn ChatModel>,
-    pub(crate) request: ChatRequest,
+    /// Where the answer comes from.
+    pub(crate) source: Source,
     /// How many chain faults were repaired (tool calls left unanswered, answers without a call).
     pub(crate) repairs: usize,
+    /// Logs the answer once it is whole.
+    pub(crate) log: CallLog,
+}
+
+/// The logging half of a call.
+pub(crate) struct CallLog {
+    log: StoreLog,
+    lookup: agent_loop::Lookup,
+    transcript: Vec<Message>,
+    started: Instant,
+    stored: Option<NodeId>,
+}
+
+impl CallLog {
+    /// The conversation the exchange is logged under.
+    pub(crate) fn conversation(&self) -> &ConversationId {
+        self.log.conversation()
+    }
+
+    /// Logs `answer` (nothing to do for an answer that came from the tree): the node it is.
+    pub(crate) async fn record(
+        mut self,
+        answer: &ChatResponse,
+        status: ResponseStatus,
+    ) -> Result<NodeId, AgentError> {
+        if let Some(node) = self.stored {
+            return Ok(node);
+        }
+        self.log
+            .log(
+                &self.lookup,
+                &self.transcript,
+                &answer.message,
+                answer.usage,
+                self.started.elapsed(),
+                status,
+            )
+            .await
+    }
 }
 
 impl ChatService {
-    /// The model of `call`, and its messages as a valid chain: a client that lost a tool
-    /// result or resent a half conversation still gets an answer instead of a provider's 400.
-    pub(crate) fn prepare_call(&self, call: GatewayCall) -> Result<PreparedCall, GatewayError> {
+    /// The model of `call`, its messages as a valid chain (a client that lost a tool result
+    /// or resent a half conversation still gets an answer instead of a provider's 400), and
+    /// its path in `owner`'s conversation of these messages.
+    pub(crate) async fn prepare_call(
+        &self,
+        call: GatewayCall,
+        owner: &str,
+        reuse: Reuse,
+    ) -> Result<PreparedCall, GatewayError> {
         let mut config = resolve_model_config(&call.model, &self.keys, &self.base_urls);
         config.limits = self.limits.clone();
         require_reachable(&config)?;
@@ -57,10 +125,95 @@ impl ChatService {
             tracing::debug!(repairs = faults.len(), "repaired the client's conversation");
             request.messages = chain.into_messages();
         }
+
+        let conversation = conversation_of(owner, &request.messages)?;
+        let mut log = StoreLog::new(Arc::clone(self.store()), conversation, reuse, None);
+        let store_error = |error| GatewayError::Store(Box::new(error));
+        let lookup = log
+            .lookup(
+                &request.messages,
+                &config.model_id,
+                &request.tools,
+                &request.options,
+            )
+            .await
+            .map_err(store_error)?;
+        let stored = log.cached(&lookup).await.map_err(store_error)?;
+        let transcript = request.messages.clone();
+        let (source, stored) = match stored {
+            Some((message, node)) => (Source::Stored(message), Some(node)),
+            None => (
+                Source::Model {
+                    model,
+                    request: Box::new(request),
+                },
+                None,
+            ),
+        };
         Ok(PreparedCall {
-            model,
-            request,
+            source,
             repairs: faults.len(),
+            log: CallLog {
+                log,
+                lookup,
+                transcript,
+                started: Instant::now(),
+                stored,
+            },
         })
     }
+}
+
+/// The conversation of a message list: one per caller and opening turn (the system prompt
+/// and the first user message), so that every request that resends a history lands in the
+/// conversation its first request started.
+fn conversation_of(owner: &str, messages: &[Message]) -> Result<ConversationId, GatewayError> {
+    let opening = messages
+        .iter()
+        .position(|message| message.role == Role::Human)
+        .map_or(messages, |first| &messages[..=first]);
+    let opening = serde_json::to_vec(opening).unwrap_or_default();
+    let hex = sha256_hex(&[
+        b"skein gateway conversation v1\0",
+        owner.as_bytes(),
+        b"\0",
+        &opening,
+    ]);
+    ConversationId::new(format!("chat-{hex}")).map_err(|err| {
+        GatewayError::Model(ProviderError::config(format!(
+            "cannot name the conversation: {err}"
+        )))
+    })
+}
+
+/// A stored answer as the events a model would have streamed, so every encoder serves it
+/// like a live one.
+pub(crate) fn replay_events(message: &Message) -> Vec<StreamEvent> {
+    let mut events = Vec::new();
+    let mut called = false;
+    for part in &message.parts {
+        match part {
+            ContentPart::Reasoning(block) => {
+                if !block.text.is_empty() {
+                    events.push(StreamEvent::ReasoningDelta {
+                        text: block.text.clone(),
+                    });
+                }
+                events.push(StreamEvent::Reasoning(block.clone()));
+            }
+            ContentPart::Text { text, .. } => events.push(StreamEvent::TextDelta(text.clone())),
+            ContentPart::ToolCall(call) => {
+                called = true;
+                events.push(StreamEvent::ToolCall(call.clone()));
+            }
+            _ => {}
+        }
+    }
+    let finish = if called {
+        FinishReason::ToolCalls
+    } else {
+        FinishReason::Stop
+    };
+    events.push(StreamEvent::Done { finish });
+    events
 }

@@ -10,9 +10,11 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
+use conversation_tree::{NodeId, ResponseStatus, Reuse};
 use futures::StreamExt as _;
+use futures::stream::BoxStream;
 use http::{HeaderValue, StatusCode, header};
-use providers::ProviderError;
+use providers::{ChatResponse, ProviderError, ResponseBuilder, StreamEvent};
 
 use crate::api::auth::Caller;
 use crate::api::encode::chat_completions::{ChatCompletion, ChunkEncoder};
@@ -20,10 +22,15 @@ use crate::api::encode::openai_error::OpenAiError;
 use crate::api::plan::chat_completions::chat_completion;
 use crate::api::schema::ChatCompletionRequest;
 use crate::api::state::App;
-use crate::service::gateway::GatewayError;
+use crate::service::gateway::{CallLog, GatewayError, Source, replay_events};
 
 /// Repaired chain faults, when the client's conversation needed any.
 const CHAIN_REPAIRS: &str = "skein-chain-repairs";
+/// `hit` when the answer came from the conversation tree, `miss` when the model was called
+/// (only when the operator lets the tree answer deterministic repeats).
+const CACHE: &str = "skein-cache";
+/// The conversation-tree node of a non-streamed answer.
+const NODE_ID: &str = "skein-node-id";
 
 /// Creates a chat completion: `chat.completion.chunk` events, or one `chat.completion` body.
 #[utoipa::path(
@@ -67,29 +74,62 @@ pub(crate) async fn create_chat_completion(
     let call = chat_completion(request)?;
     let (stream, include_usage) = (call.stream, call.include_usage);
     let permit = app.limit.try_acquire(caller)?;
-    let prepared = app.chat.prepare_call(call).map_err(gateway_error)?;
+    let reuse = if app.config.reuse_deterministic_answers {
+        Reuse::Deterministic
+    } else {
+        Reuse::Never
+    };
+    let prepared = app
+        .chat
+        .prepare_call(call, app.auth.owner(caller), reuse)
+        .await
+        .map_err(gateway_error)?;
     let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |elapsed| elapsed.as_secs());
-    let repairs = prepared.repairs;
+    let (repairs, log) = (prepared.repairs, prepared.log);
+    let cache = match (&prepared.source, reuse) {
+        (_, Reuse::Never) => None,
+        (Source::Stored(_), _) => Some("hit"),
+        (Source::Model { .. }, _) => Some("miss"),
+    };
 
     let mut response = if stream {
-        let events = prepared
-            .model
-            .stream(prepared.request)
-            .await
-            .map_err(provider_error)?;
+        let events: BoxStream<'static, Result<StreamEvent, ProviderError>> = match prepared.source {
+            Source::Model { model, request } => {
+                model.stream(*request).await.map_err(provider_error)?
+            }
+            Source::Stored(message) => {
+                futures::stream::iter(replay_events(&message).into_iter().map(Ok)).boxed()
+            }
+        };
         let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
+        let mut answer = ResponseBuilder::default();
+        let mut log = Some(log);
+        let runs = Arc::clone(&app.runs);
         let frames = events
             .map(move |event| {
                 let _permit = &permit;
                 match event {
-                    Ok(event) => encoder
-                        .encode(event)
-                        .iter()
-                        .map(|chunk| serde_json::to_string(chunk).unwrap_or_default())
-                        .collect::<Vec<_>>(),
+                    Ok(event) => {
+                        answer.push(event.clone());
+                        if answer.is_done()
+                            && let Some(log) = log.take()
+                        {
+                            // The answer is whole: logged off the client's path, and tracked
+                            // so a graceful shutdown waits for the write.
+                            let whole = std::mem::take(&mut answer).finish();
+                            runs.spawn(async move {
+                                record(log, whole).await;
+                            });
+                        }
+                        encoder
+                            .encode(event)
+                            .iter()
+                            .map(|chunk| serde_json::to_string(chunk).unwrap_or_default())
+                            .collect::<Vec<_>>()
+                    }
                     // A stream that already began can only report its failure in-band.
                     Err(error) => vec![
                         serde_json::to_string(provider_error(error).body()).unwrap_or_default(),
@@ -101,20 +141,52 @@ pub(crate) async fn create_chat_completion(
             .map(|data| Ok::<_, Infallible>(Event::default().data(data)));
         Sse::new(frames).into_response()
     } else {
-        let answer = prepared
-            .model
-            .complete(prepared.request)
-            .await
-            .map_err(provider_error)?;
+        let answer = match prepared.source {
+            Source::Model { model, request } => {
+                model.complete(*request).await.map_err(provider_error)?
+            }
+            Source::Stored(message) => {
+                let mut builder = ResponseBuilder::default();
+                for event in replay_events(&message) {
+                    builder.push(event);
+                }
+                builder.finish().map_err(provider_error)?
+            }
+        };
         drop(permit);
-        axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response()
+        let node = record(log, Ok(answer.clone())).await;
+        let mut response =
+            axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();
+        if let Some(node) = node {
+            response
+                .headers_mut()
+                .insert(NODE_ID, HeaderValue::from(node.get()));
+        }
+        response
     };
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     if repairs > 0 {
         headers.insert(CHAIN_REPAIRS, HeaderValue::from(repairs));
     }
+    if let Some(cache) = cache {
+        headers.insert(CACHE, HeaderValue::from_static(cache));
+    }
     Ok(response)
+}
+
+/// Logs a whole answer: the node it is. A store that fails is reported, never the client's
+/// problem (the answer was delivered).
+async fn record(log: CallLog, answer: Result<ChatResponse, ProviderError>) -> Option<NodeId> {
+    let answer = answer.ok()?;
+    let conversation = log.conversation().to_string();
+    match log.record(&answer, ResponseStatus::Completed).await {
+        Ok(node) => Some(node),
+        Err(error) => {
+            tracing::warn!(%conversation, %error, "cannot log the exchange");
+            None
+        }
+    }
 }
 
 fn parse(body: &[u8]) -> Result<ChatCompletionRequest, OpenAiError> {
@@ -150,6 +222,11 @@ fn gateway_error(error: GatewayError) -> OpenAiError {
             OpenAiError::new(StatusCode::NOT_FOUND, "model_not_found", error.to_string())
                 .with_param("model")
         }
+        GatewayError::Store(_) => OpenAiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            error.to_string(),
+        ),
         GatewayError::Model(_) => {
             OpenAiError::new(StatusCode::BAD_REQUEST, "invalid_model", error.to_string())
                 .with_param("model")
