@@ -87,6 +87,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     // API fuzzing: schemathesis against a live `skein serve` (0 server errors, 0 responses
     // outside the OpenAPI document, 0 crashes).
     crate::schemathesis::run(&[])?;
+    // Client compatibility: the official `openai` Python SDK against a live `skein serve`.
+    crate::openai_sdk::run(&[])?;
     // Each optional part alone must build and pass its tests.
     for (krate, features) in FEATURE_SETS {
         step(

@@ -7,6 +7,8 @@
 //! - `cargo xtask bench`: the server load scenario (200 concurrent streams for 30 s).
 //! - `cargo xtask schemathesis`: API fuzzing from the OpenAPI document against a live server
 //!   (also a step of `ci`).
+//! - `cargo xtask openai-sdk`: the official `openai` Python SDK against a live server whose
+//!   providers are recorded streams replayed on loopback (also a step of `ci`).
 //!
 //! Each step prints the command it runs and how long it took, and the first failing step stops
 //! the run with its exit status.
@@ -14,6 +16,7 @@
 mod bench;
 mod ci;
 mod cmd;
+mod openai_sdk;
 mod pg;
 mod schemathesis;
 
@@ -29,6 +32,8 @@ commands:
   bench    server load: 200 concurrent streams x 30 s, p99 time to first event, CPU per delta
   schemathesis [ST_RUN_OPTIONS]
            API fuzzing: schemathesis against a live `skein serve` (echo model, offline)
+  openai-sdk
+           the official `openai` Python SDK against a live `skein serve` (recorded providers)
 ";
 
 fn main() -> ExitCode {
@@ -38,6 +43,7 @@ fn main() -> ExitCode {
         Some("pg") => pg::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("schemathesis") => schemathesis::run(&args[1..]),
+        Some("openai-sdk") => openai_sdk::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
