@@ -87,11 +87,12 @@ struct Options {
     only: Option<Vec<String>>,
     work_dir: Option<PathBuf>,
     provider_nagle: bool,
+    samples_dir: Option<PathBuf>,
 }
 
 const USAGE: &str = "usage: gateway [--seconds S] [--concurrency 50,200] [--deltas N] [--delay-ms MS] \
 [--skein PATH] [--litellm PATH | --litellm-note TEXT] [--only direct,skein,skein-chat,litellm] \
-[--work-dir DIR] [--provider-nagle on|off]";
+[--work-dir DIR] [--provider-nagle on|off] [--samples-dir DIR]";
 
 fn options(args: &[String]) -> Result<Options, String> {
     let mut options = Options {
@@ -105,6 +106,7 @@ fn options(args: &[String]) -> Result<Options, String> {
         only: None,
         work_dir: None,
         provider_nagle: false,
+        samples_dir: None,
     };
     for pair in args.chunks(2) {
         let [name, value] = pair else {
@@ -132,6 +134,7 @@ fn options(args: &[String]) -> Result<Options, String> {
             "--litellm-note" => options.litellm_note = Some(value.clone()),
             "--only" => options.only = Some(value.split(',').map(str::to_owned).collect()),
             "--work-dir" => options.work_dir = Some(PathBuf::from(value)),
+            "--samples-dir" => options.samples_dir = Some(PathBuf::from(value)),
             "--provider-nagle" => {
                 options.provider_nagle = match value.as_str() {
                     "on" => true,
@@ -628,6 +631,10 @@ fn run_row(
         concurrency,
         options.seconds,
         Arc::clone(expected),
+        options
+            .samples_dir
+            .as_ref()
+            .map(|dir| dir.join(format!("{tag}.tsv"))),
     ));
     let server_exit = server.map(Process::stop).transpose();
     let provider_exit = provider.stop();
@@ -670,6 +677,7 @@ async fn measure(
     concurrency: usize,
     seconds: u64,
     expected: Arc<str>,
+    samples: Option<PathBuf>,
 ) -> Result<Outcome, String> {
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(concurrency)
@@ -752,6 +760,9 @@ async fn measure(
             tally.failed - tally.failures.len()
         );
     }
+    if let Some(path) = samples {
+        write_samples(&path, started, &tally.samples)?;
+    }
     let mut ttft_ms = tally.ttft_ms;
     ttft_ms.sort_by(f64::total_cmp);
     let mut ttfe_ms = tally.ttfe_ms;
@@ -783,10 +794,18 @@ struct Tally {
     ttft_ms: Vec<f64>,
     ttfe_ms: Vec<f64>,
     failures: Vec<String>,
+    /// Per stream: when it was sent, time to first event and to first token, complete.
+    samples: Vec<(Instant, Option<f64>, Option<f64>, bool)>,
 }
 
 impl Tally {
     fn add(&mut self, stream: StreamResult) {
+        self.samples.push((
+            stream.sent,
+            stream.ttfe_ms,
+            stream.ttft_ms,
+            stream.failure.is_none(),
+        ));
         self.deltas += stream.deltas;
         if let Some(ms) = stream.ttft_ms {
             self.ttft_ms.push(ms);
@@ -837,6 +856,8 @@ async fn wait_healthy(
 
 /// What one stream did.
 struct StreamResult {
+    /// When the request was sent.
+    sent: Instant,
     ttft_ms: Option<f64>,
     ttfe_ms: Option<f64>,
     /// Answer pieces received (one per provider delta: each ends with a space).
@@ -855,6 +876,7 @@ async fn one_stream(
 ) -> StreamResult {
     let sent = Instant::now();
     let mut result = StreamResult {
+        sent,
         ttft_ms: None,
         ttfe_ms: None,
         deltas: 0,
@@ -937,6 +959,27 @@ async fn one_stream(
         Ok(()) => {}
     }
     result
+}
+
+/// One line per stream, tab-separated: when it was sent (ms after the load began), time to
+/// first event and to first token (ms, empty when none came), complete (1 or 0).
+fn write_samples(
+    path: &Path,
+    started: Instant,
+    samples: &[(Instant, Option<f64>, Option<f64>, bool)],
+) -> Result<(), String> {
+    let number = |value: Option<f64>| value.map_or_else(String::new, |ms| format!("{ms:.3}"));
+    let mut text = String::from("sent_ms\tfirst_event_ms\tfirst_token_ms\tcomplete\n");
+    for (sent, ttfe, ttft, complete) in samples {
+        let offset = sent.saturating_duration_since(started).as_secs_f64() * 1000.0;
+        text.push_str(&format!(
+            "{offset:.3}\t{}\t{}\t{}\n",
+            number(*ttfe),
+            number(*ttft),
+            u8::from(*complete)
+        ));
+    }
+    std::fs::write(path, text).map_err(|err| format!("cannot write {}: {err}", path.display()))
 }
 
 fn excerpt(text: &str) -> String {

@@ -448,3 +448,53 @@ async fn exchanges_are_logged_and_a_resent_history_finds_its_path() {
     assert_eq!(path.len(), 2, "one node per answer: {path:?}");
     assert_eq!(store.conversations(10).await.unwrap().len(), 1);
 }
+
+#[tokio::test]
+async fn provider_failures_keep_their_meaning_and_say_whether_to_retry() {
+    use wiremock::{Mock, ResponseTemplate, matchers};
+
+    let mock = MockServer::start().await;
+    for (model, status, fixture) in [
+        ("gpt-4o-mini", 401, "openai/error_401_invalid_api_key.json"),
+        (
+            "no-such-model",
+            404,
+            "openai/error_404_chat_model_not_found.json",
+        ),
+    ] {
+        Mock::given(matchers::method("POST"))
+            .and(matchers::body_partial_json(json!({"model": model})))
+            .respond_with(
+                ResponseTemplate::new(status)
+                    .set_body_raw(support::fixture(fixture), "application/json"),
+            )
+            .mount(&mock)
+            .await;
+    }
+    let server = openai_server(&mock).await;
+    let user = json!([{"role": "user", "content": "hi"}]);
+
+    // The server's own key was refused: not the client's fault, and no retry will mend it.
+    let response = post(&server, &json!({"model": "gpt-4o-mini", "messages": user})).await;
+    assert_eq!(response.status(), 502);
+    assert_eq!(response.headers()["x-should-retry"], "false");
+    let error: Value = response.json().await.unwrap();
+    assert_eq!(error["error"]["type"], "api_error");
+
+    // The provider does not have the model: a 404, as the provider said.
+    let response = post(
+        &server,
+        &json!({"model": "no-such-model", "messages": user}),
+    )
+    .await;
+    assert_eq!(response.status(), 404);
+    let error: Value = response.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "model_not_found");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("The model `this-model-does-not-exist-12345` does not exist")
+    );
+    server.stop().await;
+}

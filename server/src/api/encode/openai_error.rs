@@ -18,6 +18,7 @@ pub struct OpenAiError {
     status: StatusCode,
     body: OpenAiErrorBody,
     source: Option<Box<ApiError>>,
+    should_retry: Option<bool>,
 }
 
 /// The body: `{"error": {…}}`.
@@ -56,7 +57,16 @@ impl OpenAiError {
                 },
             },
             source: None,
+            should_retry: None,
         }
+    }
+
+    /// Tells clients whether sending the request again may help (`x-should-retry`, which the
+    /// official SDKs obey instead of their own guess from the status).
+    #[must_use]
+    pub fn with_should_retry(mut self, retry: bool) -> Self {
+        self.should_retry = Some(retry);
+        self
     }
 
     /// A 400 about `param`.
@@ -123,7 +133,16 @@ impl IntoResponse for OpenAiError {
                 response.headers_mut().remove(http::header::CONTENT_LENGTH);
                 response
             }
-            None => (self.status, Json(self.body)).into_response(),
+            None => {
+                let mut response = (self.status, Json(self.body)).into_response();
+                if let Some(retry) = self.should_retry {
+                    response.headers_mut().insert(
+                        "x-should-retry",
+                        http::HeaderValue::from_static(if retry { "true" } else { "false" }),
+                    );
+                }
+                response
+            }
         }
     }
 }

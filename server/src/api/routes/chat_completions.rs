@@ -235,12 +235,16 @@ fn gateway_error(error: GatewayError) -> OpenAiError {
 }
 
 /// The answer to a provider's failure: its client errors are the client's (a tool schema it
-/// refused, a context too long), its limits are passed on, anything else is a bad gateway.
+/// refused, a context too long, a model it does not have), its limits are passed on, anything
+/// else is a bad gateway. A failure that a retry cannot mend says so, so that SDKs that retry
+/// 5xx answers by default do not call the provider again for nothing.
 fn provider_error(error: ProviderError) -> OpenAiError {
     let (status, code) = match error.status() {
-        Some(400 | 404 | 413 | 422) => (StatusCode::BAD_REQUEST, "provider_rejected_request"),
+        Some(404) => (StatusCode::NOT_FOUND, "model_not_found"),
+        Some(400 | 413 | 422) => (StatusCode::BAD_REQUEST, "provider_rejected_request"),
         Some(429) => (StatusCode::TOO_MANY_REQUESTS, "provider_rate_limited"),
         _ => (StatusCode::BAD_GATEWAY, "provider_error"),
     };
-    OpenAiError::new(status, code, error.to_string())
+    let retryable = error.is_retryable();
+    OpenAiError::new(status, code, error.to_string()).with_should_retry(retryable)
 }
