@@ -88,6 +88,11 @@ pub struct ServerConfig {
     /// conversation tree instead of calling the model. Off by default: the operator opts in,
     /// and such answers say so in the `skein-cache: hit` header.
     pub reuse_deterministic_answers: bool,
+    /// Model names that run Skein's agent loop with server-side tools on the OpenAI-compatible
+    /// endpoints (`skein/agent: {model: gpt-4o-mini, tools: [calculator]}`). None by
+    /// default: a Chat Completions request is one model call unless the operator names an
+    /// agent here.
+    pub agents: std::collections::BTreeMap<String, AgentAlias>,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -104,6 +109,7 @@ impl Default for ServerConfig {
             store: ":memory:".to_owned(),
             base_urls: ProviderBaseUrls::default(),
             reuse_deterministic_answers: false,
+            agents: std::collections::BTreeMap::new(),
             allow_request_base_url: false,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
             tools: ToolsConfig::default(),
@@ -174,4 +180,22 @@ impl ProviderBaseUrls {
             providers::Provider::OpenRouter => self.openrouter.as_deref(),
         }
     }
+}
+
+/// An agent the operator offers under a model name: the model it runs on, the built-in tools
+/// it may call (from `tools`), and how many tool rounds it may take.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentAlias {
+    /// The model the agent runs on.
+    pub model: String,
+    /// Built-in tools it may call, by name (each must be enabled in `tools`).
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// A system prompt put before the client's own.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// Tool rounds before it must answer (default 10).
+    #[serde(default)]
+    pub max_rounds: Option<usize>,
 }

@@ -498,3 +498,113 @@ async fn provider_failures_keep_their_meaning_and_say_whether_to_retry() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn an_agent_alias_runs_server_tools_and_only_when_configured() {
+    let agent = server::config::AgentAlias {
+        model: "echo".into(),
+        tools: vec!["calculator".into()],
+        ..Default::default()
+    };
+    let server = TestServer::start(ServerConfig {
+        agents: [("skein/agent".to_owned(), agent)].into_iter().collect(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let call = json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]});
+    let messages = json!([{"role": "user", "content": call.to_string()}]);
+
+    // The agent called the calculator on the server and answered from its result: the echo
+    // model's final answer reports the tool results it was given.
+    let answer: Value = post(
+        &server,
+        &json!({"model": "skein/agent", "messages": messages}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let report: Value =
+        serde_json::from_str(answer["choices"][0]["message"]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(report["tool_results"][0]["name"], "calculator", "{report}");
+    let output: Value =
+        serde_json::from_str(report["tool_results"][0]["output"].as_str().unwrap()).unwrap();
+    assert_eq!(output["result"], 42.0, "{report}");
+    assert!(answer["choices"][0]["message"].get("tool_calls").is_none());
+
+    // Streamed: the same answer as content deltas, no tool activity shown.
+    let chunks = read_chunks(
+        post(
+            &server,
+            &json!({"model": "skein/agent", "stream": true, "messages": messages}),
+        )
+        .await,
+    )
+    .await;
+    let streamed: Value = serde_json::from_str(&text_of(&chunks, "content")).unwrap();
+    assert_eq!(streamed["tool_results"], report["tool_results"]);
+    assert!(
+        chunks
+            .iter()
+            .all(|chunk| chunk.pointer("/choices/0/delta/tool_calls").is_none())
+    );
+
+    // It is listed with the models.
+    let list: Value = client()
+        .get(server.url("/v1/models"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        list["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["id"] == "skein/agent")
+    );
+
+    // An agent runs its own tools: the client's are refused by name.
+    let response = post(
+        &server,
+        &json!({"model": "skein/agent", "messages": messages,
+                "tools": [{"type": "function", "function": {"name": "f"}}]}),
+    )
+    .await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    assert_eq!(error["error"]["param"], "tools");
+    server.stop().await;
+
+    // An agent naming a tool the server does not enable is refused at start, not per request.
+    let broken = server::config::AgentAlias {
+        model: "echo".into(),
+        tools: vec!["no_such_tool".into()],
+        ..Default::default()
+    };
+    let refused = server::Server::new(ServerConfig {
+        agents: [("skein/broken".to_owned(), broken)].into_iter().collect(),
+        ..ServerConfig::default()
+    })
+    .await;
+    assert!(refused.unwrap_err().to_string().contains("skein/broken"));
+
+    // Without configuration, the same request is one model call: the call goes back to the
+    // client, and nothing runs on the server.
+    let plain = TestServer::start(ServerConfig::default()).await;
+    let answer: Value = post(&plain, &json!({"model": "echo", "messages": messages}))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(answer["choices"][0]["finish_reason"], "tool_calls");
+    let call = &answer["choices"][0]["message"]["tool_calls"][0];
+    assert_eq!(call["function"]["name"], "calculator");
+    assert_eq!(
+        serde_json::from_str::<Value>(call["function"]["arguments"].as_str().unwrap()).unwrap(),
+        json!({"expression": "6*7"})
+    );
+    plain.stop().await;
+}

@@ -62,6 +62,12 @@ impl App {
         }
         let cors = crate::api::guard::cors(&config)?;
         let tools = BuiltinTools::new(&config.tools)?;
+        // An agent alias naming a tool that is not enabled would fail every request it gets.
+        for (name, agent) in &config.agents {
+            tools
+                .select(agent.tools.iter().map(String::as_str))
+                .map_err(|err| ServerError::Config(format!("agent `{name}`: {err}")))?;
+        }
         let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
             .with_provider_limits(config.provider_limits.clone());
         Ok(App {

@@ -4,6 +4,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use agent_loop::{AgentEvent, AgentStream, CancellationToken, StopReason};
 use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -14,15 +15,18 @@ use conversation_tree::{NodeId, ResponseStatus, Reuse};
 use futures::StreamExt as _;
 use futures::stream::BoxStream;
 use http::{HeaderValue, StatusCode, header};
-use providers::{ChatResponse, ProviderError, ResponseBuilder, StreamEvent};
+use providers::{ChatResponse, FinishReason, ProviderError, ResponseBuilder, StreamEvent};
 
 use crate::api::auth::Caller;
 use crate::api::encode::chat_completions::{ChatCompletion, ChunkEncoder};
+use crate::api::encode::failure::FailureKind;
 use crate::api::encode::openai_error::OpenAiError;
 use crate::api::plan::chat_completions::chat_completion;
 use crate::api::schema::ChatCompletionRequest;
 use crate::api::state::App;
-use crate::service::gateway::{CallLog, GatewayError, Source, replay_events};
+use crate::config::AgentAlias;
+use crate::service::gateway::{CallLog, GatewayCall, GatewayError, Source, replay_events};
+use crate::service::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
 
 /// Repaired chain faults, when the client's conversation needed any.
 const CHAIN_REPAIRS: &str = "skein-chain-repairs";
@@ -71,9 +75,58 @@ pub(crate) async fn create_chat_completion(
     })?;
     let request = parse(&body)?;
     let model_name = request.model.trim().to_owned();
+    let agent = app.config.agents.get(&model_name).cloned();
+    if agent.is_some()
+        && request
+            .tools
+            .as_ref()
+            .is_some_and(|tools| !tools.is_empty())
+    {
+        return Err(OpenAiError::invalid(
+            "tools",
+            format!(
+                "`{model_name}` is an agent that runs the server's own tools; leave `tools` out"
+            ),
+        ));
+    }
     let call = chat_completion(request)?;
     let (stream, include_usage) = (call.stream, call.include_usage);
     let permit = app.limit.try_acquire(caller)?;
+    if let Some(agent) = agent {
+        let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
+        let spec = agent_spec(&agent, call);
+        let prepared = app.chat.prepare(spec).await.map_err(|error| {
+            OpenAiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_agent",
+                format!("the agent `{model_name}` cannot run: {error}"),
+            )
+        })?;
+        let created = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_secs());
+        let cancel = CancellationToken::new();
+        // The run stops when the client goes away and its answer is dropped.
+        let disconnect = cancel.clone().drop_guard();
+        let events = prepared.stream(cancel);
+        let mut encoder = ChunkEncoder::new(id.clone(), model_name.clone(), created, include_usage);
+        if stream {
+            let frames = events
+                .map(move |event| {
+                    let _held = (&permit, &disconnect);
+                    agent_frames(&mut encoder, &event)
+                })
+                .flat_map(futures::stream::iter)
+                .chain(futures::stream::once(async { "[DONE]".to_owned() }))
+                .map(|data| Ok::<_, Infallible>(Event::default().data(data)));
+            return Ok(Sse::new(frames).into_response());
+        }
+        let answer = collect_agent(events).await?;
+        drop((permit, disconnect));
+        return Ok(
+            axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response(),
+        );
+    }
     let reuse = if app.config.reuse_deterministic_answers {
         Reuse::Deterministic
     } else {
@@ -173,6 +226,81 @@ pub(crate) async fn create_chat_completion(
         headers.insert(CACHE, HeaderValue::from_static(cache));
     }
     Ok(response)
+}
+
+/// The run an agent alias stands for, on the client's messages.
+fn agent_spec(agent: &AgentAlias, call: GatewayCall) -> RunSpec {
+    let options = call.request.options;
+    let mut spec = RunSpec::new(
+        ModelRequest::new(agent.model.clone()),
+        RunInput::Messages(call.request.messages),
+    );
+    spec.system.clone_from(&agent.system);
+    spec.tools.clone_from(&agent.tools);
+    spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
+    spec.temperature = options.temperature;
+    spec.max_tokens = options.max_tokens;
+    spec
+}
+
+/// The model events an agent event stands for: its answer text and reasoning, and its end
+/// (the server's own tool activity is not the client's to see).
+fn agent_stream_events(event: &AgentEvent) -> Vec<StreamEvent> {
+    match event {
+        AgentEvent::ContentDelta { text, .. } => vec![StreamEvent::TextDelta(text.clone())],
+        AgentEvent::ReasoningDelta { text } => {
+            vec![StreamEvent::ReasoningDelta { text: text.clone() }]
+        }
+        AgentEvent::ResponseDone {
+            usage, stop_reason, ..
+        } => {
+            let finish = match stop_reason {
+                StopReason::MaxTokens => FinishReason::Length,
+                _ => FinishReason::Stop,
+            };
+            vec![StreamEvent::Usage(*usage), StreamEvent::Done { finish }]
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The `data:` lines of one agent event.
+fn agent_frames(encoder: &mut ChunkEncoder, event: &AgentEvent) -> Vec<String> {
+    if let AgentEvent::ResponseError { error, .. } = event {
+        let status = FailureKind::of(error).status();
+        let failure = OpenAiError::new(status, "agent_error", error.to_string());
+        return vec![serde_json::to_string(failure.body()).unwrap_or_default()];
+    }
+    agent_stream_events(event)
+        .into_iter()
+        .flat_map(|event| encoder.encode(event))
+        .map(|chunk| serde_json::to_string(&chunk).unwrap_or_default())
+        .collect()
+}
+
+/// A whole agent run as one answer.
+async fn collect_agent(mut events: AgentStream) -> Result<ChatResponse, OpenAiError> {
+    let mut answer = ResponseBuilder::default();
+    while let Some(event) = events.next().await {
+        match &event {
+            AgentEvent::ResponseError { error, .. } => {
+                let status = FailureKind::of(error).status();
+                return Err(OpenAiError::new(status, "agent_error", error.to_string()));
+            }
+            AgentEvent::ResponseCancelled { .. } => {
+                return Err(OpenAiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "cancelled",
+                    "the run was cancelled (the server is shutting down); send the request again",
+                ));
+            }
+            _ => {}
+        }
+        for event in agent_stream_events(&event) {
+            answer.push(event);
+        }
+    }
+    answer.finish().map_err(provider_error)
 }
 
 /// Logs a whole answer: the node it is. A store that fails is reported, never the client's

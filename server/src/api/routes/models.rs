@@ -42,8 +42,25 @@ pub(crate) async fn list_models(State(app): State<Arc<App>>) -> Json<ModelList> 
         context_window: info.context_window,
         supports_reasoning: info.supports_reasoning,
     });
+    // The operator's agents answer like models: they run on one and are reachable with it.
+    let agents = app.config.agents.iter().map(|(name, agent)| ModelEntry {
+        id: name.clone(),
+        object: "model",
+        created: 0,
+        owned_by: "skein",
+        available: true,
+        context_window: ModelInfo::lookup(
+            providers::detect_provider(None, &agent.model),
+            &agent.model,
+        )
+        .context_window,
+        supports_reasoning: false,
+    });
     Json(ModelList {
         object: "list",
-        data: std::iter::once(echo).chain(registry).collect(),
+        data: std::iter::once(echo)
+            .chain(agents)
+            .chain(registry)
+            .collect(),
     })
 }
