@@ -703,8 +703,11 @@ async fn measure(
         }
     };
     let mut warm_ttft_ms = Vec::new();
+    let mut warm_stream_time = Duration::ZERO;
     for n in 0..WARM_REQUESTS {
+        let sent = Instant::now();
         let warm = one_stream(&client, &target, &format!("warm request {n}"), &expected).await;
+        warm_stream_time = warm_stream_time.max(sent.elapsed());
         match (warm.failure, warm.ttft_ms) {
             (None, Some(ms)) => warm_ttft_ms.push(ms),
             (failure, _) => {
@@ -727,7 +730,13 @@ async fn measure(
             let target = Arc::clone(&target);
             let tally = Arc::clone(&tally);
             let expected = Arc::clone(&expected);
+            // The streams start spread over one answer's duration, so that requests arrive
+            // at a steady rate: started together, streams of equal length would also end
+            // together and every answer would come in a wave of `concurrency` requests at
+            // the same instant.
+            let offset = warm_stream_time.mul_f64(worker as f64 / concurrency as f64);
             tokio::spawn(async move {
+                tokio::time::sleep(offset).await;
                 let mut n = 0;
                 while Instant::now() < deadline {
                     n += 1;

@@ -1,5 +1,8 @@
-//! The request fuzz target (`fuzz/`), shared with its proptest twin
+//! The request fuzz targets (`fuzz/`), shared with their proptest twins
 //! (`tests/fuzz_targets.rs`); not a stable API.
+//!
+//! [`chat_completion`]: the bytes become a `POST /v1/chat/completions` body, read and checked
+//! as the handler does; the answer is a call or an OpenAI-shaped 400.
 //!
 //! The bytes become a `POST /v1/response` body (raw, or a full request with every field,
 //! mutated: arbitrary numbers in every numeric field, dropped members, wrong types), read by
@@ -158,4 +161,50 @@ pub fn request(data: &[u8]) -> usize {
         }
     }
     planned
+}
+
+const CHAT_TEMPLATE: &str = r#"{
+  "model": "claude-sonnet-4-5", "stream": true, "stream_options": {"include_usage": true},
+  "temperature": 0.2, "max_tokens": 100, "max_completion_tokens": 200, "stop": ["\n\n"],
+  "n": 1, "reasoning_effort": "low", "user": "u-1", "parallel_tool_calls": true,
+  "tool_choice": {"type": "function", "function": {"name": "lookup"}},
+  "tools": [{"type": "function", "function": {"name": "lookup", "description": "d",
+             "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}, "strict": true}}],
+  "messages": [
+    {"role": "system", "content": "Be brief."},
+    {"role": "developer", "content": [{"type": "text", "text": "Really."}]},
+    {"role": "user", "content": [{"type": "text", "text": "Look it up."},
+                                 {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}}]},
+    {"role": "assistant", "content": null, "reasoning_content": "Thinking.",
+     "reasoning_details": [{"type": "reasoning.text", "text": "Thinking.", "signature": "c2ln"},
+                           {"type": "reasoning.encrypted", "data": "ZW5j", "id": "rs_1"}],
+     "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"x\"}"}}]},
+    {"role": "tool", "tool_call_id": "call_1", "content": "found"},
+    {"role": "assistant", "content": "Found.", "refusal": null, "name": "bot"},
+    {"role": "user", "content": "Thanks."}
+  ]
+}"#;
+
+/// The Chat Completions target: `data` read as a `POST /v1/chat/completions` body (raw, or
+/// the template mutated), parsed and checked as the handler does. Returns whether it became
+/// a call.
+pub fn chat_completion(data: &[u8]) -> bool {
+    let mut input = Input::new(data);
+    let body = if input.byte().is_multiple_of(4) {
+        input.rest().to_vec()
+    } else {
+        let template: Value = serde_json::from_str(CHAT_TEMPLATE).expect("the template is JSON");
+        mutate(&template, &mut input, WORDS).into_bytes()
+    };
+    let checked = crate::api::routes::chat_completions::parse(&body)
+        .and_then(crate::api::plan::chat_completions::chat_completion);
+    match checked {
+        Ok(_) => true,
+        Err(error) => {
+            let status = error.status().as_u16();
+            assert_eq!(status, 400, "{:?}", error.body());
+            assert_eq!(error.body().error.kind, "invalid_request_error");
+            false
+        }
+    }
 }

@@ -1,5 +1,5 @@
-//! The `server_request` `cargo fuzz` target (`fuzz/fuzz_targets/server_request.rs`) as a bounded
-//! proptest: the same function over random bytes, so CI runs what the fuzzer runs.
+//! The `server_request` and `chat_completion` `cargo fuzz` targets (`fuzz/fuzz_targets/`) as
+//! bounded proptests: the same functions over random bytes, so CI runs what the fuzzer runs.
 
 use proptest::prelude::*;
 
@@ -10,6 +10,17 @@ proptest! {
     fn server_request(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
         server::fuzzing::request(&data);
     }
+
+    #[test]
+    fn chat_completion(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        server::fuzzing::chat_completion(&data);
+    }
+}
+
+/// The structured mode's template, unmutated (the zeros of an exhausted input), is a call.
+#[test]
+fn the_chat_template_is_a_call() {
+    assert!(server::fuzzing::chat_completion(&[1]));
 }
 
 /// The structured mode starts from requests the server honours: the template unchanged with

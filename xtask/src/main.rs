@@ -16,9 +16,11 @@
 mod bench;
 mod ci;
 mod cmd;
+mod net;
 mod openai_sdk;
 mod pg;
 mod schemathesis;
+mod venv;
 
 use std::process::ExitCode;
 

@@ -24,8 +24,7 @@
 //! that is reused while that file is unchanged.
 
 use std::fs;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -87,7 +86,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
     let started = Instant::now();
     let dir = target_dir().join("xtask-openai-sdk");
-    let python = ensure_sdk(&dir)?;
+    let python = crate::venv::ensure(&dir, "openai-sdk-requirements.txt", "openai SDK")
+        .map(|bin| bin.join("python"))?;
     step(
         "build skein",
         cargo().args(["build", "--locked", "-p", "cli", "--bin", "skein"]),
@@ -144,7 +144,7 @@ fn run_in(python: &Path, binary: &Path, run_dir: &Path) -> Result<(), String> {
             dir: run_dir,
             config: main_config,
             token_file: token_file.clone(),
-            address: free_address()?,
+            address: crate::net::free_port().map(|port| format!("127.0.0.1:{port}"))?,
             keys: DUMMY_KEYS,
         })?,
         Skein::start(Setup {
@@ -153,7 +153,7 @@ fn run_in(python: &Path, binary: &Path, run_dir: &Path) -> Result<(), String> {
             dir: run_dir,
             config: keyless_config,
             token_file,
-            address: free_address()?,
+            address: crate::net::free_port().map(|port| format!("127.0.0.1:{port}"))?,
             keys: &[],
         })?,
     ];
@@ -296,52 +296,11 @@ fn answer_client(stdin: &mut ChildStdin, answer: &str) -> Result<(), String> {
         .map_err(|err| format!("cannot answer the client: {err}"))
 }
 
-/// The virtualenv's `python`, with the pinned SDK installed unless it already is.
-fn ensure_sdk(dir: &Path) -> Result<PathBuf, String> {
-    let requirements = workspace_root()
-        .join("xtask")
-        .join("openai-sdk-requirements.txt");
-    let wanted = fs::read_to_string(&requirements)
-        .map_err(|err| format!("{}: {err}", requirements.display()))?;
-    let venv = dir.join("venv");
-    let python = venv.join("bin").join("python");
-    let stamp = venv.join("installed-requirements.txt");
-    if python.exists() && fs::read_to_string(&stamp).is_ok_and(|installed| installed == wanted) {
-        eprintln!("openai-sdk: reusing {}", venv.display());
-        return Ok(python);
-    }
-    let _ = fs::remove_dir_all(&venv);
-    fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
-    let system_python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    step(
-        "openai SDK virtualenv",
-        Command::new(system_python).args(["-m", "venv"]).arg(&venv),
-    )?;
-    step(
-        "openai SDK install",
-        Command::new(venv.join("bin").join("pip"))
-            .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-            .arg(&requirements),
-    )?;
-    fs::write(&stamp, wanted).map_err(|err| format!("{}: {err}", stamp.display()))?;
-    Ok(python)
-}
-
 /// Writes `text` to `name` in `dir`.
 fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
     let path = dir.join(name);
     fs::write(&path, text).map_err(|err| format!("{}: {err}", path.display()))?;
     Ok(path)
-}
-
-/// A free loopback address (the OS picks the port; it is released for the server to take).
-fn free_address() -> Result<String, String> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .map_err(|err| format!("cannot find a free port: {err}"))?;
-    listener
-        .local_addr()
-        .map(|address| address.to_string())
-        .map_err(|err| err.to_string())
 }
 
 /// Sends SIGTERM to `child` and waits up to `timeout` for it to exit; its exit status, or why
@@ -536,7 +495,7 @@ impl<'a> Skein<'a> {
                     self.log.display()
                 ));
             }
-            if health(&self.setup.address).is_some_and(|status| status == 200) {
+            if crate::net::health(&self.setup.address).is_some_and(|status| status == 200) {
                 return Ok(());
             }
             if started.elapsed() > START_TIMEOUT {
@@ -610,18 +569,4 @@ fn append(path: &Path) -> Result<fs::File, String> {
         .append(true)
         .open(path)
         .map_err(|err| format!("{}: {err}", path.display()))
-}
-
-/// The status of `GET /health`, if the server answers.
-fn health(address: &str) -> Option<u16> {
-    let mut stream = TcpStream::connect(address).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        stream,
-        "GET /health HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut head = [0_u8; 12];
-    stream.read_exact(&mut head).ok()?;
-    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
 }

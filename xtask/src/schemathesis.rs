@@ -17,8 +17,6 @@
 //! passed to `st run` and win over the defaults (e.g. `--max-examples 200`, `--seed 7`).
 
 use std::fs;
-use std::io::{Read as _, Write as _};
-use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -64,7 +62,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     let dir = target_dir().join("xtask-schemathesis");
-    let st = ensure_schemathesis(&dir)?;
+    let st = crate::venv::ensure(&dir, "schemathesis-requirements.txt", "schemathesis")
+        .map(|bin| bin.join("st"))?;
     step(
         "build skein",
         cargo().args(["build", "--locked", "-p", "cli", "--bin", "skein"]),
@@ -76,7 +75,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     fs::create_dir_all(&run_dir).map_err(|err| format!("{}: {err}", run_dir.display()))?;
     let config = run_dir.join("server.yaml");
     fs::write(&config, SERVER_CONFIG).map_err(|err| format!("{}: {err}", config.display()))?;
-    let port = free_port()?;
+    let port = crate::net::free_port()?;
     let address = format!("127.0.0.1:{port}");
     // A bearer token, so that the run also checks authentication (401 without it); the
     // server is still loopback-only in practice. Unique per run, never a real secret.
@@ -132,47 +131,6 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The virtualenv's `st`, installed from the pinned requirements unless they are already.
-fn ensure_schemathesis(dir: &Path) -> Result<PathBuf, String> {
-    let requirements = workspace_root()
-        .join("xtask")
-        .join("schemathesis-requirements.txt");
-    let wanted = fs::read_to_string(&requirements)
-        .map_err(|err| format!("{}: {err}", requirements.display()))?;
-    let venv = dir.join("venv");
-    let st = venv.join("bin").join("st");
-    let stamp = venv.join("installed-requirements.txt");
-    if st.exists() && fs::read_to_string(&stamp).is_ok_and(|installed| installed == wanted) {
-        eprintln!("schemathesis: reusing {}", venv.display());
-        return Ok(st);
-    }
-    let _ = fs::remove_dir_all(&venv);
-    fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
-    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    step(
-        "schemathesis virtualenv",
-        Command::new(python).args(["-m", "venv"]).arg(&venv),
-    )?;
-    step(
-        "schemathesis install",
-        Command::new(venv.join("bin").join("pip"))
-            .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-            .arg(&requirements),
-    )?;
-    fs::write(&stamp, wanted).map_err(|err| format!("{}: {err}", stamp.display()))?;
-    Ok(st)
-}
-
-/// A free loopback port (the OS picks one; it is released for the server to take).
-fn free_port() -> Result<u16, String> {
-    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .map_err(|err| format!("cannot find a free port: {err}"))?;
-    listener
-        .local_addr()
-        .map(|address| address.port())
-        .map_err(|err| err.to_string())
-}
-
 /// `skein serve`, killed if still running when dropped.
 struct Server {
     child: Child,
@@ -225,7 +183,7 @@ impl Server {
                     self.log.display()
                 ));
             }
-            if health(address).is_some_and(|status| status == 200) {
+            if crate::net::health(address).is_some_and(|status| status == 200) {
                 return Ok(());
             }
             if started.elapsed() > START_TIMEOUT {
@@ -295,18 +253,4 @@ impl Drop for Server {
             let _ = self.child.wait();
         }
     }
-}
-
-/// The status of `GET /health`, if the server answers.
-fn health(address: &str) -> Option<u16> {
-    let mut stream = TcpStream::connect(address).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(
-        stream,
-        "GET /health HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut head = [0_u8; 12];
-    stream.read_exact(&mut head).ok()?;
-    std::str::from_utf8(&head[9..12]).ok()?.parse().ok()
 }

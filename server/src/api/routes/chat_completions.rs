@@ -317,7 +317,7 @@ async fn record(log: CallLog, answer: Result<ChatResponse, ProviderError>) -> Op
     }
 }
 
-fn parse(body: &[u8]) -> Result<ChatCompletionRequest, OpenAiError> {
+pub(crate) fn parse(body: &[u8]) -> Result<ChatCompletionRequest, OpenAiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(body);
     let request: ChatCompletionRequest = serde_path_to_error::deserialize(&mut deserializer)
         .map_err(|err| {
