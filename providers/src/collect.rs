@@ -75,6 +75,15 @@ impl ResponseBuilder {
         }
     }
 
+    /// The answer so far, whether or not `Done` arrived (an interrupted stream's partial
+    /// answer, to keep); its finish reason is `Stop` when none arrived.
+    pub fn into_partial(self) -> ChatResponse {
+        let mut response = self.response;
+        response.message.role = Role::Ai;
+        response.finish_reason = self.finish.unwrap_or_default();
+        response
+    }
+
     /// Whether the stream's `Done` arrived.
     pub fn is_done(&self) -> bool {
         self.finish.is_some()

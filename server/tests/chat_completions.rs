@@ -608,3 +608,44 @@ async fn an_agent_alias_runs_server_tools_and_only_when_configured() {
     );
     plain.stop().await;
 }
+
+#[tokio::test]
+async fn a_stream_the_client_leaves_is_logged_as_cancelled() {
+    use conversation_tree::{ResponseStatus, SqliteStore, Store};
+    use futures::StreamExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    let server = TestServer::start(ServerConfig {
+        store: db.display().to_string(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let slow = json!({"raw": "one two three four five six", "delay_ms": 300});
+    let response = post(
+        &server,
+        &json!({"model": "echo", "stream": true,
+                "messages": [{"role": "user", "content": slow.to_string()}]}),
+    )
+    .await;
+    let mut body = response.bytes_stream();
+    let first = body.next().await.unwrap().unwrap();
+    assert!(String::from_utf8_lossy(&first).contains("one"));
+    drop(body);
+    // The server notices at its next write; the log is written off the client's path.
+    tokio::time::sleep(std::time::Duration::from_millis(1_500)).await;
+    server.stop().await;
+
+    let store = SqliteStore::open(&db).await.unwrap();
+    let conversations = store.conversations(10).await.unwrap();
+    assert_eq!(conversations.len(), 1);
+    let nodes = store
+        .conversation_nodes(&conversations[0].id)
+        .await
+        .unwrap();
+    assert_eq!(nodes.len(), 1);
+    assert_eq!(nodes[0].status(), ResponseStatus::Cancelled);
+    let turn = store.turn(nodes[0].id()).await.unwrap();
+    let text = turn.response.text();
+    assert!(text.starts_with("one") && !text.contains("six"), "{text}");
+}

@@ -158,25 +158,17 @@ pub(crate) async fn create_chat_completion(
             }
         };
         let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
-        let mut answer = ResponseBuilder::default();
-        let mut log = Some(log);
-        let runs = Arc::clone(&app.runs);
+        let mut pending = PendingLog {
+            log: Some(log),
+            answer: ResponseBuilder::default(),
+            runs: Arc::clone(&app.runs),
+        };
         let frames = events
             .map(move |event| {
                 let _permit = &permit;
                 match event {
                     Ok(event) => {
-                        answer.push(event.clone());
-                        if answer.is_done()
-                            && let Some(log) = log.take()
-                        {
-                            // The answer is whole: logged off the client's path, and tracked
-                            // so a graceful shutdown waits for the write.
-                            let whole = std::mem::take(&mut answer).finish();
-                            runs.spawn(async move {
-                                record(log, whole).await;
-                            });
-                        }
+                        pending.push(&event);
                         encoder
                             .encode(event)
                             .iter()
@@ -184,9 +176,12 @@ pub(crate) async fn create_chat_completion(
                             .collect::<Vec<_>>()
                     }
                     // A stream that already began can only report its failure in-band.
-                    Err(error) => vec![
-                        serde_json::to_string(provider_error(error).body()).unwrap_or_default(),
-                    ],
+                    Err(error) => {
+                        pending.end(ResponseStatus::Failed);
+                        vec![
+                            serde_json::to_string(provider_error(error).body()).unwrap_or_default(),
+                        ]
+                    }
                 }
             })
             .flat_map(futures::stream::iter)
@@ -301,6 +296,43 @@ async fn collect_agent(mut events: AgentStream) -> Result<ChatResponse, OpenAiEr
         }
     }
     answer.finish().map_err(provider_error)
+}
+
+/// The log of a streamed answer: written when the answer is whole, or, when the stream fails
+/// or the client goes away first, with what was streamed and how it ended, so that no
+/// exchange is missing from the tree.
+struct PendingLog {
+    log: Option<CallLog>,
+    answer: ResponseBuilder,
+    runs: Arc<crate::service::runs::Runs>,
+}
+
+impl PendingLog {
+    fn push(&mut self, event: &StreamEvent) {
+        self.answer.push(event.clone());
+        if self.answer.is_done() {
+            self.end(ResponseStatus::Completed);
+        }
+    }
+
+    /// Logs the answer as it stands, off the client's path; tracked, so a graceful shutdown
+    /// waits for the write.
+    fn end(&mut self, status: ResponseStatus) {
+        let Some(log) = self.log.take() else { return };
+        let answer = std::mem::take(&mut self.answer).into_partial();
+        self.runs.spawn(async move {
+            let conversation = log.conversation().to_string();
+            if let Err(error) = log.record(&answer, status).await {
+                tracing::warn!(%conversation, %error, "cannot log the exchange");
+            }
+        });
+    }
+}
+
+impl Drop for PendingLog {
+    fn drop(&mut self) {
+        self.end(ResponseStatus::Cancelled);
+    }
 }
 
 /// Logs a whole answer: the node it is. A store that fails is reported, never the client's
