@@ -8,26 +8,34 @@
 //!     --seconds 20 --concurrency 50,200
 //! ```
 //!
-//! Every row of the report starts its processes afresh: the provider
-//! (`server::testing::StreamingProvider`, in a child process of this example started with
-//! `--provider`, streaming `deltas` OpenAI Chat Completions chunks per answer, `delay-ms`
-//! apart) and, unless the row is the provider itself, the gateway in front of it. Then the
-//! client sends one request alone (the first after start), five more one after another (the
-//! same request once everything is warm), and then keeps `concurrency` streams going on
-//! keep-alive connections for `seconds`.
+//! Every row of the report starts its processes afresh: the provider (a child process of this
+//! example started with `--provider`, streaming `deltas` OpenAI Chat Completions chunks per
+//! answer, `delay-ms` apart: the bytes of `server::testing::StreamingProvider`) and, unless the
+//! row is the provider itself, the gateway in front of it. Then the client sends one request
+//! alone (the first after start), five more one after another (the same request once
+//! everything is warm), and then keeps `concurrency` streams going on keep-alive connections
+//! for `seconds`, their starts spread over one answer's duration.
+//!
+//! The provider sets `TCP_NODELAY` on its connections; `StreamingProvider` does not, and then
+//! every delta written while the previous one is unacknowledged waits for the reader's delayed
+//! ACK (about 40 ms on Linux), which would make the floor itself 40 ms. `--provider-nagle on`
+//! runs `StreamingProvider` as it is, to see that.
 //!
 //! A target is a name, a URL, a body builder and a reader of its server-sent events (which
 //! events carry answer text, which one ends the stream, which one is an error). A stream counts
 //! as complete only when its text is exactly the provider's (`w0 w1 … `) and its end marker
 //! came; anything else (an HTTP error, an error event, a short or reordered text, a stream cut
 //! early, no answer within two minutes) is a failure. Time to first token is measured from
-//! sending the request to the first event that carries answer text.
+//! sending the request to the first event that carries answer text; time to first event (any
+//! event: Skein's `response.start` comes before the provider answers) is reported beside it.
+//! `--samples-dir DIR` writes both for every stream, with its start time, to `DIR/<row>.tsv`.
 //!
-//! Server CPU time is the user plus system time of the server's whole process tree (the
+//! Server CPU time is the user and system time of the server's whole process tree (the
 //! process, every live descendant, and the children it has reaped), from `/proc/<pid>/stat`
 //! before and after the load; per delta means divided by the answer pieces the clients
 //! received. Peak RSS is the sum of `VmHWM` over the tree at the end of the load. For the
-//! direct row the server is the provider's process.
+//! direct row the server is the provider's process. The client's own CPU time is reported too:
+//! client, provider and server share the machine's cores.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -444,7 +452,7 @@ struct Measured {
     ttft_ms: Vec<f64>,
     /// Time to the first event of any kind (a start event, a role chunk), sorted.
     ttfe_ms: Vec<f64>,
-    cpu_seconds: Option<f64>,
+    cpu: Option<Cpu>,
     /// CPU seconds of the client (this process) over the load.
     client_cpu_seconds: Option<f64>,
     peak_rss_kib: Option<u64>,
@@ -783,9 +791,9 @@ async fn measure(
         wall,
         ttft_ms,
         ttfe_ms,
-        cpu_seconds: cpu_before
+        cpu: cpu_before
             .zip(cpu_after)
-            .map(|(before, after)| after - before),
+            .map(|(before, after)| after.since(before)),
         client_cpu_seconds: client_before
             .zip(client_after)
             .map(|(before, after)| after - before),
@@ -1333,11 +1341,11 @@ fn process_tree(pid: u32) -> Vec<u32> {
     tree
 }
 
-/// User plus system CPU seconds of the process tree of `pid`: each live process's own
-/// (utime, stime: fields 14 and 15) and its reaped children's (cutime, cstime: 16 and 17).
-fn tree_cpu_seconds(pid: u32) -> Option<f64> {
+/// User and system CPU seconds of the process tree of `pid`: each live process's own (utime,
+/// stime: fields 14 and 15) and its reaped children's (cutime, cstime: 16 and 17).
+fn tree_cpu_seconds(pid: u32) -> Option<Cpu> {
     let ticks_per_second = clock_ticks_per_second();
-    let mut ticks = 0.0;
+    let mut cpu = Cpu::default();
     for (index, member) in process_tree(pid).into_iter().enumerate() {
         let Some(fields) = stat_fields(member) else {
             if index == 0 {
@@ -1345,11 +1353,31 @@ fn tree_cpu_seconds(pid: u32) -> Option<f64> {
             }
             continue;
         };
-        for field in 11..=14 {
-            ticks += fields.get(field)?.parse::<f64>().ok()?;
+        let ticks = |field: usize| fields.get(field)?.parse::<f64>().ok();
+        cpu.user += (ticks(11)? + ticks(13)?) / ticks_per_second;
+        cpu.system += (ticks(12)? + ticks(14)?) / ticks_per_second;
+    }
+    Some(cpu)
+}
+
+/// CPU seconds in user space and in the kernel.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    user: f64,
+    system: f64,
+}
+
+impl Cpu {
+    fn since(self, before: Cpu) -> Cpu {
+        Cpu {
+            user: self.user - before.user,
+            system: self.system - before.system,
         }
     }
-    Some(ticks / ticks_per_second)
+
+    fn total(self) -> f64 {
+        self.user + self.system
+    }
 }
 
 /// User plus system CPU seconds of this process (the client), its threads included.
@@ -1415,7 +1443,7 @@ fn median(values: &[f64]) -> Option<f64> {
 
 impl Measured {
     fn cpu_us_per_delta(&self) -> Option<f64> {
-        let cpu = self.cpu_seconds?;
+        let cpu = self.cpu?.total();
         (self.deltas > 0).then(|| cpu * 1e6 / self.deltas as f64)
     }
 }
@@ -1440,8 +1468,8 @@ fn print_row_line(row: &Row) {
             ms(percentile(&m.ttfe_ms, 0.99)),
             ms(Some(m.first_ttft_ms)),
             ms(median(&m.warm_ttft_ms)),
-            m.cpu_seconds
-                .map_or_else(|| "–".to_owned(), |s| format!("{s:.2} s")),
+            m.cpu
+                .map_or_else(|| "–".to_owned(), |cpu| format!("{:.2} s", cpu.total())),
             m.cpu_us_per_delta()
                 .map_or_else(|| "–".to_owned(), |us| format!("{us:.2} µs per delta")),
             m.peak_rss_kib.map_or_else(
@@ -1495,17 +1523,26 @@ fn print_table(rows: &[Row]) {
         }
         if let Some(m) = &row.measured {
             let wall = m.wall.as_secs_f64();
+            let per_delta = |seconds: f64| seconds * 1e6 / m.deltas.max(1) as f64;
             println!(
                 "- {} at {}: {:.1} streams/s, {:.0} deltas/s over {wall:.1} s; server CPU {} \
-                 ({:.0} % of a core), client CPU {} ({:.0} %); time to first event p50 {}, \
-                 p99 {}",
+                 ({:.0} % of a core; per delta {}), client CPU {} ({:.0} %); time to first \
+                 event p50 {}, p99 {}",
                 row.name,
                 row.concurrency,
                 m.completed as f64 / wall,
                 m.deltas as f64 / wall,
-                m.cpu_seconds
-                    .map_or_else(|| "–".to_owned(), |s| format!("{s:.2} s")),
-                100.0 * m.cpu_seconds.unwrap_or(0.0) / wall,
+                m.cpu
+                    .map_or_else(|| "–".to_owned(), |cpu| format!("{:.2} s", cpu.total())),
+                100.0 * m.cpu.map_or(0.0, Cpu::total) / wall,
+                m.cpu.map_or_else(
+                    || "–".to_owned(),
+                    |cpu| format!(
+                        "{:.2} µs user + {:.2} µs system",
+                        per_delta(cpu.user),
+                        per_delta(cpu.system)
+                    )
+                ),
                 m.client_cpu_seconds
                     .map_or_else(|| "–".to_owned(), |s| format!("{s:.2} s")),
                 100.0 * m.client_cpu_seconds.unwrap_or(0.0) / wall,

@@ -24,11 +24,14 @@ use crate::cmd::{cargo, step, target_dir, workspace_root};
 const USAGE: &str = "\
 usage: cargo xtask bench gateway [--seconds S] [--concurrency 50,200] [--deltas N] [--delay-ms MS]
                                  [--only direct,skein,skein-chat,litellm] [--no-litellm]
+                                 [--provider-nagle on|off] [--samples-dir DIR]
 
 Runs the loopback provider alone, `skein serve` and LiteLLM's proxy in front of it, each with
 the same client, for S seconds (default 20) at each concurrency (default 50 and 200), the
 provider streaming N deltas per answer (default 500) MS apart (default 1).
---no-litellm skips installing and running LiteLLM.";
+--no-litellm skips installing and running LiteLLM. --provider-nagle on serves the provider
+without TCP_NODELAY (server::testing::StreamingProvider as it is). --samples-dir writes every
+stream's start, time to first event and time to first token to DIR/<row>.tsv.";
 
 pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
@@ -116,6 +119,8 @@ const OPTIONS: &[&str] = &[
     "--deltas",
     "--delay-ms",
     "--only",
+    "--provider-nagle",
+    "--samples-dir",
 ];
 
 /// The virtualenv's `litellm`, installed from the pinned requirements unless they are already.
