@@ -19,7 +19,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cmd::{cargo, step, target_dir, workspace_root};
+use crate::cmd::{cargo, step, target_dir};
 
 const USAGE: &str = "\
 usage: cargo xtask bench gateway [--seconds S] [--concurrency 50,200] [--deltas N] [--delay-ms MS]
@@ -125,40 +125,14 @@ const OPTIONS: &[&str] = &[
 
 /// The virtualenv's `litellm`, installed from the pinned requirements unless they are already.
 fn ensure_litellm(dir: &Path) -> Result<PathBuf, String> {
-    let requirements = workspace_root()
-        .join("xtask")
-        .join("litellm-requirements.txt");
-    let wanted = fs::read_to_string(&requirements)
-        .map_err(|err| format!("{}: {err}", requirements.display()))?;
-    let venv = dir.join("venv");
-    let litellm = venv.join("bin").join("litellm");
-    let stamp = venv.join("installed-requirements.txt");
-    if litellm.exists() && fs::read_to_string(&stamp).is_ok_and(|installed| installed == wanted) {
-        eprintln!("litellm: reusing {}", venv.display());
-        return Ok(litellm);
-    }
-    let _ = fs::remove_dir_all(&venv);
-    fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
-    let python = std::env::var_os("PYTHON").unwrap_or_else(|| "python3".into());
-    step(
-        "litellm virtualenv",
-        Command::new(python).args(["-m", "venv"]).arg(&venv),
-    )
-    .map_err(|err| format!("{err} (is python3 with the venv module installed?)"))?;
-    step(
-        "litellm install",
-        Command::new(venv.join("bin").join("pip"))
-            .args(["install", "--quiet", "--disable-pip-version-check", "-r"])
-            .arg(&requirements),
-    )
-    .map_err(|err| format!("{err} (is the package index reachable?)"))?;
+    let bin = crate::venv::ensure(dir, "litellm-requirements.txt", "litellm")
+        .map_err(|err| format!("{err} (is the package index reachable?)"))?;
+    let litellm = bin.join("litellm");
     if !litellm.exists() {
         return Err(format!(
-            "the install did not provide {}; check {}",
-            litellm.display(),
-            requirements.display()
+            "the install did not provide {}; check xtask/litellm-requirements.txt",
+            litellm.display()
         ));
     }
-    fs::write(&stamp, wanted).map_err(|err| format!("{}: {err}", stamp.display()))?;
     Ok(litellm)
 }
