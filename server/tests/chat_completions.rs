@@ -434,6 +434,17 @@ async fn exchanges_are_logged_and_a_resent_history_finds_its_path() {
     ]))
     .await;
     assert_eq!((cache.as_str(), text.as_str()), ("miss", "Second answer."));
+
+    // `store: false` leaves no trace and is never answered from the tree.
+    let unlogged = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&json!({"model": "echo", "temperature": 0, "store": false,
+                      "messages": [{"role": "user", "content": "{\"raw\": \"Off the record.\"}"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert!(unlogged.headers().get("skein-node-id").is_none());
+    assert!(unlogged.headers().get("skein-cache").is_none());
     server.stop().await;
 
     let store = SqliteStore::open(&db).await.unwrap();

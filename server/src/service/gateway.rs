@@ -28,6 +28,17 @@ pub(crate) struct GatewayCall {
     pub(crate) stream: bool,
     /// Whether a streamed answer ends with a usage chunk.
     pub(crate) include_usage: bool,
+    /// Whether the exchange goes into the conversation tree.
+    pub(crate) logging: Logging,
+}
+
+/// Whether an exchange is kept in the conversation tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Logging {
+    /// Logged, and a deterministic repeat may be answered from the tree.
+    On,
+    /// Neither read nor written: the client asked that nothing be kept.
+    Off,
 }
 
 /// Why a call cannot be made.
@@ -64,8 +75,8 @@ pub(crate) struct PreparedCall {
     pub(crate) source: Source,
     /// How many chain faults were repaired (tool calls left unanswered, answers without a call).
     pub(crate) repairs: usize,
-    /// Logs the answer once it is whole.
-    pub(crate) log: CallLog,
+    /// Logs the answer once it is whole (`None` when the client asked for no logging).
+    pub(crate) log: Option<CallLog>,
 }
 
 /// The logging half of a call.
@@ -126,6 +137,17 @@ impl ChatService {
             request.messages = chain.into_messages();
         }
 
+        let repairs = faults.len();
+        if call.logging == Logging::Off {
+            return Ok(PreparedCall {
+                source: Source::Model {
+                    model,
+                    request: Box::new(request),
+                },
+                repairs,
+                log: None,
+            });
+        }
         let conversation = conversation_of(owner, &request.messages)?;
         let mut log = StoreLog::new(Arc::clone(self.store()), conversation, reuse, None);
         let store_error = |error| GatewayError::Store(Box::new(error));
@@ -152,14 +174,14 @@ impl ChatService {
         };
         Ok(PreparedCall {
             source,
-            repairs: faults.len(),
-            log: CallLog {
+            repairs,
+            log: Some(CallLog {
                 log,
                 lookup,
                 transcript,
                 started: Instant::now(),
                 stored,
-            },
+            }),
         })
     }
 }

@@ -12,7 +12,7 @@ use crate::api::schema::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
     InputReasoningDetail,
 };
-use crate::service::gateway::GatewayCall;
+use crate::service::gateway::{GatewayCall, Logging};
 use crate::service::spec::ModelRequest;
 
 /// The call `request` asks for, or the first field that cannot be honoured.
@@ -68,7 +68,12 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
         .stream_options
         .and_then(|options| options.include_usage)
         .unwrap_or(false);
+    let logging = match request.store {
+        Some(false) => Logging::Off,
+        _ => Logging::On,
+    };
     Ok(GatewayCall {
+        logging,
         model: ModelRequest::new(request.model.trim()),
         request: ChatRequest::new(messages)
             .with_tools(tools)

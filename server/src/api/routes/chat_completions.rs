@@ -143,6 +143,7 @@ pub(crate) async fn create_chat_completion(
         .map_or(0, |elapsed| elapsed.as_secs());
     let (repairs, log) = (prepared.repairs, prepared.log);
     let cache = match (&prepared.source, reuse) {
+        _ if log.is_none() => None,
         (_, Reuse::Never) => None,
         (Source::Stored(_), _) => Some("hit"),
         (Source::Model { .. }, _) => Some("miss"),
@@ -159,7 +160,7 @@ pub(crate) async fn create_chat_completion(
         };
         let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
         let mut pending = PendingLog {
-            log: Some(log),
+            log,
             answer: ResponseBuilder::default(),
             runs: Arc::clone(&app.runs),
         };
@@ -202,7 +203,10 @@ pub(crate) async fn create_chat_completion(
             }
         };
         drop(permit);
-        let node = record(log, Ok(answer.clone())).await;
+        let node = match log {
+            Some(log) => record(log, Ok(answer.clone())).await,
+            None => None,
+        };
         let mut response =
             axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();
         if let Some(node) = node {

@@ -53,6 +53,10 @@ pub struct ChatCompletionRequest {
     /// The end user, for the operator's logs.
     #[serde(default)]
     pub user: Option<String>,
+    /// Whether the exchange is kept in the conversation tree (default true); `false` leaves
+    /// no trace of it and never answers from the tree.
+    #[serde(default)]
+    pub store: Option<bool>,
 }
 
 /// `stream_options`.
