@@ -31,8 +31,6 @@ use std::time::{Duration, Instant};
 
 use crate::cmd::{cargo, step, target_dir, workspace_root};
 
-/// How long a server may take to answer `/health` after it starts.
-const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a server may take to exit after SIGTERM (its shutdown grace is set to 5 s).
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 /// How long the replay server may take to write its port.
@@ -483,29 +481,11 @@ impl<'a> Skein<'a> {
     /// Waits until `GET /health` answers 200.
     fn wait_healthy(&mut self) -> Result<(), String> {
         let name = self.setup.name;
-        let started = Instant::now();
-        loop {
-            let child = self
-                .child
-                .as_mut()
-                .ok_or_else(|| format!("{name} is not running"))?;
-            if let Some(status) = child.try_wait().map_err(|err| err.to_string())? {
-                return Err(format!(
-                    "{name} exited before it was healthy ({status}); see {}",
-                    self.log.display()
-                ));
-            }
-            if crate::net::health(&self.setup.address).is_some_and(|status| status == 200) {
-                return Ok(());
-            }
-            if started.elapsed() > START_TIMEOUT {
-                return Err(format!(
-                    "{name} did not answer /health within {START_TIMEOUT:?}; see {}",
-                    self.log.display()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let child = self
+            .child
+            .as_mut()
+            .ok_or_else(|| format!("{name} is not running"))?;
+        crate::net::wait_healthy(child, &self.setup.address, name, &self.log)
     }
 
     /// SIGTERM, then waits for a clean exit.

@@ -30,8 +30,6 @@ const MAX_EXAMPLES: &str = "60";
 const SEED: &str = "20261123";
 /// A time budget for the whole schemathesis run (seconds).
 const MAX_TIME: &str = "120";
-/// How long the server may take to answer `/health` after it starts.
-const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the server may take to exit after SIGTERM (its shutdown grace is set to 5 s).
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
 /// Provider key variables removed from the server's environment.
@@ -175,25 +173,7 @@ impl Server {
 
     /// Waits until `GET /health` answers 200.
     fn wait_healthy(&mut self, address: &str) -> Result<(), String> {
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().map_err(|err| err.to_string())? {
-                return Err(format!(
-                    "skein serve exited before it was healthy ({status}); see {}",
-                    self.log.display()
-                ));
-            }
-            if crate::net::health(address).is_some_and(|status| status == 200) {
-                return Ok(());
-            }
-            if started.elapsed() > START_TIMEOUT {
-                return Err(format!(
-                    "skein serve did not answer /health within {START_TIMEOUT:?}; see {}",
-                    self.log.display()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        crate::net::wait_healthy(&mut self.child, address, "skein serve", &self.log)
     }
 
     /// SIGTERM, then waits for a clean exit.
