@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
+use axum::serve::ListenerExt as _;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::response::Response;
@@ -63,6 +64,10 @@ impl StreamingProvider {
         let stop = CancellationToken::new();
         let stopped = stop.clone();
         tokio::spawn(async move {
+            // Without TCP_NODELAY each delta would wait for the reader's delayed ACK (~40 ms).
+            let listener = listener.tap_io(|tcp| {
+                let _ = tcp.set_nodelay(true);
+            });
             let _ = axum::serve(listener, app)
                 .with_graceful_shutdown(async move { stopped.cancelled().await })
                 .await;
