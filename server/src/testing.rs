@@ -13,11 +13,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::serve::ListenerExt as _;
 use axum::body::{Body, Bytes};
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::post;
+use axum::serve::ListenerExt as _;
 use futures::StreamExt as _;
 use serde_json::json;
 use tokio::net::TcpListener;
