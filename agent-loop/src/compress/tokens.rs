@@ -75,9 +75,11 @@ impl TokenCounter {
     /// Builds tiktoken's encodings now (o200k for current OpenAI models, cl100k for older ones)
     /// instead of on the first count: building one takes ~0.2 s of CPU, which a server should
     /// spend at start, on a blocking thread, rather than inside its first answer.
+    /// Without the `tiktoken` feature there is nothing to build.
     pub fn preload() {
+        #[cfg(feature = "tiktoken")]
         for model in ["gpt-4o", "gpt-4"] {
-            let _ = TokenCounter::for_model(&ModelInfo::lookup(Provider::OpenAi, model));
+            let _ = TokenCounter::for_model(&ModelInfo::lookup(providers::Provider::OpenAi, model));
         }
     }
 
