@@ -29,7 +29,7 @@ fn refused_with(value: Value, config: &ServerConfig) -> Vec<String> {
 }
 
 #[test]
-fn a_minimal_request_gets_the_seed_defaults() {
+fn a_minimal_request_gets_the_chat_shell_defaults() {
     let planned =
         planned(json!({"model_config": {"model_id": "echo"}, "input": {"text": "Hello"}}));
     let spec = planned.spec;
