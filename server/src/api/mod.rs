@@ -3,6 +3,7 @@
 //! its events are written (`encode`: one encoder per protocol).
 
 pub(crate) mod auth;
+pub(crate) mod body;
 pub mod encode;
 pub(crate) mod error;
 pub(crate) mod guard;

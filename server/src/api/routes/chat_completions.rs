@@ -12,12 +12,13 @@ use axum::extract::rejection::BytesRejection;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use conversation_tree::{NodeId, ResponseStatus, Reuse};
-use futures::StreamExt as _;
 use futures::stream::BoxStream;
+use futures::{Stream, StreamExt as _};
 use http::{HeaderValue, StatusCode, header};
 use providers::{ChatResponse, FinishReason, ProviderError, ResponseBuilder, StreamEvent};
 
 use crate::api::auth::Caller;
+use crate::api::body::{self, BodyError};
 use crate::api::encode::chat_completions::{ChatCompletion, ChunkEncoder};
 use crate::api::encode::failure::FailureKind;
 use crate::api::encode::openai_error::OpenAiError;
@@ -92,8 +93,11 @@ pub(crate) async fn create_chat_completion(
     let call = chat_completion(request)?;
     let (stream, include_usage) = (call.stream, call.include_usage);
     let permit = app.limit.try_acquire(caller)?;
+    let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
     if let Some(agent) = agent {
-        let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
         let spec = agent_spec(&agent, call);
         let prepared = app.chat.prepare(spec).await.map_err(|error| {
             OpenAiError::new(
@@ -102,24 +106,16 @@ pub(crate) async fn create_chat_completion(
                 format!("the agent `{model_name}` cannot run: {error}"),
             )
         })?;
-        let created = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_secs());
         let cancel = CancellationToken::new();
         // The run stops when the client goes away and its answer is dropped.
         let disconnect = cancel.clone().drop_guard();
         let events = prepared.stream(cancel);
         let mut encoder = ChunkEncoder::new(id.clone(), model_name.clone(), created, include_usage);
         if stream {
-            let frames = events
-                .map(move |event| {
-                    let _held = (&permit, &disconnect);
-                    agent_frames(&mut encoder, &event)
-                })
-                .flat_map(futures::stream::iter)
-                .chain(futures::stream::once(async { "[DONE]".to_owned() }))
-                .map(|data| Ok::<_, Infallible>(Event::default().data(data)));
-            return Ok(Sse::new(frames).into_response());
+            return Ok(sse(events.map(move |event| {
+                let _held = (&permit, &disconnect);
+                agent_frames(&mut encoder, &event)
+            })));
         }
         let answer = collect_agent(events).await?;
         drop((permit, disconnect));
@@ -137,10 +133,6 @@ pub(crate) async fn create_chat_completion(
         .prepare_call(call, app.auth.owner(caller), reuse)
         .await
         .map_err(gateway_error)?;
-    let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
-    let created = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
     let (repairs, log) = (prepared.repairs, prepared.log);
     let cache = match (&prepared.source, reuse) {
         _ if log.is_none() => None,
@@ -164,31 +156,24 @@ pub(crate) async fn create_chat_completion(
             answer: ResponseBuilder::default(),
             runs: Arc::clone(&app.runs),
         };
-        let frames = events
-            .map(move |event| {
-                let _permit = &permit;
-                match event {
-                    Ok(event) => {
-                        pending.push(&event);
-                        encoder
-                            .encode(event)
-                            .iter()
-                            .map(|chunk| serde_json::to_string(chunk).unwrap_or_default())
-                            .collect::<Vec<_>>()
-                    }
-                    // A stream that already began can only report its failure in-band.
-                    Err(error) => {
-                        pending.end(ResponseStatus::Failed);
-                        vec![
-                            serde_json::to_string(provider_error(error).body()).unwrap_or_default(),
-                        ]
-                    }
+        sse(events.map(move |event| {
+            let _permit = &permit;
+            match event {
+                Ok(event) => {
+                    pending.push(&event);
+                    encoder
+                        .encode(event)
+                        .iter()
+                        .map(|chunk| serde_json::to_string(chunk).unwrap_or_default())
+                        .collect::<Vec<_>>()
                 }
-            })
-            .flat_map(futures::stream::iter)
-            .chain(futures::stream::once(async { "[DONE]".to_owned() }))
-            .map(|data| Ok::<_, Infallible>(Event::default().data(data)));
-        Sse::new(frames).into_response()
+                // A stream that already began can only report its failure in-band.
+                Err(error) => {
+                    pending.end(ResponseStatus::Failed);
+                    vec![serde_json::to_string(provider_error(error).body()).unwrap_or_default()]
+                }
+            }
+        }))
     } else {
         let answer = match prepared.source {
             Source::Model { model, request } => {
@@ -204,7 +189,7 @@ pub(crate) async fn create_chat_completion(
         };
         drop(permit);
         let node = match log {
-            Some(log) => record(log, Ok(answer.clone())).await,
+            Some(log) => record(log, &answer, ResponseStatus::Completed).await,
             None => None,
         };
         let mut response =
@@ -325,10 +310,7 @@ impl PendingLog {
         let Some(log) = self.log.take() else { return };
         let answer = std::mem::take(&mut self.answer).into_partial();
         self.runs.spawn(async move {
-            let conversation = log.conversation().to_string();
-            if let Err(error) = log.record(&answer, status).await {
-                tracing::warn!(%conversation, %error, "cannot log the exchange");
-            }
+            record(log, &answer, status).await;
         });
     }
 }
@@ -339,12 +321,11 @@ impl Drop for PendingLog {
     }
 }
 
-/// Logs a whole answer: the node it is. A store that fails is reported, never the client's
-/// problem (the answer was delivered).
-async fn record(log: CallLog, answer: Result<ChatResponse, ProviderError>) -> Option<NodeId> {
-    let answer = answer.ok()?;
+/// Logs `answer` as ended with `status`: the node it is. A store that fails is reported, never
+/// the client's problem (the answer was delivered).
+async fn record(log: CallLog, answer: &ChatResponse, status: ResponseStatus) -> Option<NodeId> {
     let conversation = log.conversation().to_string();
-    match log.record(&answer, ResponseStatus::Completed).await {
+    match log.record(answer, status).await {
         Ok(node) => Some(node),
         Err(error) => {
             tracing::warn!(%conversation, %error, "cannot log the exchange");
@@ -353,31 +334,31 @@ async fn record(log: CallLog, answer: Result<ChatResponse, ProviderError>) -> Op
     }
 }
 
+/// The SSE answer of a stream of `data:` payloads, ended by `[DONE]` as OpenAI's streams are.
+fn sse(frames: impl Stream<Item = Vec<String>> + Send + 'static) -> Response {
+    let events = frames
+        .flat_map(futures::stream::iter)
+        .chain(futures::stream::once(async { "[DONE]".to_owned() }))
+        .map(|data| Ok::<_, Infallible>(Event::default().data(data)));
+    Sse::new(events).into_response()
+}
+
 pub(crate) fn parse(body: &[u8]) -> Result<ChatCompletionRequest, OpenAiError> {
-    let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let request: ChatCompletionRequest = serde_path_to_error::deserialize(&mut deserializer)
-        .map_err(|err| {
-            let path = err.path().to_string();
-            let inner = err.into_inner();
-            match inner.classify() {
-                serde_json::error::Category::Data => {
-                    OpenAiError::invalid(path.clone(), format!("`{path}`: {inner}"))
-                }
-                _ => OpenAiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_json",
-                    format!("the body is not a JSON request: {inner}"),
-                ),
-            }
-        })?;
-    deserializer.end().map_err(|err| {
-        OpenAiError::new(
+    body::parse(body).map_err(|error| match error {
+        BodyError::Field { path, reason } => {
+            OpenAiError::invalid(path.clone(), format!("`{path}`: {reason}"))
+        }
+        BodyError::NotJson(reason) => OpenAiError::new(
             StatusCode::BAD_REQUEST,
             "invalid_json",
-            format!("the body holds more than one JSON value: {err}; send the request alone"),
-        )
-    })?;
-    Ok(request)
+            format!("the body is not a JSON request: {reason}"),
+        ),
+        BodyError::Trailing(reason) => OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body holds more than one JSON value: {reason}; send the request alone"),
+        ),
+    })
 }
 
 fn gateway_error(error: GatewayError) -> OpenAiError {

@@ -20,6 +20,7 @@ use serde_json::json;
 use tracing::Instrument as _;
 
 use crate::api::auth::Caller;
+use crate::api::body::{self, BodyError};
 use crate::api::encode::chat_shell::{ChatShellEvent, StopReasonName, UsagePayload};
 use crate::api::encode::failure::FailureKind;
 use crate::api::error::ApiError;
@@ -175,28 +176,18 @@ async fn own_conversation(
 }
 
 pub(crate) fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {
-    let mut deserializer = serde_json::Deserializer::from_slice(body);
-    let request: ResponseRequest =
-        serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
-            let path = err.path().to_string();
-            let inner = err.into_inner();
-            match inner.classify() {
-                serde_json::error::Category::Data => {
-                    ApiError::unprocessable("invalid_field", format!("`{path}`: {inner}"))
-                        .with_details(
-                            json!({"fields": [{"field": path, "reason": inner.to_string()}]}),
-                        )
-                }
-                _ => ApiError::invalid_request(format!("the body is not a JSON request: {inner}")),
-            }
-        })?;
-    // One JSON value and nothing after it (whitespace aside).
-    deserializer.end().map_err(|err| {
-        ApiError::invalid_request(format!(
-            "the body holds more than one JSON value: {err}; send the request object alone"
-        ))
-    })?;
-    Ok(request)
+    body::parse(body).map_err(|error| match error {
+        BodyError::Field { path, reason } => {
+            ApiError::unprocessable("invalid_field", format!("`{path}`: {reason}"))
+                .with_details(json!({"fields": [{"field": path, "reason": reason}]}))
+        }
+        BodyError::NotJson(reason) => {
+            ApiError::invalid_request(format!("the body is not a JSON request: {reason}"))
+        }
+        BodyError::Trailing(reason) => ApiError::invalid_request(format!(
+            "the body holds more than one JSON value: {reason}; send the request object alone"
+        )),
+    })
 }
 
 fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
