@@ -60,3 +60,21 @@ pub(crate) fn has_cargo_subcommand(subcommand: &str) -> bool {
         .status()
         .is_ok_and(|status| status.success())
 }
+
+/// Builds the debug `skein` binary the API steps serve with; its path.
+pub(crate) fn build_skein() -> Result<PathBuf, String> {
+    step(
+        "build skein",
+        cargo().args(["build", "--locked", "-p", "cli", "--bin", "skein"]),
+    )?;
+    Ok(target_dir().join("debug").join("skein"))
+}
+
+/// An empty folder for this process's run under `dir` (logs, configs, stores), so that two
+/// runs never share files.
+pub(crate) fn fresh_run_dir(dir: &std::path::Path) -> Result<PathBuf, String> {
+    let run_dir = dir.join(format!("run-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&run_dir);
+    std::fs::create_dir_all(&run_dir).map_err(|err| format!("{}: {err}", run_dir.display()))?;
+    Ok(run_dir)
+}

@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{cargo, step, target_dir, workspace_root};
+use crate::cmd::{target_dir, workspace_root};
 
 /// How long a server may take to exit after SIGTERM (its shutdown grace is set to 5 s).
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -86,15 +86,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let dir = target_dir().join("xtask-openai-sdk");
     let python = crate::venv::ensure(&dir, "openai-sdk-requirements.txt", "openai SDK")
         .map(|bin| bin.join("python"))?;
-    step(
-        "build skein",
-        cargo().args(["build", "--locked", "-p", "cli", "--bin", "skein"]),
-    )?;
-    let binary = target_dir().join("debug").join("skein");
-
-    let run_dir = dir.join(format!("run-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&run_dir);
-    fs::create_dir_all(&run_dir).map_err(|err| format!("{}: {err}", run_dir.display()))?;
+    let binary = crate::cmd::build_skein()?;
+    let run_dir = crate::cmd::fresh_run_dir(&dir)?;
     let result = run_in(&python, &binary, &run_dir);
     match result {
         Ok(()) => {

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{cargo, step, target_dir, workspace_root};
+use crate::cmd::{step, target_dir, workspace_root};
 
 /// Examples per operation and phase: enough to cover every field's shapes, small enough that
 /// the step takes about a minute on two cores.
@@ -62,15 +62,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let dir = target_dir().join("xtask-schemathesis");
     let st = crate::venv::ensure(&dir, "schemathesis-requirements.txt", "schemathesis")
         .map(|bin| bin.join("st"))?;
-    step(
-        "build skein",
-        cargo().args(["build", "--locked", "-p", "cli", "--bin", "skein"]),
-    )?;
-    let binary = target_dir().join("debug").join("skein");
-
-    let run_dir = dir.join(format!("run-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&run_dir);
-    fs::create_dir_all(&run_dir).map_err(|err| format!("{}: {err}", run_dir.display()))?;
+    let binary = crate::cmd::build_skein()?;
+    let run_dir = crate::cmd::fresh_run_dir(&dir)?;
     let config = run_dir.join("server.yaml");
     fs::write(&config, SERVER_CONFIG).map_err(|err| format!("{}: {err}", config.display()))?;
     let port = crate::net::free_port()?;

@@ -90,9 +90,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         })
     };
 
-    let run_dir = dir.join(format!("run-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&run_dir);
-    fs::create_dir_all(&run_dir).map_err(|err| format!("{}: {err}", run_dir.display()))?;
+    let run_dir = crate::cmd::fresh_run_dir(&dir)?;
     let mut command = Command::new(&example);
     command.arg("--skein").arg(&skein);
     match &litellm {
