@@ -18,48 +18,7 @@ use providers::testing::{ScriptedModel, ScriptedResponse};
 use providers::{
     ChatModel, ChatRequest, ChatResponse, EventStream, ModelInfo, Provider, ProviderError,
 };
-use serde::Deserialize;
-use toolchain::{ExecutionContext, JsonSchema, Tool, ToolError, ToolResult, ToolSet, async_trait};
-
-/// A model with a 2 000-token window: 1 800 tokens for input, compression above 1 620, down
-/// to 1 260.
-fn small_model(responses: Vec<ScriptedResponse>) -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::new(responses).with_info(ModelInfo {
-        id: "claude-small".into(),
-        provider: Provider::Anthropic,
-        context_window: 2_000,
-        max_output_tokens: 200,
-        supports_reasoning: true,
-        supports_vision: true,
-        known: true,
-    }))
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct Page {
-    /// Page number.
-    n: u32,
-}
-
-/// Returns 2 000 bytes per page (≈ 590 estimated tokens).
-struct ReadPage;
-
-#[async_trait]
-impl Tool<Page, String> for ReadPage {
-    fn name(&self) -> &str {
-        "read_page"
-    }
-    fn description(&self) -> &str {
-        "Reads a page."
-    }
-    async fn call(
-        &self,
-        _: &ExecutionContext,
-        page: Page,
-    ) -> Result<ToolResult<String>, ToolError> {
-        Ok(ToolResult::text(format!("page {} ", page.n).repeat(250)))
-    }
-}
+use toolchain::{ExecutionContext, Tool, ToolError, ToolResult, ToolSet, async_trait};
 
 /// A round that thinks (Anthropic-style signed block) and calls `read_page` with a Gemini-style
 /// signature on the call.
@@ -94,7 +53,7 @@ async fn compression_between_tool_rounds_keeps_the_current_signatures() {
     ]);
     let agent = Agent::builder()
         .model(model.clone())
-        .tools(ToolSet::new().with(ReadPage).unwrap())
+        .tools(ToolSet::new().with(ReadPage(250)).unwrap())
         .system("You read pages.")
         .max_rounds(5)
         .build()
@@ -188,7 +147,7 @@ async fn compression_prunes_when_the_summarizer_fails() {
     ]);
     let agent = Agent::builder()
         .model(model.clone())
-        .tools(ToolSet::new().with(ReadPage).unwrap())
+        .tools(ToolSet::new().with(ReadPage(250)).unwrap())
         .max_rounds(5)
         .build()
         .unwrap();
@@ -270,7 +229,7 @@ async fn a_cut_prompt_is_reported_in_response_done() {
             ScriptedResponse::new().tool_call("call-1", "read_page", r#"{"n": 1}"#),
             ScriptedResponse::text("Read."),
         ]))
-        .tools(ToolSet::new().with(ReadPage).unwrap())
+        .tools(ToolSet::new().with(ReadPage(250)).unwrap())
         .compression(
             ContextPolicy::default()
                 .with_attachment_limit(500)

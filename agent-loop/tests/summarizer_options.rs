@@ -5,53 +5,12 @@
 use crate::common;
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use agent_loop::{Agent, StopReason};
 use common::*;
-use providers::testing::{ScriptedModel, ScriptedResponse};
-use providers::{ChatOptions, ModelInfo, Provider, ReasoningEffort, ToolChoice};
-use serde::Deserialize;
-use toolchain::{ExecutionContext, JsonSchema, Tool, ToolError, ToolResult, ToolSet, async_trait};
-
-/// A 2 000-token window: the third round's pages push the chain past the trigger.
-fn small_model(responses: Vec<ScriptedResponse>) -> Arc<ScriptedModel> {
-    Arc::new(ScriptedModel::new(responses).with_info(ModelInfo {
-        id: "claude-small".into(),
-        provider: Provider::Anthropic,
-        context_window: 2_000,
-        max_output_tokens: 200,
-        supports_reasoning: true,
-        supports_vision: true,
-        known: true,
-    }))
-}
-
-#[derive(Deserialize, JsonSchema)]
-struct Page {
-    /// Page number.
-    n: u32,
-}
-
-/// About 2 500 bytes per page.
-struct ReadPage;
-
-#[async_trait]
-impl Tool<Page, String> for ReadPage {
-    fn name(&self) -> &str {
-        "read_page"
-    }
-    fn description(&self) -> &str {
-        "Reads a page."
-    }
-    async fn call(
-        &self,
-        _: &ExecutionContext,
-        page: Page,
-    ) -> Result<ToolResult<String>, ToolError> {
-        Ok(ToolResult::text(format!("page {} ", page.n).repeat(320)))
-    }
-}
+use providers::testing::ScriptedResponse;
+use providers::{ChatOptions, ReasoningEffort, ToolChoice};
+use toolchain::ToolSet;
 
 fn round(n: u32) -> ScriptedResponse {
     ScriptedResponse::new()
@@ -75,7 +34,7 @@ async fn summary_calls_carry_the_extra_headers_and_nothing_else() {
     let headers = BTreeMap::from([("x-gateway-route".to_owned(), "team-a".to_owned())]);
     let agent = Agent::builder()
         .model(model.clone())
-        .tools(ToolSet::new().with(ReadPage).unwrap())
+        .tools(ToolSet::new().with(ReadPage(320)).unwrap())
         .system("You read pages.")
         .max_rounds(5)
         .options(ChatOptions {

@@ -252,3 +252,47 @@ macro_rules! assert_events_snapshot {
         })
     };
 }
+
+/// A model with a 2 000-token window: 1 800 tokens for input, compression above 1 620, down
+/// to 1 260.
+pub fn small_model(responses: Vec<ScriptedResponse>) -> Arc<ScriptedModel> {
+    Arc::new(
+        ScriptedModel::new(responses).with_info(providers::ModelInfo {
+            id: "claude-small".into(),
+            provider: providers::Provider::Anthropic,
+            context_window: 2_000,
+            max_output_tokens: 200,
+            supports_reasoning: true,
+            supports_vision: true,
+            known: true,
+        }),
+    )
+}
+
+/// The input of [`ReadPage`].
+#[derive(Deserialize, JsonSchema)]
+pub struct Page {
+    /// Page number.
+    pub n: u32,
+}
+
+/// `read_page`: returns `"page N "` repeated `.0` times (8 bytes each for one-digit pages), so a
+/// test sizes its pages against the small window.
+pub struct ReadPage(pub usize);
+
+#[async_trait]
+impl Tool<Page, String> for ReadPage {
+    fn name(&self) -> &str {
+        "read_page"
+    }
+    fn description(&self) -> &str {
+        "Reads a page."
+    }
+    async fn call(
+        &self,
+        _: &ExecutionContext,
+        page: Page,
+    ) -> Result<ToolResult<String>, ToolError> {
+        Ok(ToolResult::text(format!("page {} ", page.n).repeat(self.0)))
+    }
+}
