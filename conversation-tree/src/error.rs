@@ -111,6 +111,18 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A node label was rejected ([`NewResponse::label`](crate::NewResponse::label),
+    /// [`Store::node_by_label`](crate::Store::node_by_label)).
+    #[error(
+        "invalid response label ({label_len} characters): {reason}; use 1 to 128 printable \
+         characters, such as an id the front end minted"
+    )]
+    InvalidLabel {
+        /// Its length in characters (the label itself is not repeated, as owners are not).
+        label_len: usize,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
     /// A node id could not be parsed.
     #[error("invalid response id {text:?}: expected a positive integer such as 42")]
     InvalidNodeId {

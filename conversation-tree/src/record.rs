@@ -30,6 +30,10 @@ pub(crate) struct NodeRow {
     pub(crate) duration: Option<Duration>,
     pub(crate) datetime_utc: Timestamp,
     pub(crate) status: ResponseStatus,
+    /// The label to move to this node once it has an id.
+    pub(crate) label: Option<String>,
+    /// The owner of the conversation, should this write create it.
+    pub(crate) owner: Option<String>,
 }
 
 impl NodeRow {
@@ -76,11 +80,19 @@ impl NodeRow {
             duration: None,
             datetime_utc: micros(datetime_utc),
             status: ResponseStatus::Completed,
+            label: None,
+            owner: None,
         })
     }
 
     /// A row for a model's answer, as logged by [`Store::log_response`](crate::Store::log_response).
     pub(crate) fn from_response(entry: NewResponse, now: Timestamp) -> Result<Self> {
+        if let Some(label) = &entry.label {
+            crate::store::check_label(label)?;
+        }
+        if let Some(owner) = &entry.owner {
+            crate::store::check_owner(owner)?;
+        }
         let mut row = NodeRow::new(
             entry.conversation,
             entry.parent,
@@ -109,6 +121,8 @@ impl NodeRow {
         row.usage = entry.usage;
         row.duration = entry.duration;
         row.status = entry.status;
+        row.label = entry.label;
+        row.owner = entry.owner;
         Ok(row)
     }
 

@@ -70,11 +70,59 @@ pub trait Store: Send + Sync {
 
     /// Stores a model's answer as a new node (and a [`Generated`](crate::CallKind::Generated)
     /// call), computing its hashes. Several answers to the same turn at the same position are
-    /// kept side by side.
+    /// kept side by side. The node's label ([`NewResponse::label`]) and the owner of a
+    /// conversation it creates ([`NewResponse::owner`]) are written in the same transaction.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidLabel`](crate::StoreError::InvalidLabel) and
+    /// [`StoreError::InvalidOwner`](crate::StoreError::InvalidOwner) for an unusable label or
+    /// owner, [`StoreError::InvalidTurn`](crate::StoreError::InvalidTurn),
+    /// [`StoreError::UnknownNode`](crate::StoreError::UnknownNode) and
+    /// [`StoreError::ParentInOtherConversation`](crate::StoreError::ParentInOtherConversation)
+    /// for an answer that cannot be stored where it says, and the store's own errors. Nothing
+    /// is written when it fails.
     async fn log_response(&self, response: NewResponse) -> Result<Node>;
 
     /// The node with this id, if the store holds it.
     async fn node(&self, id: NodeId) -> Result<Option<Node>>;
+
+    /// The node `label` names ([`NewResponse::label`]), in any conversation; `None` for a
+    /// label no node was logged with. A label names one node: the last one logged with it.
+    ///
+    /// A front end that names an answer before it is written (an OpenAI Responses API id,
+    /// sent to the client in the first stream event) finds the node again by that name in a
+    /// later request, after a restart too. Works on read-only stores.
+    ///
+    /// ```
+    /// use conversation_tree::{CallOptions, ConversationId, Message, NewResponse, SqliteStore, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), conversation_tree::StoreError> {
+    /// let store = SqliteStore::open_in_memory().await?;
+    /// let conversation = ConversationId::random();
+    /// let options = CallOptions::new("echo");
+    /// let ask = |parent, question: &str, answer: &str| {
+    ///     NewResponse::new(conversation.clone(), parent, vec![Message::human(question)], Message::ai(answer), &options)
+    ///         .label("resp_123")
+    /// };
+    /// let first = store.log_response(ask(None, "Weather in Paris?", "Let me look.")).await?;
+    /// assert_eq!(store.node_by_label("resp_123").await?, Some(first.clone()));
+    ///
+    /// // A later round of the same run moves the label to its answer.
+    /// let second = store.log_response(ask(Some(first.id()), "(tool result)", "Sunny.")).await?;
+    /// assert_eq!(store.node_by_label("resp_123").await?.map(|node| node.id()), Some(second.id()));
+    /// assert_eq!(store.node_by_label("resp_unknown").await?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidLabel`](crate::StoreError::InvalidLabel) for a label no node can
+    /// have (empty, longer than 128 characters, or with a control character), and the store's
+    /// own errors.
+    async fn node_by_label(&self, label: &str) -> Result<Option<Node>>;
 
     /// The node's input messages and answer.
     async fn turn(&self, id: NodeId) -> Result<Turn>;
@@ -169,20 +217,34 @@ impl Claim {
     }
 }
 
-/// Checks an owner name for [`Store::claim_conversation`].
-pub(crate) fn check_owner(owner: &str) -> Result<()> {
-    let owner_len = owner.chars().count();
-    let reason = if owner.is_empty() {
-        Some("it is empty")
-    } else if owner_len > 128 {
-        Some("it is longer than 128 characters")
-    } else if owner.chars().any(char::is_control) {
-        Some("it contains a control character")
+/// What is wrong with a name a front end chose (an owner or a label), as its length in
+/// characters and the reason: both are 1 to 128 characters, none of them a control character.
+fn name_problem(name: &str) -> Option<(usize, &'static str)> {
+    let len = name.chars().count();
+    let reason = if name.is_empty() {
+        "it is empty"
+    } else if len > 128 {
+        "it is longer than 128 characters"
+    } else if name.chars().any(char::is_control) {
+        "it contains a control character"
     } else {
-        None
+        return None;
     };
-    match reason {
-        Some(reason) => Err(crate::StoreError::InvalidOwner { owner_len, reason }),
+    Some((len, reason))
+}
+
+/// Checks an owner name for [`Store::claim_conversation`] and [`NewResponse::owner`].
+pub(crate) fn check_owner(owner: &str) -> Result<()> {
+    match name_problem(owner) {
+        Some((owner_len, reason)) => Err(crate::StoreError::InvalidOwner { owner_len, reason }),
+        None => Ok(()),
+    }
+}
+
+/// Checks a label for [`NewResponse::label`] and [`Store::node_by_label`].
+pub(crate) fn check_label(label: &str) -> Result<()> {
+    match name_problem(label) {
+        Some((label_len, reason)) => Err(crate::StoreError::InvalidLabel { label_len, reason }),
         None => Ok(()),
     }
 }
@@ -272,6 +334,8 @@ pub struct NewResponse {
     pub(crate) duration: Option<Duration>,
     pub(crate) datetime_utc: Option<Timestamp>,
     pub(crate) status: ResponseStatus,
+    pub(crate) label: Option<String>,
+    pub(crate) owner: Option<String>,
 }
 
 impl NewResponse {
@@ -297,6 +361,8 @@ impl NewResponse {
             duration: None,
             datetime_utc: None,
             status: ResponseStatus::Completed,
+            label: None,
+            owner: None,
         }
     }
 
@@ -323,6 +389,36 @@ impl NewResponse {
     /// Sets when the call was made (default: when it is logged).
     pub fn datetime_utc(mut self, at: Timestamp) -> Self {
         self.datetime_utc = Some(at);
+        self
+    }
+
+    /// Names the node: it is found by this label with [`Store::node_by_label`]. A label names
+    /// one node: logging another node with the same label moves it there, so a run of several
+    /// rounds keeps one label on its latest answer.
+    ///
+    /// A label is 1 to 128 characters, none of them a control character
+    /// ([`StoreError::InvalidLabel`](crate::StoreError::InvalidLabel) otherwise, and nothing is
+    /// written). It is written in the node's own transaction: a label never names a node that
+    /// was not written, and a written node never lacks its label.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// The conversation's owner when this write creates it; an existing conversation keeps
+    /// its owner (writes never change one). The same principal name as
+    /// [`Store::claim_conversation`] takes (1 to 128 characters, no control character, never a
+    /// secret; [`StoreError::InvalidOwner`](crate::StoreError::InvalidOwner) otherwise), so a
+    /// front end records a new conversation's owner with its first answer instead of claiming
+    /// it first; a later claim by `owner` is then [`Claim::Owned`].
+    ///
+    /// Only [`Store::log_response`] records it: a conversation that
+    /// [`Store::find_or_create_path`] created earlier (storing a branch of caller-supplied
+    /// answers) already exists, without an owner, and keeps none.
+    #[must_use]
+    pub fn owner(mut self, owner: impl Into<String>) -> Self {
+        self.owner = Some(owner.into());
         self
     }
 

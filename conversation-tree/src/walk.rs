@@ -21,11 +21,13 @@ pub(crate) trait Tx {
     /// does not already serialise all writers.
     async fn lock_conversation(&self, conversation: &ConversationId) -> Result<()>;
 
-    /// Creates the conversation row if needed and moves its `updated_utc` to `at` if later.
+    /// Creates the conversation row if needed, owned by `owner`, and moves its `updated_utc`
+    /// to `at` if later. An existing conversation keeps its owner.
     async fn touch_conversation(
         &self,
         conversation: &ConversationId,
         name: Option<&str>,
+        owner: Option<&str>,
         at: Timestamp,
     ) -> Result<()>;
 
@@ -56,6 +58,9 @@ pub(crate) trait Tx {
         model: Option<&str>,
         at: Timestamp,
     ) -> Result<()>;
+
+    /// Points `label` at `node`, moving it from the node it named before, if any.
+    async fn set_label(&self, label: &str, node: NodeId) -> Result<()>;
 }
 
 /// A message array cut into turns and hashed: the CPU part of a walk, done once.
@@ -212,7 +217,7 @@ pub(crate) async fn walk<T: Tx>(
                 let Mode::Write { at } = mode else {
                     return stop(turns, parent);
                 };
-                tx.touch_conversation(conversation, plan.name.as_deref(), at)
+                tx.touch_conversation(conversation, plan.name.as_deref(), None, at)
                     .await?;
                 tx.insert_call(
                     hit.id(),
@@ -269,7 +274,7 @@ pub(crate) async fn walk<T: Tx>(
             at,
         )?;
         row.set_parent_path(parent.as_ref().map(Node::path_hash));
-        tx.touch_conversation(conversation, plan.name.as_deref(), at)
+        tx.touch_conversation(conversation, plan.name.as_deref(), None, at)
             .await?;
         let id = tx.insert_node(&row).await?;
         tx.insert_call(id, conversation, CallKind::Supplied, None, at)
@@ -335,7 +340,8 @@ async fn said_with_other_options<T: Tx>(
     Ok(None)
 }
 
-/// Stores a prepared answer: checks its parent, derives its path hash, writes node and call.
+/// Stores a prepared answer: checks its parent, derives its path hash, writes node and call,
+/// and moves the row's label to the node, all in the caller's transaction.
 pub(crate) async fn log<T: Tx>(tx: &T, mut row: NodeRow, name: Option<&str>) -> Result<Node> {
     let parent_path = match row.parent {
         None => None,
@@ -356,7 +362,8 @@ pub(crate) async fn log<T: Tx>(tx: &T, mut row: NodeRow, name: Option<&str>) -> 
     };
     row.set_parent_path(parent_path.as_deref());
     let at = row.datetime_utc;
-    tx.touch_conversation(&row.conversation, name, at).await?;
+    tx.touch_conversation(&row.conversation, name, row.owner.as_deref(), at)
+        .await?;
     let id = tx.insert_node(&row).await?;
     tx.insert_call(
         id,
@@ -366,5 +373,8 @@ pub(crate) async fn log<T: Tx>(tx: &T, mut row: NodeRow, name: Option<&str>) -> 
         at,
     )
     .await?;
+    if let Some(label) = &row.label {
+        tx.set_label(label, id).await?;
+    }
     Ok(row.into_node(id))
 }

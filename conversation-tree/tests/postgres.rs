@@ -98,6 +98,22 @@ async fn another_applications_database_is_refused_and_left_untouched() {
     );
 }
 
+/// `labels` is one of Skein's table names too: another application's table of that name is
+/// refused, not mistaken for a half-made store.
+#[tokio::test]
+async fn another_applications_labels_table_is_refused_and_left_untouched() {
+    let url = fresh_postgres_database().await;
+    execute(&url, "CREATE TABLE labels (name TEXT PRIMARY KEY);")
+        .await
+        .unwrap();
+    let err = PostgresStore::connect(&url).await.unwrap_err();
+    assert!(
+        matches!(&err, StoreError::NotAStore { reason, .. } if reason.contains("labels")),
+        "{err}"
+    );
+    assert_eq!(query_strings(&url, TABLES).await, ["labels"]);
+}
+
 #[tokio::test]
 async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
     let url = fresh_postgres_database().await;
@@ -114,7 +130,7 @@ async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
             err,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 4,
+                supported: 5,
                 ..
             }
         ),
@@ -139,7 +155,13 @@ async fn replicas_connecting_at_once_migrate_once() {
     }
     assert_eq!(
         query_strings(&url, TABLES).await,
-        ["calls", "conversations", "responses", "skein_meta"]
+        [
+            "calls",
+            "conversations",
+            "labels",
+            "responses",
+            "skein_meta"
+        ]
     );
 }
 

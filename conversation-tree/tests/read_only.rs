@@ -47,15 +47,19 @@ impl Fixture {
     }
 }
 
+/// Logs `answer` to `ask` as a root of `conversation`, labelled `resp_<conversation>`.
 async fn log(store: &dyn Store, conversation: &ConversationId, ask: &str, answer: &str) -> Node {
     store
-        .log_response(NewResponse::new(
-            conversation.clone(),
-            None,
-            vec![Message::human(ask)],
-            Message::ai(answer),
-            &CallOptions::new("echo"),
-        ))
+        .log_response(
+            NewResponse::new(
+                conversation.clone(),
+                None,
+                vec![Message::human(ask)],
+                Message::ai(answer),
+                &CallOptions::new("echo"),
+            )
+            .label(format!("resp_{conversation}")),
+        )
         .await
         .unwrap()
 }
@@ -107,6 +111,11 @@ async fn reads_all_and_writes_nothing(store: &SqliteStore, fixture: &Fixture) {
     );
     assert_eq!(store.calls(&fixture.first).await.unwrap().len(), 1);
     assert!(store.verify().await.unwrap().is_ok());
+    assert_eq!(
+        store.node_by_label("resp_second").await.unwrap().as_ref(),
+        Some(&fixture.second_root)
+    );
+    assert_eq!(store.node_by_label("resp_none").await.unwrap(), None);
 
     // A walk through stored nodes to a new question needs no write: it answers.
     let options = CallOptions::new("echo");

@@ -266,6 +266,13 @@ impl Store for PostgresStore {
         tx::node(&client, "reading a response", id).await
     }
 
+    async fn node_by_label(&self, label: &str) -> Result<Option<Node>> {
+        const OPERATION: &str = "finding a labelled response";
+        crate::store::check_label(label)?;
+        let client = self.client(OPERATION).await?;
+        tx::node_by_label(&client, OPERATION, label).await
+    }
+
     async fn turn(&self, id: NodeId) -> Result<Turn> {
         let client = self.client("reading a turn").await?;
         tx::turn(&client, id).await

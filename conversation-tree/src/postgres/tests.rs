@@ -85,7 +85,9 @@ async fn a_read_only_store_reads_and_never_writes() -> crate::Result<()> {
         Message::ai("Paris"),
         &CallOptions::new("echo"),
     );
-    writer.log_response(response.clone()).await?;
+    let root = writer
+        .log_response(response.clone().label("resp_pg_read_only"))
+        .await?;
     let client = writer.client("test").await?;
     // A conversation whose id is not a valid conversation id is listed as damaged.
     client
@@ -108,6 +110,8 @@ async fn a_read_only_store_reads_and_never_writes() -> crate::Result<()> {
             .is_some_and(|reason| reason.contains("empty")),
         "{listed:?}"
     );
+    assert_eq!(reader.node_by_label("resp_pg_read_only").await?, Some(root));
+    assert_eq!(reader.node_by_label("resp_none").await?, None);
     let err = reader.log_response(response).await.unwrap_err();
     assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
     let branch = [Message::human("Capital of France?"), Message::ai("Lyon")];

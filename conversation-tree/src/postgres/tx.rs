@@ -66,17 +66,19 @@ impl<C: GenericClient> Tx for PgTx<'_, C> {
         &self,
         conversation: &ConversationId,
         name: Option<&str>,
+        owner: Option<&str>,
         at: Timestamp,
     ) -> Result<()> {
+        // The owner is set by the insert only: a write never changes an existing owner.
         execute(
             self.client,
             self.operation,
-            "INSERT INTO conversations (id, name, created_utc, updated_utc) \
-             VALUES ($1, $2, $3, $3) \
+            "INSERT INTO conversations (id, name, created_utc, updated_utc, owner) \
+             VALUES ($1, $2, $3, $3, $4) \
              ON CONFLICT (id) DO UPDATE \
              SET updated_utc = GREATEST(conversations.updated_utc, EXCLUDED.updated_utc), \
              name = COALESCE(conversations.name, EXCLUDED.name)",
-            &[&conversation.as_str(), &name, &at],
+            &[&conversation.as_str(), &name, &at, &owner],
         )
         .await
     }
@@ -207,6 +209,17 @@ impl<C: GenericClient> Tx for PgTx<'_, C> {
         )
         .await
     }
+
+    async fn set_label(&self, label: &str, node: NodeId) -> Result<()> {
+        execute(
+            self.client,
+            self.operation,
+            "INSERT INTO labels (label, node_id) VALUES ($1, $2) \
+             ON CONFLICT (label) DO UPDATE SET node_id = EXCLUDED.node_id",
+            &[&label, &node.get()],
+        )
+        .await
+    }
 }
 
 async fn execute(
@@ -282,6 +295,17 @@ pub(super) async fn node(
     Ok(query_nodes(client, operation, sql, &[&id.get()])
         .await?
         .pop())
+}
+
+/// The node `label` names, if any.
+pub(super) async fn node_by_label(
+    client: &impl GenericClient,
+    operation: &'static str,
+    label: &str,
+) -> Result<Option<Node>> {
+    let sql =
+        select_nodes!("FROM labels l JOIN responses r ON r.id = l.node_id WHERE l.label = $1");
+    Ok(query_nodes(client, operation, sql, &[&label]).await?.pop())
 }
 
 async fn existing(

@@ -593,6 +593,16 @@ impl Store for SqliteStore {
         .await
     }
 
+    async fn node_by_label(&self, label: &str) -> Result<Option<Node>> {
+        const OPERATION: &str = "finding a labelled response";
+        crate::store::check_label(label)?;
+        let label = label.to_owned();
+        self.read(OPERATION, move |conn, ctx| {
+            tx::node_by_label(conn, ctx, OPERATION, &label)
+        })
+        .await
+    }
+
     async fn turn(&self, id: NodeId) -> Result<Turn> {
         self.read("reading a turn", move |conn, ctx| tx::turn(conn, ctx, id))
             .await

@@ -39,6 +39,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 4,
         sql: include_str!("migrations/004_owner.sql"),
     },
+    Migration {
+        version: 5,
+        sql: include_str!("migrations/005_labels.sql"),
+    },
 ];
 
 /// The schema version this build writes.

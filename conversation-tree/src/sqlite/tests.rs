@@ -2,11 +2,12 @@
 
 use rusqlite::Connection;
 
-use super::tx::{CANDIDATES_SQL, SqliteTx, format_time};
-use super::{Ctx, SqliteStore, run_ready, schema};
+use super::tx::{CANDIDATES_SQL, format_time};
+use super::{Ctx, SqliteStore, schema};
 use crate::record::{self, NodeRow};
-use crate::walk::Tx as _;
-use crate::{CallKind, ConversationId, HashOptions, Message, NodeId, Store};
+use crate::{
+    CallKind, CallOptions, ConversationId, HashOptions, Message, NewResponse, NodeId, Store,
+};
 
 fn ctx(path: &std::path::Path) -> Ctx {
     Ctx {
@@ -44,7 +45,7 @@ fn insert_v1(conn: &Connection, ctx: &Ctx, row: &NodeRow) -> crate::Result<NodeI
 }
 
 /// A file written at schema version 1 (before the `calls` table) opens, is upgraded in place,
-/// keeps its nodes and gains one call per node.
+/// keeps its nodes, gains one call per node, and labels its new nodes.
 #[tokio::test]
 async fn a_version_1_file_is_upgraded() -> crate::Result<()> {
     let dir = tempfile::tempdir().map_err(|source| crate::StoreError::Io {
@@ -61,12 +62,14 @@ async fn a_version_1_file_is_upgraded() -> crate::Result<()> {
         schema::configure(&conn, &ctx, false)?;
         assert_eq!(schema::migrate_to(&mut conn, &ctx, 1)?, 0);
         let tx = conn.transaction().map_err(ctx.sql("test"))?;
-        let stx = SqliteTx::new(&tx, &ctx, "test");
         let at = record::now();
-        run_ready(
-            "test",
-            stx.touch_conversation(&conversation, Some("old"), at),
-        )??;
+        // As schema version 1 had it (no owner column).
+        tx.execute(
+            "INSERT INTO conversations (id, name, created_utc, updated_utc) \
+             VALUES (?1, 'old', ?2, ?2)",
+            rusqlite::params![conversation.as_str(), format_time(at)],
+        )
+        .map_err(ctx.sql("test"))?;
         let mut root = NodeRow::new(
             conversation.clone(),
             None,
@@ -121,6 +124,23 @@ async fn a_version_1_file_is_upgraded() -> crate::Result<()> {
             .await?
             .map(|node| node.id()),
         Some(child_id)
+    );
+    // The upgraded file labels new nodes.
+    let labelled = store
+        .log_response(
+            NewResponse::new(
+                conversation.clone(),
+                Some(child_id),
+                vec![Message::human("Later")],
+                Message::ai("Labelled"),
+                &CallOptions::new("gpt-4"),
+            )
+            .label("resp_after_upgrade"),
+        )
+        .await?;
+    assert_eq!(
+        store.node_by_label("resp_after_upgrade").await?,
+        Some(labelled)
     );
     Ok(())
 }

@@ -59,17 +59,21 @@ impl Tx for SqliteTx<'_> {
         &self,
         conversation: &ConversationId,
         name: Option<&str>,
+        owner: Option<&str>,
         at: Timestamp,
     ) -> Result<()> {
         let at = format_time(at);
+        // The owner is set by the insert only: a write never changes an existing owner.
         self.conn
             .prepare_cached(
-                "INSERT INTO conversations (id, name, created_utc, updated_utc) \
-                 VALUES (?1, ?2, ?3, ?3) \
+                "INSERT INTO conversations (id, name, created_utc, updated_utc, owner) \
+                 VALUES (?1, ?2, ?3, ?3, ?4) \
                  ON CONFLICT (id) DO UPDATE SET updated_utc = max(updated_utc, excluded.updated_utc), \
                  name = coalesce(name, excluded.name)",
             )
-            .and_then(|mut statement| statement.execute(params![conversation.as_str(), name, at]))
+            .and_then(|mut statement| {
+                statement.execute(params![conversation.as_str(), name, at, owner])
+            })
             .map_err(self.ctx.sql(self.operation))?;
         Ok(())
     }
@@ -178,6 +182,17 @@ impl Tx for SqliteTx<'_> {
             .map_err(self.ctx.sql(self.operation))?;
         Ok(())
     }
+
+    async fn set_label(&self, label: &str, node: NodeId) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO labels (label, node_id) VALUES (?1, ?2) \
+                 ON CONFLICT (label) DO UPDATE SET node_id = excluded.node_id",
+            )
+            .and_then(|mut statement| statement.execute(params![label, node.get()]))
+            .map_err(self.ctx.sql(self.operation))?;
+        Ok(())
+    }
 }
 
 pub(super) fn node(
@@ -188,6 +203,18 @@ pub(super) fn node(
 ) -> Result<Option<Node>> {
     let sql = select_nodes!("FROM responses r WHERE r.id = ?1");
     Ok(query_nodes(conn, ctx, operation, sql, [id.get()])?.pop())
+}
+
+/// The node `label` names, if any.
+pub(super) fn node_by_label(
+    conn: &Connection,
+    ctx: &Ctx,
+    operation: &'static str,
+    label: &str,
+) -> Result<Option<Node>> {
+    let sql =
+        select_nodes!("FROM labels l JOIN responses r ON r.id = l.node_id WHERE l.label = ?1");
+    Ok(query_nodes(conn, ctx, operation, sql, [label])?.pop())
 }
 
 fn existing(conn: &Connection, ctx: &Ctx, operation: &'static str, id: NodeId) -> Result<Node> {

@@ -9,6 +9,7 @@
 pub(crate) mod cases;
 pub(crate) mod continuation;
 pub(crate) mod edges;
+pub(crate) mod labels;
 pub(crate) mod owners;
 pub(crate) mod reliability;
 
@@ -65,6 +66,10 @@ macro_rules! suite {
             reliability::verify_finds_a_tampered_row,
             owners::claims_record_the_first_owner_and_writes_keep_it,
             owners::concurrent_claims_of_a_new_id_have_one_winner,
+            labels::a_label_finds_its_node_and_moves_to_the_latest,
+            labels::invalid_labels_and_owners_are_refused_and_nothing_is_written,
+            labels::a_new_conversation_is_owned_by_its_first_write_and_writes_keep_owners,
+            labels::concurrent_writes_with_one_label_leave_it_on_one_of_them,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn killed_writer_leaves_no_half_node() {

@@ -90,13 +90,16 @@ pub(crate) async fn a_failed_write_leaves_no_half_node<H: Harness>(harness: &H) 
     harness.execute(H::failing_calls_trigger()).await;
 
     let logged = store
-        .log_response(NewResponse::new(
-            conversation.clone(),
-            Some(root.id()),
-            vec![Message::human("More")],
-            Message::ai("Sure"),
-            &options,
-        ))
+        .log_response(
+            NewResponse::new(
+                conversation.clone(),
+                Some(root.id()),
+                vec![Message::human("More")],
+                Message::ai("Sure"),
+                &options,
+            )
+            .label("resp_failed"),
+        )
         .await;
     assert!(logged.is_err(), "the injected failure surfaces");
     let branched = store
@@ -113,15 +116,22 @@ pub(crate) async fn a_failed_write_leaves_no_half_node<H: Harness>(harness: &H) 
     assert!(branched.is_err());
     let fresh = ConversationId::random();
     let created = store
-        .log_response(NewResponse::new(
-            fresh.clone(),
-            None,
-            vec![Message::human("New")],
-            Message::ai("Conversation"),
-            &options,
-        ))
+        .log_response(
+            NewResponse::new(
+                fresh.clone(),
+                None,
+                vec![Message::human("New")],
+                Message::ai("Conversation"),
+                &options,
+            )
+            .label("resp_failed_new")
+            .owner("alice"),
+        )
         .await;
     assert!(created.is_err());
+    for label in ["resp_failed", "resp_failed_new"] {
+        assert_eq!(store.node_by_label(label).await.unwrap(), None, "{label}");
+    }
 
     assert_eq!(
         store.conversation_nodes(&conversation).await.unwrap(),
