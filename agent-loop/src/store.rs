@@ -59,6 +59,10 @@ pub struct StoreLog {
     /// on. The run may replace the system prompt (the only message it changes); then the
     /// stored path is not what the model reads, and the first walk goes from the roots.
     anchor_first: Option<Option<Message>>,
+    /// The label every logged answer carries: it ends on the last one.
+    label: Option<String>,
+    /// The conversation's owner, should one of the logged answers create it.
+    owner: Option<String>,
 }
 
 /// The store's view of the next call: where it goes and whether an answer is stored.
@@ -92,7 +96,36 @@ impl StoreLog {
             reuse,
             anchor,
             anchor_first,
+            label: None,
+            owner: None,
         }
+    }
+
+    /// Labels every answer [`log`](Self::log) stores with `label`
+    /// ([`NewResponse::label`]): a label names one node, so after a run of several rounds it
+    /// names the run's last logged answer, found with
+    /// [`Store::node_by_label`](conversation_tree::Store::node_by_label). A front end that
+    /// sent a response id before the answer existed finds the answer by that id later. An
+    /// unusable label (empty, over 128 characters, with a control character) fails `log` with
+    /// [`StoreError::InvalidLabel`](conversation_tree::StoreError::InvalidLabel), writing
+    /// nothing.
+    /// Answers reused from the store ([`cached`](Self::cached)) are not written, so they are
+    /// not labelled.
+    #[must_use]
+    pub fn label(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Records `owner` as the conversation's owner when an answer [`log`](Self::log) stores
+    /// creates it ([`NewResponse::owner`]), instead of a separate
+    /// [`Store::claim_conversation`](conversation_tree::Store::claim_conversation) before the
+    /// run; a conversation that exists keeps its owner, or its lack of one. That includes one
+    /// that [`lookup`](Self::lookup) created by storing answers the caller supplied.
+    #[must_use]
+    pub fn owner(mut self, owner: impl Into<String>) -> Self {
+        self.owner = Some(owner.into());
+        self
     }
 
     /// The conversation logged under.
@@ -165,7 +198,8 @@ impl StoreLog {
         Ok(Some((turn.response, node.id())))
     }
 
-    /// Stores `answer` to the trailing turn of `transcript`.
+    /// Stores `answer` to the trailing turn of `transcript`, with this log's
+    /// [`label`](Self::label) and [`owner`](Self::owner).
     pub async fn log(
         &mut self,
         lookup: &Lookup,
@@ -193,6 +227,14 @@ impl StoreLog {
         })
         .duration(duration)
         .status(status);
+        let entry = match &self.label {
+            Some(label) => entry.label(label.as_str()),
+            None => entry,
+        };
+        let entry = match &self.owner {
+            Some(owner) => entry.owner(owner.as_str()),
+            None => entry,
+        };
         let node = self
             .store
             .log_response(entry)

@@ -109,3 +109,96 @@ async fn a_conversation_needs_a_store() {
         Err(AgentError::NoStore { .. })
     ));
 }
+
+/// A log with a label and an owner: each round's answer takes the label, so after two rounds
+/// it names the second answer; the owner is the conversation's, recorded by the first write.
+#[tokio::test]
+async fn a_labelled_owned_log_leaves_the_label_on_the_last_answer() {
+    use std::time::Duration;
+
+    use agent_loop::{ChatOptions, Reuse, StoreLog, Usage};
+    use conversation_tree::{Claim, ResponseStatus, StoreError};
+
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let conversation = ConversationId::random();
+    let mut log = StoreLog::new(Arc::clone(&store), conversation.clone(), Reuse::Never, None)
+        .label("resp_two_rounds")
+        .owner("alice");
+    let options = ChatOptions::default();
+    let mut transcript = vec![Message::human("Weather in Paris?")];
+    let mut nodes = Vec::new();
+    for answer in [Message::ai("Let me look."), Message::ai("Sunny.")] {
+        let lookup = log
+            .lookup(&transcript, "echo", &[], &options)
+            .await
+            .unwrap();
+        let node = log
+            .log(
+                &lookup,
+                &transcript,
+                &answer,
+                Usage::default(),
+                Duration::from_millis(5),
+                ResponseStatus::Completed,
+            )
+            .await
+            .unwrap();
+        nodes.push(node);
+        transcript.push(answer);
+        transcript.push(Message::human("And then?"));
+    }
+    let labelled = store
+        .node_by_label("resp_two_rounds")
+        .await
+        .unwrap()
+        .expect("the label names a node");
+    assert_eq!(labelled.id(), nodes[1]);
+    assert_eq!(labelled.parent(), Some(nodes[0]));
+    assert_eq!(
+        store
+            .claim_conversation(&conversation, "alice")
+            .await
+            .unwrap(),
+        Claim::Owned
+    );
+    assert_eq!(
+        store
+            .claim_conversation(&conversation, "bob")
+            .await
+            .unwrap(),
+        Claim::OtherOwner
+    );
+
+    // An unusable label fails the write, which stores nothing.
+    let mut bad = StoreLog::new(
+        Arc::clone(&store),
+        ConversationId::random(),
+        Reuse::Never,
+        None,
+    )
+    .label("");
+    let fresh = [Message::human("Hi")];
+    let lookup = bad.lookup(&fresh, "echo", &[], &options).await.unwrap();
+    let err = bad
+        .log(
+            &lookup,
+            &fresh,
+            &Message::ai("never stored"),
+            Usage::default(),
+            Duration::ZERO,
+            ResponseStatus::Completed,
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, AgentError::Store(StoreError::InvalidLabel { .. })),
+        "{err}"
+    );
+    assert!(
+        store
+            .conversation(bad.conversation())
+            .await
+            .unwrap()
+            .is_none()
+    );
+}
