@@ -40,6 +40,10 @@ pub struct AgentInput {
     conversation: Option<ConversationId>,
     #[cfg(feature = "store")]
     anchor: Option<crate::history::Anchor>,
+    #[cfg(feature = "store")]
+    label: Option<String>,
+    #[cfg(feature = "store")]
+    owner: Option<String>,
 }
 
 impl AgentInput {
@@ -105,6 +109,25 @@ impl AgentInput {
         self
     }
 
+    /// Labels the run's last answer in the store (the label moves to each answer the run
+    /// logs), so that a front end that named the answer before it existed (an OpenAI
+    /// Responses id) finds it with `Store::node_by_label`.
+    #[cfg(feature = "store")]
+    #[must_use]
+    pub fn labelled(mut self, label: impl Into<String>) -> Self {
+        self.label = Some(label.into());
+        self
+    }
+
+    /// Records `owner` as the conversation's owner when the run's first answer creates it
+    /// (an existing conversation keeps its owner): no separate claim before the run.
+    #[cfg(feature = "store")]
+    #[must_use]
+    pub fn owned_by(mut self, owner: impl Into<String>) -> Self {
+        self.owner = Some(owner.into());
+        self
+    }
+
     /// The earlier conversation.
     pub fn history(&self) -> &[Message] {
         &self.history
@@ -134,6 +157,10 @@ impl AgentInput {
             conversation: self.conversation,
             #[cfg(feature = "store")]
             anchor: self.anchor,
+            #[cfg(feature = "store")]
+            label: self.label,
+            #[cfg(feature = "store")]
+            owner: self.owner,
         }
     }
 }
@@ -146,6 +173,10 @@ pub(crate) struct InputParts {
     pub(crate) conversation: Option<ConversationId>,
     #[cfg(feature = "store")]
     pub(crate) anchor: Option<crate::history::Anchor>,
+    #[cfg(feature = "store")]
+    pub(crate) label: Option<String>,
+    #[cfg(feature = "store")]
+    pub(crate) owner: Option<String>,
 }
 
 impl From<&str> for AgentInput {

@@ -853,7 +853,7 @@ fn logs_upgrades_a_log_from_an_older_skein_once_and_lists_it() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 4);
+    assert_eq!(version, 5);
     // Its answers read back as completed ones, and it continues.
     let shown = stdout_of(skein(dir.path()).args(["logs", "show", "old-one"]));
     assert!(

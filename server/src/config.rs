@@ -93,6 +93,10 @@ pub struct ServerConfig {
     /// default: a Chat Completions request is one model call unless the operator names an
     /// agent here.
     pub agents: std::collections::BTreeMap<String, AgentAlias>,
+    /// Built-in tools that one bearer token's requests run with on the OpenAI-compatible
+    /// endpoints, whatever model they name (`- {token: …, tools: [calculator]}`; the token
+    /// must be one of `tokens`). None by default.
+    pub token_tools: Vec<TokenTools>,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -110,6 +114,7 @@ impl Default for ServerConfig {
             base_urls: ProviderBaseUrls::default(),
             reuse_deterministic_answers: false,
             agents: std::collections::BTreeMap::new(),
+            token_tools: Vec::new(),
             allow_request_base_url: false,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
             tools: ToolsConfig::default(),
@@ -180,6 +185,23 @@ impl ProviderBaseUrls {
             providers::Provider::OpenRouter => self.openrouter.as_deref(),
         }
     }
+}
+
+/// Built-in tools for the requests of one bearer token: they run Skein's agent loop on the
+/// model each request names, as an [`AgentAlias`] would.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenTools {
+    /// The token (one of the server's `tokens`).
+    pub token: Secret,
+    /// Built-in tools its requests may call, by name (each must be enabled in `tools`).
+    pub tools: Vec<String>,
+    /// A system prompt put before the client's own.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// Tool rounds before the model must answer (default 10).
+    #[serde(default)]
+    pub max_rounds: Option<usize>,
 }
 
 /// An agent the operator offers under a model name: the model it runs on, the built-in tools

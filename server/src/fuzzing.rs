@@ -196,10 +196,62 @@ pub fn chat_completion(data: &[u8]) -> bool {
         let template: Value = serde_json::from_str(CHAT_TEMPLATE).expect("the template is JSON");
         mutate(&template, &mut input, WORDS).into_bytes()
     };
-    let checked = crate::api::routes::chat_completions::parse(&body)
+    let checked = crate::api::routes::gateway::parse(&body)
         .and_then(crate::api::plan::chat_completions::chat_completion);
     match checked {
         Ok(_) => true,
+        Err(error) => {
+            let status = error.status().as_u16();
+            assert_eq!(status, 400, "{:?}", error.body());
+            assert_eq!(error.body().error.kind, "invalid_request_error");
+            false
+        }
+    }
+}
+
+/// A Responses request exercising every item type, part and option the endpoint takes.
+const RESPONSES_TEMPLATE: &str = r#"{
+  "model": "gemini-2.5-flash", "stream": true, "store": true, "temperature": 0.3,
+  "max_output_tokens": 300, "instructions": "Be brief.", "user": "u-1",
+  "parallel_tool_calls": true, "reasoning": {"effort": "low", "summary": "auto"},
+  "tool_choice": {"type": "function", "name": "lookup"},
+  "tools": [{"type": "function", "name": "lookup", "description": "d", "strict": true,
+             "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}],
+  "input": [
+    {"role": "developer", "content": "Really."},
+    {"role": "user", "content": [{"type": "input_text", "text": "Look it up."},
+                                 {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}]},
+    {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Thinking."}],
+     "encrypted_content": "skein1.eyJzaWduYXR1cmUiOiJjMmxuIn0"},
+    {"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{\"q\": \"x\"}", "id": "fc_1", "status": "completed"},
+    {"type": "function_call_output", "call_id": "call_1", "output": "found"},
+    {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+     "content": [{"type": "output_text", "text": "Found."}]},
+    {"role": "user", "content": "Thanks."}
+  ]
+}"#;
+
+/// One `POST /v1/responses` body through the handler's parser and the request's checks:
+/// `true` when it becomes a call, `false` when it is refused, and a panic when it is refused
+/// with anything but a 400 `invalid_request_error` or the call's tool outputs answer nothing.
+///
+/// Like [`chat_completion`]: raw bytes or a mutated template, picked by the first byte.
+pub fn responses(data: &[u8]) -> bool {
+    let mut input = Input::new(data);
+    let body = if input.byte().is_multiple_of(4) {
+        input.rest().to_vec()
+    } else {
+        let template: Value =
+            serde_json::from_str(RESPONSES_TEMPLATE).expect("the template is JSON");
+        mutate(&template, &mut input, WORDS).into_bytes()
+    };
+    let checked = crate::api::routes::gateway::parse(&body)
+        .and_then(crate::api::plan::responses::response_call)
+        .and_then(|mut planned| {
+            crate::api::plan::responses::name_outputs(&mut planned.call.request.messages)
+        });
+    match checked {
+        Ok(()) => true,
         Err(error) => {
             let status = error.status().as_u16();
             assert_eq!(status, 400, "{:?}", error.body());

@@ -1,4 +1,4 @@
-//! The `server_request` and `chat_completion` `cargo fuzz` targets (`fuzz/fuzz_targets/`) as
+//! The `server_request`, `chat_completion` and `responses` `cargo fuzz` targets (`fuzz/fuzz_targets/`) as
 //! bounded proptests: the same functions over random bytes, so CI runs what the fuzzer runs.
 
 use proptest::prelude::*;
@@ -15,12 +15,23 @@ proptest! {
     fn chat_completion(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
         server::fuzzing::chat_completion(&data);
     }
+
+    #[test]
+    fn responses(data in proptest::collection::vec(any::<u8>(), 0..2048)) {
+        server::fuzzing::responses(&data);
+    }
 }
 
 /// The structured mode's template, unmutated (the zeros of an exhausted input), is a call.
 #[test]
 fn the_chat_template_is_a_call() {
     assert!(server::fuzzing::chat_completion(&[1]));
+}
+
+/// The Responses template, unmutated, is a call.
+#[test]
+fn the_responses_template_is_a_call() {
+    assert!(server::fuzzing::responses(&[1]));
 }
 
 /// The structured mode starts from requests the server honours: the template unchanged with

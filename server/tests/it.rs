@@ -14,6 +14,8 @@ mod hostile_provider;
 mod interruptions;
 #[path = "limits.rs"]
 mod limits;
+#[path = "openai_responses.rs"]
+mod openai_responses;
 #[path = "providers.rs"]
 mod providers;
 #[path = "responses.rs"]

@@ -67,14 +67,23 @@ impl Inner {
         let input = input.into_parts();
         #[cfg(feature = "store")]
         let log = match (&self.store, input.conversation) {
-            (Some(store), conversation) => Some(StoreLog::new(
-                Arc::clone(store),
-                conversation.unwrap_or_else(conversation_tree::ConversationId::random),
-                self.reuse,
-                input
-                    .anchor
-                    .map(|anchor| (anchor.node, anchor.len, input.history.first().cloned())),
-            )),
+            (Some(store), conversation) => {
+                let mut log = StoreLog::new(
+                    Arc::clone(store),
+                    conversation.unwrap_or_else(conversation_tree::ConversationId::random),
+                    self.reuse,
+                    input
+                        .anchor
+                        .map(|anchor| (anchor.node, anchor.len, input.history.first().cloned())),
+                );
+                if let Some(label) = input.label {
+                    log = log.label(label);
+                }
+                if let Some(owner) = input.owner {
+                    log = log.owner(owner);
+                }
+                Some(log)
+            }
             (None, Some(conversation)) => {
                 return Err(AgentError::NoStore {
                     conversation: conversation.to_string(),

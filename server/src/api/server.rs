@@ -17,7 +17,7 @@ use crate::api::auth::require_caller;
 use crate::api::encode::openai_error::openai_errors;
 use crate::api::error::{ApiError, ServerError};
 use crate::api::guard::{check_origin_and_host, read_json_body};
-use crate::api::routes::{chat_completions, misc, models, openapi, response};
+use crate::api::routes::{chat_completions, misc, models, openapi, response, responses};
 use crate::api::state::App;
 use crate::config::ServerConfig;
 use crate::service::chat::ChatService;
@@ -58,7 +58,8 @@ impl Server {
     }
 
     /// The routes: `POST /v1/response`, `POST /v1/response/{id}/cancel`,
-    /// `POST /v1/chat/completions`, `GET /v1/models`, `GET /health`, `GET /openapi.json`.
+    /// `POST /v1/chat/completions`, `POST /v1/responses`, `GET /v1/responses/{id}`,
+    /// `POST /v1/responses/{id}/cancel`, `GET /v1/models`, `GET /health`, `GET /openapi.json`.
     ///
     /// Authentication reads the peer address from `ConnectInfo<SocketAddr>`: serve with
     /// `into_make_service_with_connect_info::<SocketAddr>()` (as [`serve`](Self::serve)
@@ -75,6 +76,15 @@ impl Server {
             .route(
                 "/v1/chat/completions",
                 post(chat_completions::create_chat_completion).layer(json_body.clone()),
+            )
+            .route(
+                "/v1/responses",
+                post(responses::create_response).layer(json_body.clone()),
+            )
+            .route("/v1/responses/{id}", get(responses::get_response))
+            .route(
+                "/v1/responses/{id}/cancel",
+                post(responses::cancel_response),
             )
             .route("/v1/models", get(models::list_models))
             .route_layer(auth.clone());

@@ -23,6 +23,10 @@ pub(crate) struct App {
     pub(crate) auth: Auth,
     pub(crate) limit: ConcurrencyLimit,
     pub(crate) runs: Arc<Runs>,
+    /// The Responses being produced, for `GET /v1/responses/{id}`.
+    pub(crate) responses: crate::api::routes::responses::InFlight,
+    /// The tools of each token that has some, by the token's position in `tokens`.
+    token_agents: std::collections::HashMap<usize, crate::config::TokenTools>,
     pub(crate) started: Instant,
     pub(crate) store_kind: StoreKind,
     pub(crate) guard: Arc<Guard>,
@@ -68,12 +72,31 @@ impl App {
                 .select(agent.tools.iter().map(String::as_str))
                 .map_err(|err| ServerError::Config(format!("agent `{name}`: {err}")))?;
         }
+        let mut token_agents = std::collections::HashMap::new();
+        for (index, entry) in config.token_tools.iter().enumerate() {
+            let Some(caller) = config
+                .tokens
+                .iter()
+                .position(|token| token.expose() == entry.token.expose())
+            else {
+                return Err(ServerError::Config(format!(
+                    "`token_tools[{index}].token` is not one of `tokens`, so no request could \
+                     use its tools; add it to `tokens`"
+                )));
+            };
+            tools
+                .select(entry.tools.iter().map(String::as_str))
+                .map_err(|err| ServerError::Config(format!("`token_tools[{index}]`: {err}")))?;
+            token_agents.insert(caller, entry.clone());
+        }
         let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
             .with_provider_limits(config.provider_limits.clone());
         Ok(App {
             auth: Auth::new(&config.tokens),
             limit: ConcurrencyLimit::new(config.concurrency_per_caller, config.retry_after()),
             runs: Arc::new(Runs::default()),
+            responses: crate::api::routes::responses::InFlight::default(),
+            token_agents,
             started: Instant::now(),
             store_kind: kind,
             guard: Arc::new(Guard::new(&config)),
@@ -81,5 +104,30 @@ impl App {
             chat,
             config,
         })
+    }
+}
+
+impl App {
+    /// The agent a request of `caller` for `model` runs: the operator's alias of that name,
+    /// else the caller's token tools on that model, else none (one model call).
+    pub(crate) fn agent_for(
+        &self,
+        caller: crate::api::auth::Caller,
+        model: &str,
+    ) -> Option<crate::config::AgentAlias> {
+        if let Some(alias) = self.config.agents.get(model) {
+            return Some(alias.clone());
+        }
+        let crate::api::auth::Caller::Token(index) = caller else {
+            return None;
+        };
+        self.token_agents
+            .get(&index)
+            .map(|entry| crate::config::AgentAlias {
+                model: model.to_owned(),
+                tools: entry.tools.clone(),
+                system: entry.system.clone(),
+                max_rounds: entry.max_rounds,
+            })
     }
 }

@@ -220,6 +220,12 @@ impl ChatService {
         if let (true, Some(conversation)) = (spec.log, spec.conversation) {
             input = input.in_conversation(conversation);
         }
+        if let Some(label) = spec.label {
+            input = input.labelled(label);
+        }
+        if let Some(owner) = spec.owner {
+            input = input.owned_by(owner);
+        }
         Ok(PreparedRun {
             agent,
             input,

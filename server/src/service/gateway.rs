@@ -30,6 +30,32 @@ pub(crate) struct GatewayCall {
     pub(crate) include_usage: bool,
     /// Whether the exchange goes into the conversation tree.
     pub(crate) logging: Logging,
+    /// Where the exchange goes in the tree.
+    pub(crate) thread: Thread,
+    /// The label of the answer's node (a Responses id), by which a later request finds it.
+    pub(crate) label: Option<String>,
+}
+
+/// Where an exchange goes in the conversation tree.
+#[derive(Clone, Debug)]
+pub(crate) enum Thread {
+    /// A whole history in the request (Chat Completions): the conversation its opening turn
+    /// started, found by walking the history from the roots.
+    Opening,
+    /// After a stored answer (a Responses `previous_response_id`), continued below that very
+    /// node.
+    After(Anchor),
+}
+
+/// A stored answer a request continues, as [`ChatService::previous`] read it.
+#[derive(Clone, Debug)]
+pub(crate) struct Anchor {
+    conversation: ConversationId,
+    /// The node, and how many of the history's messages lead up to and include its answer.
+    node: Option<(NodeId, usize)>,
+    /// The history's first message: a request that replaced it (other instructions) reads
+    /// another path than the stored one, which the log then walks from the roots.
+    first: Option<Message>,
 }
 
 /// Whether an exchange is kept in the conversation tree.
@@ -148,9 +174,36 @@ impl ChatService {
                 log: None,
             });
         }
-        let conversation = conversation_of(owner, &request.messages)?;
-        let mut log = StoreLog::new(Arc::clone(self.store()), conversation, reuse, None);
         let store_error = |error| GatewayError::Store(Box::new(error));
+        let (conversation, anchor) = match call.thread {
+            Thread::Opening => {
+                let conversation = conversation_of(owner, &request.messages)?;
+                // A history with answers the store lacks is written as a branch by the walk,
+                // which may create the conversation: claim it first, or it would be no one's.
+                // A first question alone is owned by the write of its answer instead, which
+                // spares the stream a write before its first token.
+                if request
+                    .messages
+                    .iter()
+                    .any(|message| message.role == Role::Ai)
+                {
+                    self.store()
+                        .claim_conversation(&conversation, owner)
+                        .await
+                        .map_err(|error| store_error(AgentError::Store(error)))?;
+                }
+                (conversation, None)
+            }
+            Thread::After(anchor) => (
+                anchor.conversation,
+                anchor.node.map(|(node, len)| (node, len, anchor.first)),
+            ),
+        };
+        let mut log =
+            StoreLog::new(Arc::clone(self.store()), conversation, reuse, anchor).owner(owner);
+        if let Some(label) = call.label {
+            log = log.label(label);
+        }
         let lookup = log
             .lookup(
                 &request.messages,
@@ -186,6 +239,44 @@ impl ChatService {
     }
 }
 
+impl ChatService {
+    /// The stored conversation up to the answer labelled `label`, ready to continue, when
+    /// that answer is `owner`'s: another caller's answer is as unknown as a missing one.
+    pub(crate) async fn previous(
+        &self,
+        label: &str,
+        owner: &str,
+    ) -> Result<Option<(Vec<Message>, Anchor)>, GatewayError> {
+        let store_error = |error| GatewayError::Store(Box::new(AgentError::Store(error)));
+        let Some(node) = self
+            .store()
+            .node_by_label(label)
+            .await
+            .map_err(store_error)?
+        else {
+            return Ok(None);
+        };
+        let conversation = node.conversation_id().clone();
+        let claim = self
+            .store()
+            .claim_conversation(&conversation, owner)
+            .await
+            .map_err(store_error)?;
+        if !claim.is_own() {
+            return Ok(None);
+        }
+        let continued = agent_loop::history::continuation(self.store().as_ref(), node.id())
+            .await
+            .map_err(store_error)?;
+        let anchor = Anchor {
+            conversation,
+            node: continued.anchor.map(|anchor| (anchor.node, anchor.len)),
+            first: continued.messages.first().cloned(),
+        };
+        Ok(Some((continued.messages, anchor)))
+    }
+}
+
 /// The conversation of a message list: one per caller and opening turn (the system prompt
 /// and the first user message), so that every request that resends a history lands in the
 /// conversation its first request started.
@@ -208,6 +299,18 @@ fn conversation_of(owner: &str, messages: &[Message]) -> Result<ConversationId, 
     })
 }
 
+/// A whole answer as the events a model would have streamed, so every encoder serves it like
+/// a live one and the log rebuilds it part for part.
+pub(crate) fn answer_events(answer: &ChatResponse) -> Vec<StreamEvent> {
+    let mut events = replay_events(&answer.message);
+    events.pop();
+    events.push(StreamEvent::Usage(answer.usage));
+    events.push(StreamEvent::Done {
+        finish: answer.finish_reason.clone(),
+    });
+    events
+}
+
 /// A stored answer as the events a model would have streamed, so every encoder serves it
 /// like a live one.
 pub(crate) fn replay_events(message: &Message) -> Vec<StreamEvent> {
@@ -223,7 +326,15 @@ pub(crate) fn replay_events(message: &Message) -> Vec<StreamEvent> {
                 }
                 events.push(StreamEvent::Reasoning(block.clone()));
             }
-            ContentPart::Text { text, .. } => events.push(StreamEvent::TextDelta(text.clone())),
+            ContentPart::Text { text, reasoning } => {
+                if !text.is_empty() {
+                    events.push(StreamEvent::TextDelta(text.clone()));
+                }
+                // Gemini refuses a continued turn whose text lost its thought signature.
+                if let Some(reasoning) = reasoning {
+                    events.push(StreamEvent::TextReasoning(reasoning.clone()));
+                }
+            }
             ContentPart::ToolCall(call) => {
                 called = true;
                 events.push(StreamEvent::ToolCall(call.clone()));

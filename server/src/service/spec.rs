@@ -83,6 +83,11 @@ pub struct RunSpec {
     pub response_id: Option<String>,
     /// Whether the run is logged into the store.
     pub log: bool,
+    /// The label of the run's last answer in the store (a Responses id), by which a later
+    /// request finds it.
+    pub label: Option<String>,
+    /// The caller the conversation belongs to when the run's first answer creates it.
+    pub owner: Option<String>,
 }
 
 impl RunSpec {
@@ -107,6 +112,8 @@ impl RunSpec {
             history_limit: None,
             response_id: None,
             log: true,
+            label: None,
+            owner: None,
         }
     }
 }

@@ -5,3 +5,4 @@ pub mod chat_completions;
 pub mod chat_shell;
 pub mod failure;
 pub mod openai_error;
+pub mod responses;

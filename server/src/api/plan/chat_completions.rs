@@ -12,7 +12,7 @@ use crate::api::schema::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
     InputReasoningDetail,
 };
-use crate::service::gateway::{GatewayCall, Logging};
+use crate::service::gateway::{GatewayCall, Logging, Thread};
 use crate::service::spec::ModelRequest;
 
 /// The call `request` asks for, or the first field that cannot be honoured.
@@ -24,26 +24,11 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
              for several answers",
         ));
     }
-    if request.parallel_tool_calls == Some(false) {
-        return Err(OpenAiError::invalid(
-            "parallel_tool_calls",
-            "`parallel_tool_calls: false` cannot be honoured for every provider; leave it out",
-        ));
-    }
-    if request.model.trim().is_empty() {
-        return Err(OpenAiError::invalid(
-            "model",
-            "`model` is empty; name a model",
-        ));
-    }
-    if let Some(temperature) = request.temperature
-        && !(0.0..=2.0).contains(&temperature)
-    {
-        return Err(OpenAiError::invalid(
-            "temperature",
-            format!("`temperature` is {temperature}; it must be between 0 and 2"),
-        ));
-    }
+    check_common(
+        &request.model,
+        request.temperature,
+        request.parallel_tool_calls,
+    )?;
     let messages = conversation(request.messages)?;
     let tools = request
         .tools
@@ -59,7 +44,7 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
         tool_choice: request.tool_choice.map(tool_choice).transpose()?,
         reasoning_effort: request
             .reasoning_effort
-            .map(|effort| reasoning_effort(&effort))
+            .map(|effort| reasoning_effort("reasoning_effort", &effort))
             .transpose()?,
         ..ChatOptions::default()
     };
@@ -80,7 +65,39 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
             .with_options(options),
         stream,
         include_usage,
+        thread: Thread::Opening,
+        label: None,
     })
+}
+
+/// The checks both OpenAI endpoints make: a model named, a temperature in range, and no
+/// `parallel_tool_calls: false`, which not every provider can honour.
+pub(crate) fn check_common(
+    model: &str,
+    temperature: Option<f64>,
+    parallel_tool_calls: Option<bool>,
+) -> Result<(), OpenAiError> {
+    if parallel_tool_calls == Some(false) {
+        return Err(OpenAiError::invalid(
+            "parallel_tool_calls",
+            "`parallel_tool_calls: false` cannot be honoured for every provider; leave it out",
+        ));
+    }
+    if model.trim().is_empty() {
+        return Err(OpenAiError::invalid(
+            "model",
+            "`model` is empty; name a model",
+        ));
+    }
+    if let Some(temperature) = temperature
+        && !(0.0..=2.0).contains(&temperature)
+    {
+        return Err(OpenAiError::invalid(
+            "temperature",
+            format!("`temperature` is {temperature}; it must be between 0 and 2"),
+        ));
+    }
+    Ok(())
 }
 
 fn conversation(items: Vec<ChatMessage>) -> Result<Vec<Message>, OpenAiError> {
@@ -274,7 +291,7 @@ fn text_of(field: &str, content: Option<ChatContent>) -> Result<String, OpenAiEr
 }
 
 /// An image part: a `data:` URL decoded, any other URL passed on.
-fn image(field: &str, url: &str) -> Result<ContentPart, OpenAiError> {
+pub(crate) fn image(field: &str, url: &str) -> Result<ContentPart, OpenAiError> {
     let Some(rest) = url.strip_prefix("data:") else {
         return Ok(ContentPart::image_url(url));
     };
@@ -365,11 +382,12 @@ fn stop_sequences(stop: Option<Value>) -> Result<Vec<String>, OpenAiError> {
     }
 }
 
-fn reasoning_effort(effort: &str) -> Result<ReasoningEffort, OpenAiError> {
+/// A reasoning effort named in `field`.
+pub(crate) fn reasoning_effort(field: &str, effort: &str) -> Result<ReasoningEffort, OpenAiError> {
     serde_json::from_value(Value::String(effort.to_owned())).map_err(|_| {
         OpenAiError::invalid(
-            "reasoning_effort",
-            format!("`reasoning_effort` is `{effort}`; use minimal, low, medium or high"),
+            field,
+            format!("`{field}` is `{effort}`; use minimal, low, medium or high"),
         )
     })
 }

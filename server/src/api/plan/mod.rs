@@ -9,6 +9,7 @@
 pub(crate) mod chat_completions;
 mod input;
 mod options;
+pub(crate) mod responses;
 
 pub use options::{
     MAX_OUTPUT_TOKENS_LIMIT, OptionProblem, RunOption, RunOptions, TEMPERATURE_RANGE,

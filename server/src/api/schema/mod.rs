@@ -4,6 +4,7 @@
 //! - [`ResponseBody`]: the answer when `features.streaming` is false.
 //! - [`ModelList`]: the answer of `GET /v1/models`.
 //! - [`ChatCompletionRequest`]: the body of `POST /v1/chat/completions` (OpenAI's shape).
+//! - [`CreateResponseRequest`]: the body of `POST /v1/responses` (OpenAI's shape).
 //! - The SSE events' payloads are the encoders' types ([`crate::encode`]).
 
 mod chat_completions;
@@ -11,6 +12,7 @@ mod input;
 mod models;
 mod request;
 mod response;
+mod responses;
 
 pub use chat_completions::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
@@ -26,3 +28,7 @@ pub use request::{
     RequestModelConfig, ResponseRequest, Secret, ToolsConfig,
 };
 pub use response::{CancelResponse, HealthBody, ResponseBody, ToolActivity};
+pub use responses::{
+    CreateResponseRequest, InputItem, InputSummaryText, ItemContent, ReasoningOptions,
+    ResponseContentPart, ResponseTool,
+};

@@ -1,0 +1,324 @@
+//! What both OpenAI endpoints share: the answer's events from the model, the tree or an
+//! agent, the log of a streamed answer, and the OpenAI errors of a gateway call.
+
+use std::sync::Arc;
+
+use agent_loop::{AgentEvent, CancellationToken, StopReason};
+use conversation_tree::{NodeId, ResponseStatus, Reuse};
+use futures::StreamExt as _;
+use futures::stream::BoxStream;
+use http::StatusCode;
+use providers::{ChatResponse, FinishReason, ProviderError, ResponseBuilder, StreamEvent};
+use tokio::sync::oneshot;
+
+use crate::api::body::{self, BodyError};
+use crate::api::encode::failure::FailureKind;
+use crate::api::encode::openai_error::OpenAiError;
+use crate::api::state::App;
+use crate::config::AgentAlias;
+use crate::service::gateway::{
+    CallLog, GatewayCall, GatewayError, Logging, Source, answer_events, replay_events,
+};
+use crate::service::runs::Runs;
+use crate::service::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
+
+/// The events of an answer, in the order a model streams them.
+pub(crate) type Events = BoxStream<'static, Result<StreamEvent, OpenAiError>>;
+
+/// An answer on its way.
+pub(crate) struct Opened {
+    /// Its events; logged as they pass (when the exchange is logged).
+    pub(crate) events: Events,
+    /// Chain faults repaired in the client's conversation.
+    pub(crate) repairs: usize,
+    /// `hit` or `miss` when the operator lets the tree answer deterministic repeats.
+    pub(crate) cache: Option<&'static str>,
+    /// The answer's node, once it is logged.
+    pub(crate) node: Option<oneshot::Receiver<NodeId>>,
+}
+
+/// Answers 503 while the server shuts down.
+pub(crate) fn refuse_when_draining(app: &App) -> Result<(), OpenAiError> {
+    if app.runs.is_draining() {
+        return Err(OpenAiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down; retry on another instance",
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses client tools for an agent alias, which runs the server's own.
+pub(crate) fn refuse_client_tools(model: &str, call: &GatewayCall) -> Result<(), OpenAiError> {
+    if call.request.tools.is_empty() {
+        return Ok(());
+    }
+    Err(OpenAiError::invalid(
+        "tools",
+        format!("`{model}` is an agent that runs the server's own tools; leave `tools` out"),
+    ))
+}
+
+/// Starts the answer to `call`: an agent's run for an agent alias, else the model's stream or
+/// the answer the tree holds for this very request. `cancel` stops an agent's run.
+pub(crate) async fn open(
+    app: &App,
+    agent: Option<&AgentAlias>,
+    call: GatewayCall,
+    owner: &str,
+    cancel: CancellationToken,
+) -> Result<Opened, OpenAiError> {
+    if let Some(agent) = agent {
+        return agent_run(app, agent, call, owner, cancel).await;
+    }
+    let reuse = if app.config.reuse_deterministic_answers {
+        Reuse::Deterministic
+    } else {
+        Reuse::Never
+    };
+    let stream = call.stream;
+    let prepared = app
+        .chat
+        .prepare_call(call, owner, reuse)
+        .await
+        .map_err(gateway_error)?;
+    let cache = match (&prepared.source, reuse) {
+        _ if prepared.log.is_none() => None,
+        (_, Reuse::Never) => None,
+        (Source::Stored(_), _) => Some("hit"),
+        (Source::Model { .. }, _) => Some("miss"),
+    };
+    let events = match prepared.source {
+        Source::Model { model, request } if stream => {
+            model.stream(*request).await.map_err(provider_error)?
+        }
+        // A whole answer is asked for as one: the provider's non-streamed API.
+        Source::Model { model, request } => {
+            let answer = model.complete(*request).await.map_err(provider_error)?;
+            futures::stream::iter(answer_events(&answer).into_iter().map(Ok)).boxed()
+        }
+        Source::Stored(message) => {
+            futures::stream::iter(replay_events(&message).into_iter().map(Ok)).boxed()
+        }
+    };
+    let (told, node) = oneshot::channel();
+    let mut pending = PendingLog {
+        log: prepared.log,
+        answer: ResponseBuilder::default(),
+        runs: Arc::clone(&app.runs),
+        node: Some(told),
+    };
+    let events = events
+        .map(move |event| match event {
+            Ok(event) => {
+                pending.push(&event);
+                Ok(event)
+            }
+            // A stream that already began can only report its failure in-band.
+            Err(error) => {
+                pending.end(ResponseStatus::Failed);
+                Err(provider_error(error))
+            }
+        })
+        .boxed();
+    Ok(Opened {
+        events,
+        repairs: prepared.repairs,
+        cache,
+        node: Some(node),
+    })
+}
+
+/// An agent alias's run on the client's messages, as the events of its answer (the server's
+/// own tool activity is not the client's to see).
+async fn agent_run(
+    app: &App,
+    agent: &AgentAlias,
+    call: GatewayCall,
+    owner: &str,
+    cancel: CancellationToken,
+) -> Result<Opened, OpenAiError> {
+    let name = call.model.config.model_id.clone();
+    let options = call.request.options;
+    let mut spec = RunSpec::new(
+        ModelRequest::new(agent.model.clone()),
+        RunInput::Messages(call.request.messages),
+    );
+    spec.system.clone_from(&agent.system);
+    spec.tools.clone_from(&agent.tools);
+    spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
+    spec.temperature = options.temperature;
+    spec.max_tokens = options.max_tokens;
+    spec.label = call.label;
+    spec.owner = Some(owner.to_owned());
+    spec.log = call.logging == Logging::On;
+    let prepared = app.chat.prepare(spec).await.map_err(|error| {
+        OpenAiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_agent",
+            format!("the agent `{name}` cannot run: {error}"),
+        )
+    })?;
+    let events = prepared
+        .stream(cancel)
+        .flat_map(|event| futures::stream::iter(agent_events(&event)))
+        .boxed();
+    Ok(Opened {
+        events,
+        repairs: 0,
+        cache: None,
+        node: None,
+    })
+}
+
+/// The answer events an agent event stands for: its answer text and reasoning, its end, or
+/// its failure.
+fn agent_events(event: &AgentEvent) -> Vec<Result<StreamEvent, OpenAiError>> {
+    match event {
+        AgentEvent::ContentDelta { text, .. } => vec![Ok(StreamEvent::TextDelta(text.clone()))],
+        AgentEvent::ReasoningDelta { text } => {
+            vec![Ok(StreamEvent::ReasoningDelta { text: text.clone() })]
+        }
+        AgentEvent::ResponseDone {
+            usage, stop_reason, ..
+        } => {
+            let finish = match stop_reason {
+                StopReason::MaxTokens => FinishReason::Length,
+                _ => FinishReason::Stop,
+            };
+            vec![
+                Ok(StreamEvent::Usage(*usage)),
+                Ok(StreamEvent::Done { finish }),
+            ]
+        }
+        AgentEvent::ResponseError { error, .. } => {
+            let status = FailureKind::of(error).status();
+            vec![Err(OpenAiError::new(
+                status,
+                "agent_error",
+                error.to_string(),
+            ))]
+        }
+        AgentEvent::ResponseCancelled { .. } => vec![Err(OpenAiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "cancelled",
+            "the run was cancelled (the server is shutting down); send the request again",
+        ))],
+        _ => Vec::new(),
+    }
+}
+
+/// A whole answer from its events, or the first failure.
+pub(crate) async fn collect(mut events: Events) -> Result<ChatResponse, OpenAiError> {
+    let mut answer = ResponseBuilder::default();
+    while let Some(event) = events.next().await {
+        answer.push(event?);
+    }
+    answer.finish().map_err(provider_error)
+}
+
+/// The log of a streamed answer: written when the answer is whole, or, when the stream fails
+/// or the client goes away first, with what was streamed and how it ended, so that no
+/// exchange is missing from the tree.
+struct PendingLog {
+    log: Option<CallLog>,
+    answer: ResponseBuilder,
+    runs: Arc<Runs>,
+    /// Told the answer's node once it is logged.
+    node: Option<oneshot::Sender<NodeId>>,
+}
+
+impl PendingLog {
+    fn push(&mut self, event: &StreamEvent) {
+        self.answer.push(event.clone());
+        if self.answer.is_done() {
+            self.end(ResponseStatus::Completed);
+        }
+    }
+
+    /// Logs the answer as it stands, off the client's path; tracked, so a graceful shutdown
+    /// waits for the write.
+    fn end(&mut self, status: ResponseStatus) {
+        let Some(log) = self.log.take() else { return };
+        let answer = std::mem::take(&mut self.answer).into_partial();
+        let told = self.node.take();
+        self.runs.spawn(async move {
+            if let (Some(node), Some(told)) = (record(log, &answer, status).await, told) {
+                let _ = told.send(node);
+            }
+        });
+    }
+}
+
+impl Drop for PendingLog {
+    fn drop(&mut self) {
+        self.end(ResponseStatus::Cancelled);
+    }
+}
+
+/// Logs `answer` as ended with `status`: the node it is. A store that fails is reported, never
+/// the client's problem (the answer was delivered).
+async fn record(log: CallLog, answer: &ChatResponse, status: ResponseStatus) -> Option<NodeId> {
+    let conversation = log.conversation().to_string();
+    match log.record(answer, status).await {
+        Ok(node) => Some(node),
+        Err(error) => {
+            tracing::warn!(%conversation, %error, "cannot log the exchange");
+            None
+        }
+    }
+}
+
+/// The answer to a gateway call that cannot be made.
+pub(crate) fn gateway_error(error: GatewayError) -> OpenAiError {
+    match error {
+        GatewayError::NoKey { .. } => {
+            OpenAiError::new(StatusCode::NOT_FOUND, "model_not_found", error.to_string())
+                .with_param("model")
+        }
+        GatewayError::Store(_) => OpenAiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            error.to_string(),
+        ),
+        GatewayError::Model(_) => {
+            OpenAiError::new(StatusCode::BAD_REQUEST, "invalid_model", error.to_string())
+                .with_param("model")
+        }
+    }
+}
+
+/// The answer to a provider's failure: its client errors are the client's (a tool schema it
+/// refused, a context too long, a model it does not have), its limits are passed on, anything
+/// else is a bad gateway. A failure that a retry cannot mend says so, so that SDKs that retry
+/// 5xx answers by default do not call the provider again for nothing.
+pub(crate) fn provider_error(error: ProviderError) -> OpenAiError {
+    let (status, code) = match error.status() {
+        Some(404) => (StatusCode::NOT_FOUND, "model_not_found"),
+        Some(400 | 413 | 422) => (StatusCode::BAD_REQUEST, "provider_rejected_request"),
+        Some(429) => (StatusCode::TOO_MANY_REQUESTS, "provider_rate_limited"),
+        _ => (StatusCode::BAD_GATEWAY, "provider_error"),
+    };
+    let retryable = error.is_retryable();
+    OpenAiError::new(status, code, error.to_string()).with_should_retry(retryable)
+}
+
+/// The request of an OpenAI endpoint, or the OpenAI error that says what is wrong with it.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, OpenAiError> {
+    body::parse(body).map_err(|error| match error {
+        BodyError::Field { path, reason } => {
+            OpenAiError::invalid(path.clone(), format!("`{path}`: {reason}"))
+        }
+        BodyError::NotJson(reason) => OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body is not a JSON request: {reason}"),
+        ),
+        BodyError::Trailing(reason) => OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body holds more than one JSON value: {reason}; send the request alone"),
+        ),
+    })
+}

@@ -1,0 +1,409 @@
+//! `POST /v1/responses`, `GET /v1/responses/{id}` and `POST /v1/responses/{id}/cancel`:
+//! OpenAI's Responses API in front of every provider, each response a node of the
+//! conversation tree that `previous_response_id` continues (after a restart too).
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use conversation_tree::{Node, ResponseStatus};
+use futures::{Stream, StreamExt as _};
+use http::{HeaderValue, StatusCode, header};
+use providers::{FinishReason, StreamEvent};
+
+use crate::api::auth::Caller;
+use crate::api::encode::openai_error::OpenAiError;
+use crate::api::encode::responses::{
+    ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject, ResponseState,
+};
+use crate::api::plan::responses::{ResponsesCall, continue_after, name_outputs, response_call};
+use crate::api::routes::gateway::{
+    collect, gateway_error, open, parse, refuse_client_tools, refuse_when_draining,
+};
+use crate::api::schema::CreateResponseRequest;
+use crate::api::state::App;
+use crate::service::gateway::{Logging, Thread, answer_events, replay_events};
+
+/// Creates a response: a stream of Responses events, or one `response` object.
+#[utoipa::path(
+    post,
+    path = "/v1/responses",
+    tag = "openai",
+    request_body = CreateResponseRequest,
+    responses(
+        (status = 200, description = "With `stream: true`: a `text/event-stream` of Responses events (`response.created` … `response.completed`), each with its `sequence_number`. Without: one `response` object.",
+            content((crate::api::encode::responses::ResponseEvent = "text/event-stream"), (ResponseObject = "application/json"))),
+        (status = 400, description = "A field cannot be honoured; `error.param` names it", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 404, description = "`previous_response_id` names no response of this caller, or the model's provider has no key on this server", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 429, description = "The caller's concurrency limit is reached, or the provider's", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 502, description = "The provider failed", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 503, description = "The server is shutting down", body = crate::api::encode::openai_error::OpenAiErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn create_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, OpenAiError> {
+    refuse_when_draining(&app)?;
+    let body = body.map_err(|rejection| {
+        OpenAiError::new(rejection.status(), "invalid_body", rejection.body_text())
+    })?;
+    let request: CreateResponseRequest = parse(&body)?;
+    let model_name = request.model.trim().to_owned();
+    let agent = app.agent_for(caller, &model_name);
+    let planned = response_call(request)?;
+    if agent.is_some() {
+        refuse_client_tools(&model_name, &planned.call)?;
+    }
+    let permit = app.limit.try_acquire(caller)?;
+    let owner = app.auth.owner(caller);
+    let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
+    let ResponsesCall {
+        mut call,
+        previous_response_id,
+        instructions,
+        tools,
+        tool_choice,
+    } = planned;
+    if let Some(previous) = &previous_response_id {
+        let Some((history, anchor)) = app
+            .chat
+            .previous(previous, owner)
+            .await
+            .map_err(gateway_error)?
+        else {
+            return Err(not_found(previous).with_param("previous_response_id"));
+        };
+        call.request.messages =
+            continue_after(history, std::mem::take(&mut call.request.messages))?;
+        call.thread = Thread::After(anchor);
+    } else {
+        name_outputs(&mut call.request.messages)?;
+    }
+    if call.logging == Logging::On {
+        call.label = Some(id.clone());
+    }
+    let begun = ResponseObject {
+        id: id.clone(),
+        object: "response",
+        created_at: now_secs(),
+        status: ResponseState::InProgress,
+        model: model_name,
+        output: Vec::new(),
+        instructions,
+        previous_response_id,
+        tools,
+        tool_choice,
+        parallel_tool_calls: true,
+        temperature: call.request.options.temperature,
+        max_output_tokens: call.request.options.max_tokens,
+        store: call.logging == Logging::On,
+        usage: None,
+        error: None,
+        incomplete_details: None,
+        metadata: serde_json::Map::new(),
+    };
+    let stream = call.stream;
+    let mut encoder = ResponseEncoder::new(begun.clone());
+    let (cancel, registration) = app.runs.register(&[&id], caller);
+    let in_flight = app.responses.insert(caller, begun);
+    // An agent's run stops when the client goes away and its answer is dropped.
+    let disconnect = cancel.clone().drop_guard();
+    let opened = open(&app, agent.as_ref(), call, owner, cancel.clone()).await?;
+    // Ends at the answer's last event, or when the response is cancelled; the marker after
+    // the last event says which.
+    let events = opened
+        .events
+        .take_until(cancel.cancelled_owned())
+        .map(Some)
+        .chain(futures::stream::once(async { None }));
+
+    if stream {
+        let held = (permit, registration, in_flight, disconnect);
+        let start = encoder.start();
+        let mut ended = false;
+        let body = futures::stream::iter(start).chain(events.flat_map(move |event| {
+            let _held = &held;
+            let frames = match event {
+                _ if ended => Vec::new(),
+                Some(Ok(event)) => {
+                    ended = matches!(event, StreamEvent::Done { .. });
+                    encoder.encode(event)
+                }
+                Some(Err(error)) => {
+                    ended = true;
+                    encoder.fail(ResponseState::Failed, failure(&error))
+                }
+                None => {
+                    ended = true;
+                    encoder.fail(ResponseState::Cancelled, cancelled())
+                }
+            };
+            futures::stream::iter(frames)
+        }));
+        return Ok(sse(body));
+    }
+
+    let answer = collect(events.filter_map(|event| async move { event }).boxed()).await;
+    drop((permit, registration, in_flight, disconnect));
+    for event in answer_events(&answer?) {
+        encoder.encode(event);
+    }
+    Ok(json(encoder.into_response()))
+}
+
+/// Reads a response: in progress, or as the conversation tree holds it.
+#[utoipa::path(
+    get,
+    path = "/v1/responses/{id}",
+    tag = "openai",
+    params(("id" = String, Path, description = "The response id (`resp_…`)")),
+    responses(
+        (status = 200, description = "The response", body = ResponseObject),
+        (status = 404, description = "No response of this caller has this id (or it was created with `store: false`)", body = crate::api::encode::openai_error::OpenAiErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn get_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Response, OpenAiError> {
+    if let Some(running) = app.responses.get(caller, &id) {
+        return Ok(json(running));
+    }
+    let Some(node) = stored(&app, caller, &id).await? else {
+        return Err(not_found(&id));
+    };
+    Ok(json(from_node(&app, &id, &node).await?))
+}
+
+/// Cancels a response in progress: its stream ends with `response.failed` (status
+/// `cancelled`), and what it had produced is kept.
+#[utoipa::path(
+    post,
+    path = "/v1/responses/{id}/cancel",
+    tag = "openai",
+    params(("id" = String, Path, description = "The response id (`resp_…`)")),
+    responses(
+        (status = 200, description = "The response, `cancelled`", body = ResponseObject),
+        (status = 400, description = "The response already ended", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 404, description = "No response of this caller has this id", body = crate::api::encode::openai_error::OpenAiErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn cancel_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+) -> Result<Response, OpenAiError> {
+    if let Some(mut running) = app.responses.get(caller, &id)
+        && app.runs.cancel(&id, caller)
+    {
+        running.status = ResponseState::Cancelled;
+        return Ok(json(running));
+    }
+    match stored(&app, caller, &id).await? {
+        Some(node) => Err(OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "response_not_cancellable",
+            format!(
+                "response `{id}` already ended ({}); only a response in progress can be \
+                 cancelled",
+                node.status()
+            ),
+        )),
+        None => Err(not_found(&id)),
+    }
+}
+
+/// The responses being produced, by caller and id, as they began: what `GET` answers until
+/// the tree holds them.
+#[derive(Debug, Default)]
+pub(crate) struct InFlight(Arc<Mutex<HashMap<(Caller, String), ResponseObject>>>);
+
+/// Removes its response from [`InFlight`] when the response ends.
+pub(crate) struct InFlightEntry {
+    map: Arc<Mutex<HashMap<(Caller, String), ResponseObject>>>,
+    key: (Caller, String),
+}
+
+impl InFlight {
+    fn insert(&self, caller: Caller, response: ResponseObject) -> InFlightEntry {
+        let key = (caller, response.id.clone());
+        self.lock().insert(key.clone(), response);
+        InFlightEntry {
+            map: Arc::clone(&self.0),
+            key,
+        }
+    }
+
+    fn get(&self, caller: Caller, id: &str) -> Option<ResponseObject> {
+        self.lock().get(&(caller, id.to_owned())).cloned()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Caller, String), ResponseObject>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Drop for InFlightEntry {
+    fn drop(&mut self) {
+        self.map
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+    }
+}
+
+/// The node of `caller`'s response `id`.
+async fn stored(app: &App, caller: Caller, id: &str) -> Result<Option<Node>, OpenAiError> {
+    let store = app.chat.store();
+    let store_error = |error: conversation_tree::StoreError| {
+        OpenAiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            format!("the conversation store failed: {error}"),
+        )
+    };
+    // Ids that are not labels (too long, control characters) name nothing.
+    let Ok(Some(node)) = store.node_by_label(id).await else {
+        return Ok(None);
+    };
+    let claim = store
+        .claim_conversation(node.conversation_id(), app.auth.owner(caller))
+        .await
+        .map_err(store_error)?;
+    Ok(claim.is_own().then_some(node))
+}
+
+/// A stored response as a `response` object.
+async fn from_node(app: &App, id: &str, node: &Node) -> Result<ResponseObject, OpenAiError> {
+    let turn = app.chat.store().turn(node.id()).await.map_err(|error| {
+        OpenAiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            format!("the conversation store failed: {error}"),
+        )
+    })?;
+    let begun = ResponseObject {
+        id: id.to_owned(),
+        object: "response",
+        created_at: u64::try_from(node.datetime_utc().as_second()).unwrap_or(0),
+        status: ResponseState::InProgress,
+        model: node.model().unwrap_or_default().to_owned(),
+        output: Vec::new(),
+        instructions: None,
+        previous_response_id: None,
+        tools: Vec::new(),
+        tool_choice: serde_json::json!("auto"),
+        parallel_tool_calls: true,
+        temperature: node.options().temperature,
+        max_output_tokens: node.options().max_tokens,
+        store: true,
+        usage: None,
+        error: None,
+        incomplete_details: None,
+        metadata: serde_json::Map::new(),
+    };
+    let mut encoder = ResponseEncoder::new(begun);
+    let mut events = replay_events(&turn.response);
+    let done = events.pop();
+    if let Some(usage) = node.usage() {
+        events.push(StreamEvent::Usage(providers::Usage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cached_input_tokens: usage.cached_input_tokens,
+            cache_creation_tokens: usage.cache_creation_tokens,
+            reasoning_tokens: usage.reasoning_tokens,
+        }));
+    }
+    for event in events {
+        encoder.encode(event);
+    }
+    match node.status() {
+        ResponseStatus::Cancelled => {
+            encoder.fail(ResponseState::Cancelled, cancelled());
+        }
+        ResponseStatus::Failed => {
+            encoder.fail(
+                ResponseState::Failed,
+                ResponseFailure {
+                    code: "server_error".into(),
+                    message: "the response failed before it was whole; it holds what had \
+                              arrived"
+                        .into(),
+                },
+            );
+        }
+        _ => {
+            encoder.encode(done.unwrap_or(StreamEvent::Done {
+                finish: FinishReason::Stop,
+            }));
+        }
+    }
+    Ok(encoder.into_response())
+}
+
+fn failure(error: &OpenAiError) -> ResponseFailure {
+    let detail = &error.body().error;
+    ResponseFailure {
+        code: detail.code.clone().unwrap_or_else(|| "server_error".into()),
+        message: detail.message.clone(),
+    }
+}
+
+fn cancelled() -> ResponseFailure {
+    ResponseFailure {
+        code: "cancelled".into(),
+        message: "the response was cancelled; it holds what had been produced".into(),
+    }
+}
+
+fn not_found(id: &str) -> OpenAiError {
+    OpenAiError::new(
+        StatusCode::NOT_FOUND,
+        "response_not_found",
+        format!(
+            "no response `{id}` of yours is kept here (a response created with `store: false` \
+             is not kept)"
+        ),
+    )
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+fn json(response: ResponseObject) -> Response {
+    let mut response = axum::Json(response).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The SSE answer: each event named by its type.
+fn sse(events: impl Stream<Item = ResponseEvent> + Send + 'static) -> Response {
+    let events = events.map(|event| {
+        let data = serde_json::to_string(&event).unwrap_or_default();
+        Ok::<_, Infallible>(Event::default().event(event.name()).data(data))
+    });
+    let mut response = Sse::new(events).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}

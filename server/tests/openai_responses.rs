@@ -1,0 +1,777 @@
+//! `POST /v1/responses`, `GET /v1/responses/{id}` and its cancel route over loopback HTTP:
+//! the echo model, and recorded OpenAI, Anthropic and Gemini streams replayed behind the
+//! server. Expected values are read off the recordings in `providers/tests/fixtures`.
+
+use crate::support;
+
+use providers::Provider;
+use serde_json::{Value, json};
+use server::ServerConfig;
+use server::config::ProviderBaseUrls;
+use server::keys::ProviderKeys;
+use server::schema::Secret;
+use support::{Sse, TestServer, client, events, names, received, replay};
+use wiremock::MockServer;
+
+async fn create(server: &TestServer, body: &Value) -> reqwest::Response {
+    client()
+        .post(server.url("/v1/responses"))
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn get(server: &TestServer, path: &str) -> reqwest::Response {
+    client().get(server.url(path)).send().await.unwrap()
+}
+
+/// The text of a `response` object's message items.
+fn output_text(response: &Value) -> String {
+    response["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == "message")
+        .flat_map(|item| item["content"].as_array().unwrap().clone())
+        .filter_map(|part| part["text"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The last event's response, checking that the stream is well numbered and named.
+fn finished(events: &[Sse]) -> &Value {
+    for (index, event) in events.iter().enumerate() {
+        assert_eq!(
+            event.data["sequence_number"],
+            json!(index),
+            "{:?}",
+            names(events)
+        );
+        assert_eq!(event.data["type"], json!(event.name));
+    }
+    assert_eq!(events[0].name, "response.created");
+    assert_eq!(events[1].name, "response.in_progress");
+    let last = events.last().unwrap();
+    assert_eq!(
+        last.data["response"]["id"], events[0].data["response"]["id"],
+        "one id from first to last"
+    );
+    &last.data["response"]
+}
+
+fn echo_prompt(response: &Value) -> Value {
+    serde_json::from_str(&output_text(response)).expect("echo answers with JSON")
+}
+
+#[tokio::test]
+async fn echo_answers_as_one_object_and_as_events() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let request = json!({"model": "echo", "input": "{\"raw\": \"Hello there!\"}"});
+    let response = create(&server, &request).await;
+    assert_eq!(response.status(), 200);
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["object"], "response");
+    assert!(answer["id"].as_str().unwrap().starts_with("resp_"));
+    assert_eq!(answer["status"], "completed");
+    assert_eq!(answer["model"], "echo");
+    assert_eq!(answer["store"], true);
+    assert_eq!(answer["output"][0]["type"], "message");
+    assert_eq!(answer["output"][0]["role"], "assistant");
+    assert_eq!(answer["output"][0]["status"], "completed");
+    assert_eq!(output_text(&answer), "Hello there!");
+    let usage = &answer["usage"];
+    assert_eq!(
+        usage["total_tokens"].as_u64().unwrap(),
+        usage["input_tokens"].as_u64().unwrap() + usage["output_tokens"].as_u64().unwrap()
+    );
+
+    let mut streamed = request.clone();
+    streamed["stream"] = json!(true);
+    let events = events(create(&server, &streamed).await).await;
+    assert_eq!(
+        names(&events),
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_item.added",
+            "response.content_part.added",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.done",
+            "response.content_part.done",
+            "response.output_item.done",
+            "response.completed",
+        ]
+    );
+    let done = finished(&events);
+    assert_eq!(done["status"], "completed");
+    assert_eq!(output_text(done), "Hello there!");
+    let deltas: String = events
+        .iter()
+        .filter(|event| event.name == "response.output_text.delta")
+        .map(|event| event.data["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(deltas, "Hello there!");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn previous_response_id_continues_across_a_restart_and_get_reads_it_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    let config = || ServerConfig {
+        store: db.display().to_string(),
+        ..ServerConfig::default()
+    };
+    let server = TestServer::start(config()).await;
+    let first: Value = create(
+        &server,
+        &json!({"model": "echo", "instructions": "Be brief.", "input": "My name is Ada."}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let first_id = first["id"].as_str().unwrap().to_owned();
+    assert_eq!(echo_prompt(&first)["system"], "Be brief.");
+    server.stop().await;
+
+    // A new process on the same database reads the response back and continues it.
+    let server = TestServer::start(config()).await;
+    let read: Value = get(&server, &format!("/v1/responses/{first_id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(read["id"], json!(first_id));
+    assert_eq!(read["status"], "completed");
+    assert_eq!(read["model"], "echo");
+    assert_eq!(output_text(&read), output_text(&first));
+    assert_eq!(read["usage"], first["usage"]);
+
+    let events = events(
+        create(
+            &server,
+            &json!({"model": "echo", "stream": true, "previous_response_id": first_id,
+                    "instructions": "Be brief.", "input": "What is my name?"}),
+        )
+        .await,
+    )
+    .await;
+    let second = finished(&events);
+    assert_eq!(second["previous_response_id"], json!(first_id));
+    let prompt = echo_prompt(second);
+    assert_eq!(prompt["prompt"], "What is my name?");
+    assert_eq!(prompt["previous"], json!([{"prompt": "My name is Ada."}]));
+    assert_eq!(prompt["system"], "Be brief.");
+    let second_id = second["id"].as_str().unwrap().to_owned();
+    server.stop().await;
+
+    // Both answers are one path of one conversation: the second below the first.
+    use conversation_tree::{SqliteStore, Store};
+    let store = SqliteStore::open_read_only(&db).await.unwrap();
+    let first_node = store.node_by_label(&first_id).await.unwrap().unwrap();
+    let second_node = store.node_by_label(&second_id).await.unwrap().unwrap();
+    assert_eq!(second_node.parent(), Some(first_node.id()));
+    assert_eq!(store.conversations(10).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn instructions_are_not_inherited_by_a_continued_response() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let first: Value = create(
+        &server,
+        &json!({"model": "echo", "instructions": "Answer in French.", "input": "Hi"}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let second: Value = create(
+        &server,
+        &json!({"model": "echo", "previous_response_id": first["id"], "input": "Again"}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let prompt = echo_prompt(&second);
+    assert_eq!(prompt["system"], "", "no system message at all");
+    assert_eq!(prompt["previous"], json!([{"prompt": "Hi"}]));
+    server.stop().await;
+}
+
+fn keyed(mock: &MockServer) -> ServerConfig {
+    let mut keys = ProviderKeys::default();
+    keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
+    keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
+    keys.set(Provider::Google, Secret::new("g-server-test"));
+    ServerConfig {
+        keys,
+        base_urls: ProviderBaseUrls {
+            openai: Some(format!("{}/v1", mock.uri())),
+            anthropic: Some(mock.uri()),
+            google: Some(format!("{}/v1beta", mock.uri())),
+            ..Default::default()
+        },
+        ..ServerConfig::default()
+    }
+}
+
+/// The function call items of a response.
+fn calls(response: &Value) -> Vec<Value> {
+    response["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == "function_call")
+        .cloned()
+        .collect()
+}
+
+#[tokio::test]
+async fn an_openai_tool_round_trip_continues_with_the_function_output() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/chat/completions",
+        &[
+            "openai/chat_stream_tool_call.sse",
+            "openai/chat_stream_text_after_tool.sse",
+        ],
+    )
+    .await;
+    let server = TestServer::start(keyed(&mock)).await;
+    let tools = json!([{"type": "function", "name": "multiply", "description": "a * b",
+        "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}]);
+    let events = events(
+        create(
+            &server,
+            &json!({"model": "gpt-4o-mini", "stream": true, "tools": tools,
+                    "input": [{"role": "user", "content": "What is 1231 * 2331?"}]}),
+        )
+        .await,
+    )
+    .await;
+    let first = finished(&events);
+    let call = &calls(first)[0];
+    assert_eq!(call["call_id"], "call_1EYWDzueHEp8OsB8jJSEp7WB");
+    assert_eq!(call["name"], "multiply");
+    assert_eq!(
+        serde_json::from_str::<Value>(call["arguments"].as_str().unwrap()).unwrap(),
+        json!({"a": 1231, "b": 2331})
+    );
+    assert_eq!(first["usage"]["input_tokens"], 54);
+    assert_eq!(first["usage"]["output_tokens"], 20);
+    let streamed: String = events
+        .iter()
+        .filter(|event| event.name == "response.function_call_arguments.delta")
+        .map(|event| event.data["delta"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, call["arguments"].as_str().unwrap());
+
+    let second_events = events_of(
+        &server,
+        json!({"model": "gpt-4o-mini", "tools": tools, "previous_response_id": first["id"],
+                "stream": true,
+                "input": [{"type": "function_call_output", "call_id": call["call_id"],
+                           "output": "2869461"}]}),
+    )
+    .await;
+    let second = finished(&second_events);
+    assert_eq!(second["status"], "completed", "{second}");
+    assert!(!output_text(second).is_empty());
+    // The provider got the whole conversation: the question, the call, its output.
+    let sent = received(&mock).await;
+    assert_eq!(sent.len(), 2);
+    let messages = sent[1]["messages"].as_array().unwrap();
+    assert_eq!(messages[0]["content"], "What is 1231 * 2331?");
+    assert_eq!(
+        messages[1]["tool_calls"][0]["id"],
+        "call_1EYWDzueHEp8OsB8jJSEp7WB"
+    );
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(messages[2]["tool_call_id"], "call_1EYWDzueHEp8OsB8jJSEp7WB");
+    assert_eq!(messages[2]["content"], "2869461");
+    server.stop().await;
+}
+
+/// The signature of the thinking block in `anthropic/stream_thinking_tool_use.sse`.
+const SIGNATURE: &str = "EoQDCm0IDhgCKkCDzGs2kL2PgnDCZU/nM2wG2P1VIXCRHVnhDDzBQxNF1fl4QBXEKLxRItNJ2MwFdW9eeZPhsxSQIxD54cv3zs29MhljbGF1ZGUtaGFpa3UtNC01LTIwMjUxMDAxOABCCHRoaW5raW5nEgy/OWlwTmmqUjC6L70aDJ4P0R5NfuIe9U5zAiIwCxPduXS2UxCNxJCee3i91qK3cAyAgxCjL2wkQ5UD56iX1hXGOyuNaiH5k+dF5OCQKsQBxiAo+NjC61hV8nRYtaiP+C4inOcuMKuTG9Z1rysxTXkKBTl3oMiOlnEPHHPpKpg4sYF2G5VoTg8JTon20hdZw4GfTEVupnU1qAmnMqyAgke9SoV7HBW/PyA/FxL/q33xJ2gKFiD+BsgI9Z0koMmFKCvm2MoYE6u+ONEwKdFQXL1FKRW6t/bYbJGrLJLwxilsL82h9j4xjggjMn8Npvpn+zsrDPW/8PuLd4Pu+/EsjoneYwyxQQtUVgzhVGhhANWRjSBwUxgB";
+
+#[tokio::test]
+async fn anthropic_thinking_is_a_reasoning_item_and_a_continuation_sends_it_back() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/messages",
+        &[
+            "anthropic/stream_thinking_tool_use.sse",
+            "anthropic/stream_text_after_tool.sse",
+        ],
+    )
+    .await;
+    let server = TestServer::start(keyed(&mock)).await;
+    let tools =
+        json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}]);
+    let events = events(
+        create(
+            &server,
+            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
+                    "input": "Which version? Then a joke."}),
+        )
+        .await,
+    )
+    .await;
+    let first = finished(&events);
+    let reasoning = &first["output"][0];
+    assert_eq!(reasoning["type"], "reasoning");
+    let summary = reasoning["summary"][0]["text"].as_str().unwrap();
+    assert!(summary.starts_with("The user wants me to:\n1. Use the fixed_version tool"));
+    assert!(reasoning["encrypted_content"].is_string());
+    let call = &calls(first)[0];
+    assert_eq!(call["call_id"], "toolu_01825dXWLSoJwCst1qTsiWdb");
+    assert_eq!(call["name"], "fixed_version");
+
+    let second_events = events_of(
+        &server,
+        json!({"model": "claude-sonnet-4-5", "tools": tools, "previous_response_id": first["id"],
+                "stream": true,
+                "input": [{"type": "function_call_output", "call_id": call["call_id"], "output": "1.2.3"}]}),
+    )
+    .await;
+    let second = finished(&second_events);
+    assert_eq!(second["status"], "completed");
+    let sent = received(&mock).await;
+    let turn = &sent[1]["messages"][1];
+    assert_eq!(turn["role"], "assistant");
+    assert_eq!(turn["content"][0]["type"], "thinking");
+    assert_eq!(turn["content"][0]["thinking"], json!(summary));
+    assert_eq!(turn["content"][0]["signature"], SIGNATURE);
+    assert_eq!(turn["content"][1]["type"], "tool_use");
+    let result = &sent[1]["messages"][2]["content"][0];
+    assert_eq!(result["tool_use_id"], "toolu_01825dXWLSoJwCst1qTsiWdb");
+
+    // A client that keeps its own history (`store: false`) sends the items back instead:
+    // the signature travels in `encrypted_content`.
+    let mut items = first["output"].as_array().unwrap().clone();
+    items.insert(
+        0,
+        json!({"role": "user", "content": "Which version? Then a joke."}),
+    );
+    items.push(
+        json!({"type": "function_call_output", "call_id": call["call_id"], "output": "1.2.3"}),
+    );
+    let stateless = events_of(
+        &server,
+        json!({"model": "claude-sonnet-4-5", "tools": tools, "store": false, "stream": true,
+               "input": items}),
+    )
+    .await;
+    assert_eq!(finished(&stateless)["status"], "completed");
+    let sent = received(&mock).await;
+    assert_eq!(sent[2]["messages"], sent[1]["messages"]);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_gemini_continuation_keeps_the_thought_signature_of_its_call() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+        &[
+            "gemini/stream_function_call_signature.sse",
+            "gemini/stream_text_after_function_call.sse",
+        ],
+    )
+    .await;
+    let server = TestServer::start(keyed(&mock)).await;
+    let recorded: Value = serde_json::from_slice(&support::fixture(
+        "gemini/stream_function_call_signature.request.json",
+    ))
+    .unwrap();
+    let declaration = &recorded["tools"][0]["functionDeclarations"][0];
+    let tools = json!([{"type": "function", "name": declaration["name"],
+                        "description": declaration["description"],
+                        "parameters": declaration["parameters"]}]);
+    let question = recorded["contents"][0]["parts"][0]["text"].clone();
+    let events = events(
+        create(
+            &server,
+            &json!({"model": "gemini-2.5-flash", "stream": true, "tools": tools, "input": question}),
+        )
+        .await,
+    )
+    .await;
+    let first = finished(&events);
+    let call = calls(first).remove(0);
+    assert_eq!(call["name"], declaration["name"]);
+
+    let second = events_of(
+        &server,
+        json!({"model": "gemini-2.5-flash", "stream": true, "tools": tools,
+               "previous_response_id": first["id"],
+               "input": [{"type": "function_call_output", "call_id": call["call_id"],
+                          "output": "{\"temperature\": 21}"}]}),
+    )
+    .await;
+    assert_eq!(finished(&second)["status"], "completed");
+    let sent = received(&mock).await;
+    let model_turn = &sent[1]["contents"][1];
+    assert_eq!(model_turn["role"], "model");
+    let part = model_turn["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|part| part.get("functionCall").is_some())
+        .expect("the call is sent back");
+    let recorded_followup: Value = serde_json::from_slice(&support::fixture(
+        "gemini/stream_function_call_signature.followup.request.json",
+    ))
+    .unwrap();
+    let recorded_part = recorded_followup["contents"][1]["parts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|part| part.get("functionCall").is_some())
+        .unwrap();
+    // The same bytes: the recording's client wrote them in URL-safe base64.
+    let bytes = |signature: &Value| {
+        use base64::Engine as _;
+        let text = signature
+            .as_str()
+            .unwrap()
+            .replace('-', "+")
+            .replace('_', "/");
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .unwrap()
+    };
+    assert_eq!(
+        bytes(&part["thoughtSignature"]),
+        bytes(&recorded_part["thoughtSignature"])
+    );
+    assert_eq!(part["functionCall"]["name"], declaration["name"]);
+    server.stop().await;
+}
+
+async fn events_of(server: &TestServer, body: Value) -> Vec<Sse> {
+    events(create(server, &body).await).await
+}
+
+#[tokio::test]
+async fn unknown_and_other_callers_responses_are_not_found() {
+    let tokens = ["responses-token-a", "responses-token-b"];
+    let server = TestServer::start(ServerConfig {
+        tokens: tokens.iter().map(|token| Secret::new(*token)).collect(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let send = |token: &'static str, body: Value| {
+        client()
+            .post(server.url("/v1/responses"))
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+    };
+    let own: Value = send(tokens[0], json!({"model": "echo", "input": "mine"}))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = own["id"].as_str().unwrap();
+    for (token, path) in [
+        (tokens[1], format!("/v1/responses/{id}")),
+        (tokens[0], "/v1/responses/resp_nothing".to_owned()),
+    ] {
+        let answer = client()
+            .get(server.url(&path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 404, "{path}");
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(body["error"]["type"], "not_found_error");
+    }
+    let taken = send(
+        tokens[1],
+        json!({"model": "echo", "input": "theirs", "previous_response_id": id}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(taken.status(), 404);
+    let body: Value = taken.json().await.unwrap();
+    assert_eq!(body["error"]["param"], "previous_response_id");
+    let read = client()
+        .get(server.url(&format!("/v1/responses/{id}")))
+        .bearer_auth(tokens[0])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), 200);
+
+    // `store: false` keeps nothing to read or continue.
+    let unkept: Value = send(
+        tokens[0],
+        json!({"model": "echo", "input": "x", "store": false}),
+    )
+    .await
+    .unwrap()
+    .json()
+    .await
+    .unwrap();
+    assert_eq!(unkept["store"], false);
+    let gone = client()
+        .get(server.url(&format!("/v1/responses/{}", unkept["id"].as_str().unwrap())))
+        .bearer_auth(tokens[0])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), 404);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn fields_that_cannot_be_honoured_are_refused_by_name() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let cases = [
+        (json!({"model": "echo", "input": "x", "top_k": 3}), "top_k"),
+        (
+            json!({"model": "echo", "input": [{"type": "item_reference", "id": "x"}]}),
+            "input[0].type",
+        ),
+        (
+            json!({"model": "echo", "input": [{"role": "robot", "content": "x"}]}),
+            "input[0].role",
+        ),
+        (
+            json!({"model": "echo", "input": "x", "tools": [{"type": "web_search", "name": "w"}]}),
+            "tools[0].type",
+        ),
+        (
+            json!({"model": "echo", "input": [{"type": "function_call_output", "call_id": "nope", "output": "x"}]}),
+            "input",
+        ),
+        (
+            json!({"model": "echo", "input": "x", "parallel_tool_calls": false}),
+            "parallel_tool_calls",
+        ),
+        (json!({"model": "echo", "input": 7}), "input"),
+        (json!({"model": "echo"}), "input"),
+        (
+            json!({"model": "echo", "input": "x", "reasoning": {"effort": "huge"}}),
+            "reasoning.effort",
+        ),
+    ];
+    for (body, param) in cases {
+        let answer = create(&server, &body).await;
+        assert_eq!(answer.status(), 400, "{body}");
+        let error: Value = answer.json().await.unwrap();
+        assert_eq!(error["error"]["type"], "invalid_request_error", "{body}");
+        assert_eq!(error["error"]["param"], param, "{body}: {error}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_response_in_progress_is_read_and_cancelled_and_keeps_what_it_said() {
+    use futures::StreamExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    let server = TestServer::start(ServerConfig {
+        store: db.display().to_string(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let slow = json!({"model": "echo", "stream": true,
+        "input": "{\"raw\": \"one two three four five six seven eight\", \"delay_ms\": 300}"});
+    let response = create(&server, &slow).await;
+    let mut stream = eventsource_stream::EventStream::new(response.bytes_stream());
+    let created: Value = serde_json::from_str(&stream.next().await.unwrap().unwrap().data).unwrap();
+    let id = created["response"]["id"].as_str().unwrap().to_owned();
+    // Wait for the first words.
+    loop {
+        let event = stream.next().await.unwrap().unwrap();
+        if event.event == "response.output_text.delta" {
+            break;
+        }
+    }
+    let running: Value = get(&server, &format!("/v1/responses/{id}"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(running["status"], "in_progress");
+
+    let cancelled = client()
+        .post(server.url(&format!("/v1/responses/{id}/cancel")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancelled.status(), 200);
+    let cancelled: Value = cancelled.json().await.unwrap();
+    assert_eq!(cancelled["status"], "cancelled");
+    let mut rest = Vec::new();
+    while let Some(event) = stream.next().await {
+        rest.push(event.unwrap());
+    }
+    let last: Value = serde_json::from_str(&rest.last().unwrap().data).unwrap();
+    assert_eq!(last["type"], "response.failed");
+    assert_eq!(last["response"]["status"], "cancelled");
+    assert_eq!(last["response"]["error"]["code"], "cancelled");
+
+    // What was said before the cancel is kept, and the response can be continued.
+    let mut stored = None;
+    for _ in 0..50 {
+        let read = get(&server, &format!("/v1/responses/{id}")).await;
+        if read.status() == 200 {
+            let read: Value = read.json().await.unwrap();
+            if read["status"] == "cancelled" {
+                stored = Some(read);
+                break;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let stored = stored.expect("the cancelled response is kept");
+    assert!(output_text(&stored).starts_with("one"));
+    let again = client()
+        .post(server.url(&format!("/v1/responses/{id}/cancel")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), 400);
+    let next = create(
+        &server,
+        &json!({"model": "echo", "previous_response_id": id, "input": "go on"}),
+    )
+    .await;
+    assert_eq!(next.status(), 200);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn server_tools_run_for_a_configured_token_or_alias_and_never_by_default() {
+    let tokens = ["tools-token", "plain-token"];
+    let server = TestServer::start(ServerConfig {
+        tokens: tokens.iter().map(|token| Secret::new(*token)).collect(),
+        token_tools: vec![server::config::TokenTools {
+            token: Secret::new(tokens[0]),
+            tools: vec!["calculator".into()],
+            system: None,
+            max_rounds: None,
+        }],
+        agents: [(
+            "skein/agent".to_owned(),
+            server::config::AgentAlias {
+                model: "echo".into(),
+                tools: vec!["calculator".into()],
+                ..Default::default()
+            },
+        )]
+        .into_iter()
+        .collect(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let ask = |token: &'static str, body: Value| {
+        let request = client()
+            .post(server.url("/v1/responses"))
+            .bearer_auth(token)
+            .json(&body);
+        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let call = json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]});
+    let result = |answer: &Value| {
+        let report = echo_prompt(answer);
+        report["tool_results"].get(0).map(|result| {
+            serde_json::from_str::<Value>(result["output"].as_str().unwrap()).unwrap()
+        })
+    };
+
+    // The tools token's request on a plain model ran the calculator on the server.
+    let ran = ask(
+        tokens[0],
+        json!({"model": "echo", "input": call.to_string()}),
+    )
+    .await;
+    assert_eq!(result(&ran).unwrap()["result"], 42.0, "{ran}");
+    assert!(
+        calls(&ran).is_empty(),
+        "the server's tool activity is not the client's"
+    );
+    // The other token's same request is one model call: the echo model asked for the tool and
+    // the call came back to the client.
+    let plain = ask(
+        tokens[1],
+        json!({"model": "echo", "input": call.to_string()}),
+    )
+    .await;
+    assert_eq!(calls(&plain)[0]["name"], "calculator", "{plain}");
+
+    // The alias, continued with `previous_response_id`: its second run sees the first.
+    let first = ask(
+        tokens[1],
+        json!({"model": "skein/agent", "input": call.to_string()}),
+    )
+    .await;
+    assert_eq!(result(&first).unwrap()["result"], 42.0, "{first}");
+    let second = ask(
+        tokens[1],
+        json!({"model": "skein/agent", "previous_response_id": first["id"], "input": "{\"raw\": \"done\"}"}),
+    )
+    .await;
+    assert_eq!(second["status"], "completed", "{second}");
+    assert_eq!(output_text(&second), "done");
+
+    // Client tools are refused for a caller whose requests run server tools.
+    let refused = client()
+        .post(server.url("/v1/responses"))
+        .bearer_auth(tokens[0])
+        .json(&json!({"model": "echo", "input": "x",
+                      "tools": [{"type": "function", "name": "f"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_resent_history_is_its_callers_alone() {
+    let tokens = ["history-token-a", "history-token-b"];
+    let server = TestServer::start(ServerConfig {
+        tokens: tokens.iter().map(|token| Secret::new(*token)).collect(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let answer: Value = client()
+        .post(server.url("/v1/responses"))
+        .bearer_auth(tokens[0])
+        .json(&json!({"model": "echo", "input": [
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "{\"raw\": \"Again.\"}"},
+        ]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let path = format!("/v1/responses/{}", answer["id"].as_str().unwrap());
+    for (token, status) in [(tokens[0], 200), (tokens[1], 404)] {
+        let read = client()
+            .get(server.url(&path))
+            .bearer_auth(token)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), status, "{token}");
+    }
+    server.stop().await;
+}
