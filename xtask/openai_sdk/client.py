@@ -163,6 +163,20 @@ GEMINI_TEXT = "\n".join(str(number) for number in range(1, 31))
 # thoughts among the completion tokens.
 GEMINI_USAGE = (18, 115, 133)
 
+# gemini/stream_function_call_signature.sse, then gemini/stream_text_after_function_call.sse
+COUNTRY_TOOL = {
+    "type": "function",
+    "name": "get_country",
+    "description": "",
+    "parameters": {"type": "object", "properties": {}, "additionalProperties": False},
+}
+CAPITAL_ANSWER = "The capital of Mexico is Mexico City."
+CAPITAL_ANSWER_USAGE = (257, 8, 265)
+
+# The Responses API declares a function at the top level of the tool.
+MULTIPLY_RESPONSES_TOOL = {"type": "function", **MULTIPLY_TOOL["function"]}
+FIXED_VERSION_RESPONSES_TOOL = {"type": "function", **FIXED_VERSION_TOOL["function"]}
+
 
 # --- Helpers over SDK objects ------------------------------------------------------------------
 
@@ -582,6 +596,165 @@ def answers_after_restart(client):
     answer = client.chat.completions.create(model="echo", messages=user('{"raw": "Hello!"}'))
     expect_equal(answer.choices[0].message.content, "Hello!", "content after the restart")
     return "SIGTERM, same port and store, the same SDK client answered again"
+
+
+# --- The Responses API ---------------------------------------------------------------------------
+
+
+def responses_usage(usage):
+    return (usage.input_tokens, usage.output_tokens, usage.total_tokens)
+
+
+def function_calls(response):
+    return [item for item in response.output if item.type == "function_call"]
+
+
+def streamed_response(stream):
+    """The final response of a raw `responses.create(stream=True)` stream, checking the order
+    and numbering of its events on the way."""
+    events = list(stream)
+    expect(events, "no events")
+    expect_equal(events[0].type, "response.created", "first event")
+    numbers = [event.sequence_number for event in events]
+    expect_equal(numbers, list(range(len(events))), "sequence numbers")
+    last = events[-1]
+    expect_equal(last.type, "response.completed", "last event")
+    expect_equal(last.response.id, events[0].response.id, "the id of the last event")
+    return last.response
+
+
+@check
+def responses_openai_tool_round_trip(client):
+    tools = [MULTIPLY_RESPONSES_TOOL]
+    # The SDK's own stream helper accumulates the events and checks their identities.
+    with client.responses.stream(
+        model="gpt-4o-mini",
+        input="What is 1231 * 2331? [replay:openai-tool-call]",
+        tools=tools,
+    ) as stream:
+        first = stream.get_final_response()
+    calls = function_calls(first)
+    expect_equal(len(calls), 1, "function calls")
+    expect_equal(calls[0].call_id, MULTIPLY_CALL_ID, "call_id")
+    expect_equal(calls[0].name, "multiply", "name")
+    expect_equal(arguments_of(calls[0].arguments), MULTIPLY_ARGUMENTS, "arguments")
+    expect_equal(responses_usage(first.usage), MULTIPLY_USAGE, "usage")
+
+    second = streamed_response(
+        client.responses.create(
+            model="gpt-4o-mini",
+            previous_response_id=first.id,
+            input=[
+                {"type": "function_call_output", "call_id": calls[0].call_id, "output": MULTIPLY_RESULT}
+            ],
+            tools=tools,
+            stream=True,
+        )
+    )
+    expect_equal(second.output_text, MULTIPLY_ANSWER, "follow-up output_text")
+    expect_equal(second.previous_response_id, first.id, "previous_response_id")
+    expect_equal(responses_usage(second.usage), MULTIPLY_ANSWER_USAGE, "follow-up usage")
+    read = client.responses.retrieve(second.id)
+    expect_equal(read.output_text, MULTIPLY_ANSWER, "retrieved output_text")
+    expect_equal(read.status, "completed", "retrieved status")
+    return f"{calls[0].name} {calls[0].call_id} -> {second.id}: {second.output_text!r}"
+
+
+@check
+def responses_anthropic_reasoning_across_a_restart(client):
+    model = "claude-haiku-4-5-20251001"
+    tools = [FIXED_VERSION_RESPONSES_TOOL]
+    first = streamed_response(
+        client.responses.create(
+            model=model,
+            input=(
+                "Use the fixed_version tool. Then tell me the version and make one short joke "
+                "about it. Think about it first. [replay:anthropic-thinking-tool]"
+            ),
+            tools=tools,
+            stream=True,
+        )
+    )
+    reasoning = [item for item in first.output if item.type == "reasoning"]
+    expect_equal(len(reasoning), 1, "reasoning items")
+    expect_equal(reasoning[0].summary[0].text, FIXED_VERSION_THINKING, "reasoning summary")
+    calls = function_calls(first)
+    expect_equal(calls[0].call_id, FIXED_VERSION_CALL_ID, "call_id")
+    expect_equal(responses_usage(first.usage), FIXED_VERSION_USAGE, "usage")
+
+    # The conversation lives in the tree: a new server process continues it, and the replay
+    # server answers only if the thinking's signature reaches Anthropic.
+    restart_skein()
+    second = streamed_response(
+        client.responses.create(
+            model=model,
+            previous_response_id=first.id,
+            input=[
+                {
+                    "type": "function_call_output",
+                    "call_id": calls[0].call_id,
+                    "output": FIXED_VERSION_RESULT,
+                }
+            ],
+            tools=tools,
+            stream=True,
+        )
+    )
+    expect_equal(second.output_text, FIXED_VERSION_ANSWER, "follow-up output_text")
+    expect_equal(responses_usage(second.usage), FIXED_VERSION_ANSWER_USAGE, "follow-up usage")
+    return f"reasoning + {calls[0].call_id}, restart, then {len(second.output_text)} chars"
+
+
+@check
+def responses_gemini_function_call_round_trip(client):
+    tools = [COUNTRY_TOOL]
+    with client.responses.stream(
+        model="gemini-2.5-flash",
+        input="What is the capital of the user country? Call the tool [replay:gemini-function-call]",
+        tools=tools,
+    ) as stream:
+        first = stream.get_final_response()
+    calls = function_calls(first)
+    expect_equal([call.name for call in calls], ["get_country"], "function calls")
+    expect_equal(arguments_of(calls[0].arguments), {}, "arguments")
+
+    # Gemini needs the call's thought signature back: the tree holds it.
+    with client.responses.stream(
+        model="gemini-2.5-flash",
+        previous_response_id=first.id,
+        input=[
+            {
+                "type": "function_call_output",
+                "call_id": calls[0].call_id,
+                "output": json.dumps({"return_value": "Mexico"}),
+            }
+        ],
+        tools=tools,
+    ) as stream:
+        second = stream.get_final_response()
+    expect_equal(second.output_text, CAPITAL_ANSWER, "follow-up output_text")
+    expect_equal(responses_usage(second.usage), CAPITAL_ANSWER_USAGE, "follow-up usage")
+    return f"get_country, then {second.output_text!r}"
+
+
+@check
+def responses_echo_non_stream_and_errors(client):
+    answer = client.responses.create(model="echo", input='{"raw": "Hello!"}')
+    expect_equal(answer.output_text, "Hello!", "output_text")
+    expect_equal(answer.status, "completed", "status")
+    try:
+        client.responses.create(model="echo", input="x", previous_response_id="resp_nothing")
+    except openai.NotFoundError as err:
+        expect_equal(err.body.get("param"), "previous_response_id", "error param")
+    else:
+        raise CheckFailed("an unknown previous_response_id was accepted")
+    try:
+        client.responses.retrieve("resp_nothing")
+    except openai.NotFoundError:
+        pass
+    else:
+        raise CheckFailed("an unknown response was retrieved")
+    return f"{answer.id}: {answer.output_text!r}; NotFoundError for unknown ids"
 
 
 def main():

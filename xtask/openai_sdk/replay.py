@@ -70,6 +70,19 @@ SCENARIOS = {
         ],
         "json": [("anthropic/message_thinking_tool_use.json", [])],
     },
+    # A `get_country` call with a thought signature, then the text answering its result; the
+    # follow-up must carry the signature (its opening, the same in either base64 alphabet), as
+    # Gemini refuses a call sent back without it.
+    "gemini-function-call": {
+        "protocol": "gemini",
+        "stream": [
+            ("gemini/stream_function_call_signature.sse", []),
+            (
+                "gemini/stream_text_after_function_call.sse",
+                ["get_country", "Mexico", "EpwICpkIAXLI2nxlU6gsWZaZHRYkX1orzuM8vSUFwaAt1JRxEC2hJzPAcAu3PWaK"],
+            ),
+        ],
+    },
     # Plain text in three events.
     "gemini-text": {
         "protocol": "gemini",
