@@ -42,7 +42,12 @@ use crate::service::gateway::{Logging, Thread, answer_events, replay_events};
             content((crate::api::encode::responses::ResponseEvent = "text/event-stream"), (ResponseObject = "application/json"))),
         (status = 400, description = "A field cannot be honoured; `error.param` names it", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 404, description = "`previous_response_id` names no response of this caller, or the model's provider has no key on this server", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 408, description = "The body did not arrive within the body read timeout", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 413, description = "The body is larger than the server's limit", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 422, description = "An agent alias cannot run", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 429, description = "The caller's concurrency limit is reached, or the provider's", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 502, description = "The provider failed", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 503, description = "The server is shutting down", body = crate::api::encode::openai_error::OpenAiErrorBody),
@@ -170,6 +175,8 @@ pub(crate) async fn create_response(
     params(("id" = String, Path, description = "The response id (`resp_…`)")),
     responses(
         (status = 200, description = "The response", body = ResponseObject),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 404, description = "No response of this caller has this id (or it was created with `store: false`)", body = crate::api::encode::openai_error::OpenAiErrorBody),
     ),
     security(("bearer" = []))
@@ -198,6 +205,8 @@ pub(crate) async fn get_response(
     responses(
         (status = 200, description = "The response, `cancelled`", body = ResponseObject),
         (status = 400, description = "The response already ended", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 404, description = "No response of this caller has this id", body = crate::api::encode::openai_error::OpenAiErrorBody),
     ),
     security(("bearer" = []))
