@@ -115,7 +115,10 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
     let listener = TcpListener::bind(args.listen).await?;
     let address = listener.local_addr()?;
     eprintln!("skein: serving http://{address} ({access}; log: {store})");
-    eprintln!("skein: POST /v1/response, GET /health, GET /openapi.json; Ctrl-C stops");
+    eprintln!(
+        "skein: POST /v1/response (Chat Shell), POST /v1/chat/completions, POST /v1/responses, \
+         GET /v1/models, GET /health, GET /openapi.json; Ctrl-C stops"
+    );
     server.serve(listener, shutdown_signal()).await?;
     eprintln!("skein: stopped");
     Ok(())

@@ -505,6 +505,16 @@ async fn unknown_and_other_callers_responses_are_not_found() {
     assert_eq!(taken.status(), 404);
     let body: Value = taken.json().await.unwrap();
     assert_eq!(body["error"]["param"], "previous_response_id");
+    // Ids that could never name a response (control characters, too long) name none.
+    for id in ["\u{1}\u{2}".to_owned(), "x".repeat(5000)] {
+        let odd = send(
+            tokens[0],
+            json!({"model": "echo", "input": "x", "previous_response_id": id}),
+        )
+        .await
+        .unwrap();
+        assert_eq!(odd.status(), 404);
+    }
     let read = client()
         .get(server.url(&format!("/v1/responses/{id}")))
         .bearer_auth(tokens[0])

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use agent_loop::{AgentError, StoreLog};
 use chain_ast::ChainAst;
-use conversation_tree::{ConversationId, NodeId, ResponseStatus, Reuse};
+use conversation_tree::{ConversationId, NodeId, ResponseStatus, Reuse, StoreError};
 use messages::{ContentPart, Message, Role};
 use providers::{ChatModel, ChatRequest, ChatResponse, FinishReason, ProviderError, StreamEvent};
 
@@ -77,7 +77,7 @@ pub(crate) enum GatewayError {
     #[error("{0}")]
     Model(#[from] ProviderError),
     /// The conversation store failed.
-    #[error("the conversation store failed: {0}")]
+    #[error("{0}")]
     Store(Box<AgentError>),
 }
 
@@ -248,13 +248,12 @@ impl ChatService {
         owner: &str,
     ) -> Result<Option<(Vec<Message>, Anchor)>, GatewayError> {
         let store_error = |error| GatewayError::Store(Box::new(AgentError::Store(error)));
-        let Some(node) = self
-            .store()
-            .node_by_label(label)
-            .await
-            .map_err(store_error)?
-        else {
-            return Ok(None);
+        let node = match self.store().node_by_label(label).await {
+            Ok(Some(node)) => node,
+            // A string that could never be a label (too long, control characters) names
+            // nothing.
+            Ok(None) | Err(StoreError::InvalidLabel { .. }) => return Ok(None),
+            Err(error) => return Err(store_error(error)),
         };
         let conversation = node.conversation_id().clone();
         let claim = self

@@ -384,8 +384,9 @@ fn not_found(id: &str) -> OpenAiError {
         StatusCode::NOT_FOUND,
         "response_not_found",
         format!(
-            "no response `{id}` of yours is kept here (a response created with `store: false` \
-             is not kept)"
+            "no response `{id}` of yours is kept here: it was created with `store: false`, by \
+             another caller, or the server stopped before its answer was logged; continue from \
+             the response before it"
         ),
     )
 }
