@@ -308,34 +308,64 @@ pub(crate) fn image(field: &str, url: &str) -> Result<ContentPart, OpenAiError> 
 }
 
 fn tool_spec(index: usize, tool: ChatTool) -> Result<ToolSpec, OpenAiError> {
-    let field = format!("tools[{index}]");
-    if tool.kind != "function" {
+    let function = tool.function;
+    function_tool(
+        &format!("tools[{index}]"),
+        &tool.kind,
+        function.name,
+        function.description,
+        (function.parameters, "function.parameters"),
+    )
+}
+
+/// A client's function tool declared at `field`: only `function` tools exist, and their
+/// parameters (at `field.{parameters.1}`) must be a JSON Schema object.
+pub(crate) fn function_tool(
+    field: &str,
+    kind: &str,
+    name: String,
+    description: Option<String>,
+    parameters: (Option<Value>, &str),
+) -> Result<ToolSpec, OpenAiError> {
+    if kind != "function" {
         return Err(OpenAiError::invalid(
             format!("{field}.type"),
             format!(
-                "`{field}.type` is `{}`; only `function` tools can be declared",
-                tool.kind
+                "`{field}.type` is `{kind}`; only `function` tools can be declared (this server \
+                 hosts no built-in tools for clients)"
             ),
         ));
     }
-    let function = tool.function;
-    let parameters = function
-        .parameters
-        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    let (parameters, parameters_field) = parameters;
+    let parameters = parameters.unwrap_or_else(|| json!({"type": "object", "properties": {}}));
     if !parameters.is_object() {
         return Err(OpenAiError::invalid(
-            format!("{field}.function.parameters"),
-            format!("`{field}.function.parameters` must be a JSON Schema object"),
+            format!("{field}.{parameters_field}"),
+            format!("`{field}.{parameters_field}` must be a JSON Schema object"),
         ));
     }
     Ok(ToolSpec {
-        name: function.name,
-        description: function.description.unwrap_or_default(),
+        name,
+        description: description.unwrap_or_default(),
         parameters,
     })
 }
 
 fn tool_choice(value: Value) -> Result<ToolChoice, OpenAiError> {
+    named_tool_choice(
+        value,
+        "/function/name",
+        r#"{"type": "function", "function": {"name": …}}"#,
+    )
+}
+
+/// `tool_choice`: a mode, or a function whose name is at `name_at` (each API nests it its
+/// own way, written out in `form`).
+pub(crate) fn named_tool_choice(
+    value: Value,
+    name_at: &str,
+    form: &str,
+) -> Result<ToolChoice, OpenAiError> {
     match &value {
         Value::String(mode) => match mode.as_str() {
             "auto" => Ok(ToolChoice::Auto),
@@ -347,15 +377,14 @@ fn tool_choice(value: Value) -> Result<ToolChoice, OpenAiError> {
             )),
         },
         _ => value
-            .pointer("/function/name")
+            .pointer(name_at)
             .and_then(Value::as_str)
             .filter(|_| value.get("type").and_then(Value::as_str) == Some("function"))
             .map(|name| ToolChoice::Tool(name.to_owned()))
             .ok_or_else(|| {
                 OpenAiError::invalid(
                     "tool_choice",
-                    "`tool_choice` must be auto, none, required or \
-                     {\"type\": \"function\", \"function\": {\"name\": …}}",
+                    format!("`tool_choice` must be auto, none, required or {form}"),
                 )
             }),
     }

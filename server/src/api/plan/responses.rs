@@ -7,7 +7,9 @@ use serde_json::{Value, json};
 
 use crate::api::encode::openai_error::OpenAiError;
 use crate::api::encode::responses::reasoning_block;
-use crate::api::plan::chat_completions::{check_common, image, reasoning_effort};
+use crate::api::plan::chat_completions::{
+    check_common, function_tool, image, named_tool_choice, reasoning_effort,
+};
 use crate::api::schema::{CreateResponseRequest, InputItem, ItemContent, ResponseTool};
 use crate::api::schema::{InputSummaryText, ResponseContentPart};
 use crate::service::gateway::{GatewayCall, Logging, Thread};
@@ -384,55 +386,15 @@ fn echo_tool(tool: &ResponseTool) -> Value {
 }
 
 fn tool_spec(index: usize, tool: ResponseTool) -> Result<ToolSpec, OpenAiError> {
-    let field = format!("tools[{index}]");
-    if tool.kind != "function" {
-        return Err(OpenAiError::invalid(
-            format!("{field}.type"),
-            format!(
-                "`{field}.type` is `{}`; only `function` tools can be declared (this server \
-                 hosts no built-in tools for clients)",
-                tool.kind
-            ),
-        ));
-    }
-    let parameters = tool
-        .parameters
-        .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-    if !parameters.is_object() {
-        return Err(OpenAiError::invalid(
-            format!("{field}.parameters"),
-            format!("`{field}.parameters` must be a JSON Schema object"),
-        ));
-    }
-    Ok(ToolSpec {
-        name: tool.name,
-        description: tool.description.unwrap_or_default(),
-        parameters,
-    })
+    function_tool(
+        &format!("tools[{index}]"),
+        &tool.kind,
+        tool.name,
+        tool.description,
+        (tool.parameters, "parameters"),
+    )
 }
 
 fn tool_choice(value: Value) -> Result<ToolChoice, OpenAiError> {
-    match &value {
-        Value::String(mode) => match mode.as_str() {
-            "auto" => Ok(ToolChoice::Auto),
-            "none" => Ok(ToolChoice::None),
-            "required" => Ok(ToolChoice::Required),
-            other => Err(OpenAiError::invalid(
-                "tool_choice",
-                format!("`tool_choice` is `{other}`; use auto, none, required or a function"),
-            )),
-        },
-        _ => value
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|_| value.get("type").and_then(Value::as_str) == Some("function"))
-            .map(|name| ToolChoice::Tool(name.to_owned()))
-            .ok_or_else(|| {
-                OpenAiError::invalid(
-                    "tool_choice",
-                    "`tool_choice` must be auto, none, required or \
-                     {\"type\": \"function\", \"name\": …}",
-                )
-            }),
-    }
+    named_tool_choice(value, "/name", r#"{"type": "function", "name": …}"#)
 }

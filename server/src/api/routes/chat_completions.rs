@@ -2,7 +2,6 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use agent_loop::CancellationToken;
 use axum::Extension;
@@ -12,25 +11,16 @@ use axum::extract::rejection::BytesRejection;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt as _};
-use http::{HeaderValue, header};
 
 use crate::api::auth::Caller;
 use crate::api::encode::chat_completions::{ChatCompletion, ChunkEncoder};
 use crate::api::encode::openai_error::OpenAiError;
 use crate::api::plan::chat_completions::chat_completion;
 use crate::api::routes::gateway::{
-    collect, open, parse, refuse_client_tools, refuse_when_draining,
+    admit, collect, gateway_headers, logged_node, open, read_request, unix_now,
 };
 use crate::api::schema::ChatCompletionRequest;
 use crate::api::state::App;
-
-/// Repaired chain faults, when the client's conversation needed any.
-const CHAIN_REPAIRS: &str = "skein-chain-repairs";
-/// `hit` when the answer came from the conversation tree, `miss` when the model was called
-/// (only when the operator lets the tree answer deterministic repeats).
-const CACHE: &str = "skein-cache";
-/// The conversation-tree node of a non-streamed answer.
-const NODE_ID: &str = "skein-node-id";
 
 /// Creates a chat completion: `chat.completion.chunk` events, or one `chat.completion` body.
 #[utoipa::path(
@@ -59,23 +49,13 @@ pub(crate) async fn create_chat_completion(
     Extension(caller): Extension<Caller>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
-    refuse_when_draining(&app)?;
-    let body = body.map_err(|rejection| {
-        OpenAiError::new(rejection.status(), "invalid_body", rejection.body_text())
-    })?;
-    let request: ChatCompletionRequest = parse(&body)?;
+    let request: ChatCompletionRequest = read_request(&app, body)?;
     let model_name = request.model.trim().to_owned();
-    let agent = app.agent_for(caller, &model_name);
     let call = chat_completion(request)?;
-    if agent.is_some() {
-        refuse_client_tools(&model_name, &call)?;
-    }
+    let (agent, permit) = admit(&app, caller, &call)?;
     let (stream, include_usage) = (call.stream, call.include_usage);
-    let permit = app.limit.try_acquire(caller)?;
     let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
-    let created = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs());
+    let created = unix_now();
     let cancel = CancellationToken::new();
     // An agent's run stops when the client goes away and its answer is dropped.
     let disconnect = cancel.clone().drop_guard();
@@ -101,26 +81,14 @@ pub(crate) async fn create_chat_completion(
         let answer = collect(opened.events).await;
         drop((permit, disconnect));
         let answer = answer?;
-        let node = match opened.node {
-            Some(node) => node.await.ok(),
-            None => None,
-        };
+        let node = logged_node(opened.node).await;
         let mut response =
             axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();
-        if let Some(node) = node {
-            response
-                .headers_mut()
-                .insert(NODE_ID, HeaderValue::from(node.get()));
-        }
+        gateway_headers(&mut response, repairs, cache, node);
         response
     };
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if repairs > 0 {
-        headers.insert(CHAIN_REPAIRS, HeaderValue::from(repairs));
-    }
-    if let Some(cache) = cache {
-        headers.insert(CACHE, HeaderValue::from_static(cache));
+    if stream {
+        gateway_headers(&mut response, repairs, cache, None);
     }
     Ok(response)
 }

@@ -11,6 +11,7 @@ use http::StatusCode;
 use providers::{ChatResponse, FinishReason, ProviderError, ResponseBuilder, StreamEvent};
 use tokio::sync::oneshot;
 
+use crate::api::auth::Caller;
 use crate::api::body::{self, BodyError};
 use crate::api::encode::failure::FailureKind;
 use crate::api::encode::openai_error::OpenAiError;
@@ -21,6 +22,7 @@ use crate::service::gateway::{
 };
 use crate::service::runs::Runs;
 use crate::service::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
+use tokio::sync::OwnedSemaphorePermit as Permit;
 
 /// The events of an answer, in the order a model streams them.
 pub(crate) type Events = BoxStream<'static, Result<StreamEvent, OpenAiError>>;
@@ -37,8 +39,45 @@ pub(crate) struct Opened {
     pub(crate) node: Option<oneshot::Receiver<NodeId>>,
 }
 
+/// Repaired chain faults, when the client's conversation needed any.
+const CHAIN_REPAIRS: &str = "skein-chain-repairs";
+/// `hit` when the answer came from the conversation tree, `miss` when the model was called
+/// (only when the operator lets the tree answer deterministic repeats).
+const CACHE: &str = "skein-cache";
+/// The conversation-tree node of a non-streamed answer.
+const NODE_ID: &str = "skein-node-id";
+
+/// Says how the gateway answered: `no-cache`, the chain repairs, whether the tree answered,
+/// and (for a whole answer) the node it was logged as.
+pub(crate) fn gateway_headers(
+    response: &mut axum::response::Response,
+    repairs: usize,
+    cache: Option<&'static str>,
+    node: Option<NodeId>,
+) {
+    use http::{HeaderValue, header};
+
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if repairs > 0 {
+        headers.insert(CHAIN_REPAIRS, HeaderValue::from(repairs));
+    }
+    if let Some(cache) = cache {
+        headers.insert(CACHE, HeaderValue::from_static(cache));
+    }
+    if let Some(node) = node {
+        headers.insert(NODE_ID, HeaderValue::from(node.get()));
+    }
+}
+
+/// The node a whole answer was logged as, once the log is written (`None` when it is not
+/// logged).
+pub(crate) async fn logged_node(node: Option<oneshot::Receiver<NodeId>>) -> Option<NodeId> {
+    node?.await.ok()
+}
+
 /// Answers 503 while the server shuts down.
-pub(crate) fn refuse_when_draining(app: &App) -> Result<(), OpenAiError> {
+fn refuse_when_draining(app: &App) -> Result<(), OpenAiError> {
     if app.runs.is_draining() {
         return Err(OpenAiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -49,15 +88,45 @@ pub(crate) fn refuse_when_draining(app: &App) -> Result<(), OpenAiError> {
     Ok(())
 }
 
-/// Refuses client tools for an agent alias, which runs the server's own.
-pub(crate) fn refuse_client_tools(model: &str, call: &GatewayCall) -> Result<(), OpenAiError> {
-    if call.request.tools.is_empty() {
-        return Ok(());
+/// The request of an OpenAI endpoint, read while the server takes requests.
+pub(crate) fn read_request<T: serde::de::DeserializeOwned>(
+    app: &App,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<T, OpenAiError> {
+    refuse_when_draining(app)?;
+    let body = body.map_err(|rejection| {
+        OpenAiError::new(rejection.status(), "invalid_body", rejection.body_text())
+    })?;
+    parse(&body)
+}
+
+/// Admits `call` of `caller`: the agent it runs (an alias of its model, or the caller's token
+/// tools), which takes no client tools, and a place within the caller's concurrency limit.
+pub(crate) fn admit(
+    app: &App,
+    caller: Caller,
+    call: &GatewayCall,
+) -> Result<(Option<AgentAlias>, Permit), OpenAiError> {
+    let model = &call.model.config.model_id;
+    let agent = app.agent_for(caller, model);
+    if agent.is_some() && !call.request.tools.is_empty() {
+        return Err(OpenAiError::invalid(
+            "tools",
+            format!(
+                "`{model}` runs the server's own tools for this caller (an agent the operator \
+                 configured); leave `tools` out"
+            ),
+        ));
     }
-    Err(OpenAiError::invalid(
-        "tools",
-        format!("`{model}` is an agent that runs the server's own tools; leave `tools` out"),
-    ))
+    let permit = app.limit.try_acquire(caller)?;
+    Ok((agent, permit))
+}
+
+/// Now, in Unix seconds (`created`, `created_at`).
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
 }
 
 /// Starts the answer to `call`: an agent's run for an agent alias, else the model's stream or

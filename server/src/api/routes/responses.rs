@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::Extension;
 use axum::body::Bytes;
@@ -25,7 +24,7 @@ use crate::api::encode::responses::{
 };
 use crate::api::plan::responses::{ResponsesCall, continue_after, name_outputs, response_call};
 use crate::api::routes::gateway::{
-    collect, gateway_error, open, parse, refuse_client_tools, refuse_when_draining,
+    admit, collect, gateway_error, gateway_headers, logged_node, open, read_request, unix_now,
 };
 use crate::api::schema::CreateResponseRequest;
 use crate::api::state::App;
@@ -59,18 +58,10 @@ pub(crate) async fn create_response(
     Extension(caller): Extension<Caller>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
-    refuse_when_draining(&app)?;
-    let body = body.map_err(|rejection| {
-        OpenAiError::new(rejection.status(), "invalid_body", rejection.body_text())
-    })?;
-    let request: CreateResponseRequest = parse(&body)?;
+    let request: CreateResponseRequest = read_request(&app, body)?;
     let model_name = request.model.trim().to_owned();
-    let agent = app.agent_for(caller, &model_name);
     let planned = response_call(request)?;
-    if agent.is_some() {
-        refuse_client_tools(&model_name, &planned.call)?;
-    }
-    let permit = app.limit.try_acquire(caller)?;
+    let (agent, permit) = admit(&app, caller, &planned.call)?;
     let owner = app.auth.owner(caller);
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
     let ResponsesCall {
@@ -101,7 +92,7 @@ pub(crate) async fn create_response(
     let begun = ResponseObject {
         id: id.clone(),
         object: "response",
-        created_at: now_secs(),
+        created_at: unix_now(),
         status: ResponseState::InProgress,
         model: model_name,
         output: Vec::new(),
@@ -125,6 +116,7 @@ pub(crate) async fn create_response(
     // An agent's run stops when the client goes away and its answer is dropped.
     let disconnect = cancel.clone().drop_guard();
     let opened = open(&app, agent.as_ref(), call, owner, cancel.clone()).await?;
+    let (repairs, cache, node) = (opened.repairs, opened.cache, opened.node);
     // Ends at the answer's last event, or when the response is cancelled; the marker after
     // the last event says which.
     let events = opened
@@ -156,7 +148,9 @@ pub(crate) async fn create_response(
             };
             futures::stream::iter(frames)
         }));
-        return Ok(sse(body));
+        let mut response = sse(body);
+        gateway_headers(&mut response, repairs, cache, None);
+        return Ok(response);
     }
 
     let answer = collect(events.filter_map(|event| async move { event }).boxed()).await;
@@ -164,7 +158,9 @@ pub(crate) async fn create_response(
     for event in answer_events(&answer?) {
         encoder.encode(event);
     }
-    Ok(json(encoder.into_response()))
+    let mut response = json(encoder.into_response());
+    gateway_headers(&mut response, repairs, cache, logged_node(node).await);
+    Ok(response)
 }
 
 /// Reads a response: in progress, or as the conversation tree holds it.
@@ -278,13 +274,6 @@ impl Drop for InFlightEntry {
 /// The node of `caller`'s response `id`.
 async fn stored(app: &App, caller: Caller, id: &str) -> Result<Option<Node>, OpenAiError> {
     let store = app.chat.store();
-    let store_error = |error: conversation_tree::StoreError| {
-        OpenAiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "store_error",
-            format!("the conversation store failed: {error}"),
-        )
-    };
     // Ids that are not labels (too long, control characters) name nothing.
     let Ok(Some(node)) = store.node_by_label(id).await else {
         return Ok(None);
@@ -292,19 +281,18 @@ async fn stored(app: &App, caller: Caller, id: &str) -> Result<Option<Node>, Ope
     let claim = store
         .claim_conversation(node.conversation_id(), app.auth.owner(caller))
         .await
-        .map_err(store_error)?;
+        .map_err(store_failed)?;
     Ok(claim.is_own().then_some(node))
 }
 
 /// A stored response as a `response` object.
 async fn from_node(app: &App, id: &str, node: &Node) -> Result<ResponseObject, OpenAiError> {
-    let turn = app.chat.store().turn(node.id()).await.map_err(|error| {
-        OpenAiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "store_error",
-            format!("the conversation store failed: {error}"),
-        )
-    })?;
+    let turn = app
+        .chat
+        .store()
+        .turn(node.id())
+        .await
+        .map_err(store_failed)?;
     let begun = ResponseObject {
         id: id.to_owned(),
         object: "response",
@@ -364,6 +352,14 @@ async fn from_node(app: &App, id: &str, node: &Node) -> Result<ResponseObject, O
     Ok(encoder.into_response())
 }
 
+fn store_failed(error: conversation_tree::StoreError) -> OpenAiError {
+    OpenAiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "store_error",
+        format!("the conversation store failed: {error}"),
+    )
+}
+
 fn failure(error: &OpenAiError) -> ResponseFailure {
     let detail = &error.body().error;
     ResponseFailure {
@@ -389,12 +385,6 @@ fn not_found(id: &str) -> OpenAiError {
              the response before it"
         ),
     )
-}
-
-fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_secs())
 }
 
 fn json(response: ResponseObject) -> Response {
