@@ -126,6 +126,18 @@ pub(crate) async fn create_response(
         .chain(futures::stream::once(async { None }));
 
     if stream {
+        // `GET` answers from the in-flight entry until the tree holds the answer: the log is
+        // written just after the stream ends, and a client may ask at once.
+        let in_flight = match node {
+            Some(logged) => {
+                app.runs.spawn(async move {
+                    let _ = logged.await;
+                    drop(in_flight);
+                });
+                None
+            }
+            None => Some(in_flight),
+        };
         let held = (permit, registration, in_flight, disconnect);
         let start = encoder.start();
         let mut ended = false;
