@@ -152,7 +152,9 @@ pub(crate) fn kind(value: &Value) -> &'static str {
 }
 
 /// The JSON Schema of `I` as providers take it: inlined (Gemini rejects `$ref`), without the
-/// `$schema` and `title` keys.
+/// `$schema` and `title` keys, and without the input type's own doc comment: that is written
+/// for Rust readers (`Input of [`Calculator`].`), while the model learns what the tool does
+/// from its description. Field descriptions stay: they tell the model what to send.
 fn input_schema<I: JsonSchema>() -> Value {
     let generator = SchemaSettings::draft2020_12()
         .with(|settings| settings.inline_subschemas = true)
@@ -161,6 +163,7 @@ fn input_schema<I: JsonSchema>() -> Value {
     if let Some(object) = schema.as_object_mut() {
         object.remove("$schema");
         object.remove("title");
+        object.remove("description");
     }
     schema
 }

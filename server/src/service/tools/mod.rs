@@ -191,6 +191,30 @@ mod tests {
         );
     }
 
+    /// What a model reads about a tool is written for models: no rustdoc link syntax, no
+    /// Rust type names standing in for a description.
+    #[test]
+    fn tool_descriptions_and_schemas_are_written_for_models() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = ToolsConfig {
+            files_root: Some(dir.path().to_path_buf()),
+            http_get: Some(HttpGetPolicy::allow(["example.com"])),
+            ..Default::default()
+        };
+        let tools = BuiltinTools::new(&config).unwrap();
+        let mut set = tools.select(BUILTIN_TOOL_NAMES.iter().copied()).unwrap();
+        set.add_dyn(tools.silent_exit()).unwrap();
+        let specs = set.specs();
+        assert_eq!(specs.len(), BUILTIN_TOOL_NAMES.len() + 1);
+        for spec in specs {
+            let text = format!("{} {}", spec.description, spec.parameters);
+            for markup in ["[`", "`]", "](", "Input of", "Output of", "::"] {
+                assert!(!text.contains(markup), "{}: {markup:?} in {text}", spec.name);
+            }
+            assert!(!spec.description.is_empty(), "{} has no description", spec.name);
+        }
+    }
+
     #[test]
     fn configured_tools_are_available() {
         let dir = tempfile::tempdir().unwrap();
