@@ -209,9 +209,17 @@ mod tests {
         for spec in specs {
             let text = format!("{} {}", spec.description, spec.parameters);
             for markup in ["[`", "`]", "](", "Input of", "Output of", "::"] {
-                assert!(!text.contains(markup), "{}: {markup:?} in {text}", spec.name);
+                assert!(
+                    !text.contains(markup),
+                    "{}: {markup:?} in {text}",
+                    spec.name
+                );
             }
-            assert!(!spec.description.is_empty(), "{} has no description", spec.name);
+            assert!(
+                !spec.description.is_empty(),
+                "{} has no description",
+                spec.name
+            );
         }
     }
 
