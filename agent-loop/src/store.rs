@@ -59,7 +59,7 @@ pub struct StoreLog {
     /// on. The run may replace the system prompt (the only message it changes); then the
     /// stored path is not what the model reads, and the first walk goes from the roots.
     anchor_first: Option<Option<Message>>,
-    /// The label every logged answer carries: it ends on the last one.
+    /// The label every answer carries, logged or reused: it ends on the last one.
     label: Option<String>,
     /// The conversation's owner, should one of the logged answers create it.
     owner: Option<String>,
@@ -102,15 +102,14 @@ impl StoreLog {
     }
 
     /// Labels every answer [`log`](Self::log) stores with `label`
-    /// ([`NewResponse::label`]): a label names one node, so after a run of several rounds it
-    /// names the run's last logged answer, found with
-    /// [`Store::node_by_label`](conversation_tree::Store::node_by_label). A front end that
-    /// sent a response id before the answer existed finds the answer by that id later. An
-    /// unusable label (empty, over 128 characters, with a control character) fails `log` with
+    /// ([`NewResponse::label`]), and every stored answer [`cached`](Self::cached) reuses
+    /// ([`Store::label_node`]): a label names one node, so after a run of several rounds it
+    /// names the run's last answer, generated or reused, found with
+    /// [`Store::node_by_label`]. A front end that sent a response id before the answer existed
+    /// finds the answer by that id later. An unusable label (empty, over 128 characters, with
+    /// a control character) fails `log` and `cached` with
     /// [`StoreError::InvalidLabel`](conversation_tree::StoreError::InvalidLabel), writing
     /// nothing.
-    /// Answers reused from the store ([`cached`](Self::cached)) are not written, so they are
-    /// not labelled.
     #[must_use]
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());
@@ -128,16 +127,14 @@ impl StoreLog {
         self
     }
 
-    /// The conversation logged under.
-    /// The conversation.
+    /// The conversation this log writes to.
     pub fn conversation(&self) -> &ConversationId {
         &self.conversation
     }
 
     /// Walks the conversation so far (`transcript`, ending with the turn to answer) through
-    /// the tree. Answers the caller supplied that the store lacks become branches.
-    /// Finds (or creates) the path of `transcript` for a call to `model` with `tools` and
-    /// `options`.
+    /// the tree for a call to `model` with `tools` and `options`. Answers the caller supplied
+    /// that the store lacks become branches.
     pub async fn lookup(
         &mut self,
         transcript: &[Message],
@@ -180,8 +177,8 @@ impl StoreLog {
         })
     }
 
-    /// The stored answer that may stand in for the call, if the reuse policy allows one.
-    /// The stored answer that may stand in for the call `lookup` describes, if any.
+    /// The stored answer that may stand in for the call `lookup` describes, if the reuse
+    /// policy allows one, with its node, which takes this log's [`label`](Self::label).
     pub async fn cached(
         &mut self,
         lookup: &Lookup,
@@ -194,6 +191,15 @@ impl StoreLog {
             .turn(node.id())
             .await
             .map_err(AgentError::Store)?;
+        // The reused node is the answer the client gets: it carries the label a generated one
+        // would. Nothing to do for the owner: a cache hit is a node of the conversation, which
+        // exists already and keeps its owner.
+        if let Some(label) = &self.label {
+            self.store
+                .label_node(label, node.id())
+                .await
+                .map_err(AgentError::Store)?;
+        }
         self.anchor = Some((node.id(), lookup.len + 1));
         Ok(Some((turn.response, node.id())))
     }

@@ -202,3 +202,125 @@ async fn a_labelled_owned_log_leaves_the_label_on_the_last_answer() {
             .is_none()
     );
 }
+
+/// A stored answer reused for a labelled log's call takes the label, as a generated answer
+/// would: the id a front end gave its client for the cached answer resolves to that node.
+#[tokio::test]
+async fn a_cached_answer_takes_the_label_of_the_log_that_reuses_it() {
+    use std::time::Duration;
+
+    use agent_loop::{ChatOptions, Reuse, StoreLog, Usage};
+    use conversation_tree::{CallKind, ResponseStatus, StoreError};
+
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let conversation = ConversationId::random();
+    let options = ChatOptions::default();
+    let transcript = [Message::human("Capital of France?")];
+    let mut first = StoreLog::new(
+        Arc::clone(&store),
+        conversation.clone(),
+        Reuse::Always,
+        None,
+    )
+    .label("resp_generated");
+    let lookup = first
+        .lookup(&transcript, "echo", &[], &options)
+        .await
+        .unwrap();
+    assert!(first.cached(&lookup).await.unwrap().is_none());
+    let generated = first
+        .log(
+            &lookup,
+            &transcript,
+            &Message::ai("Paris."),
+            Usage::default(),
+            Duration::from_millis(5),
+            ResponseStatus::Completed,
+        )
+        .await
+        .unwrap();
+
+    // A second request (sampling options, reuse always allowed) is answered from the store.
+    let mut second = StoreLog::new(
+        Arc::clone(&store),
+        conversation.clone(),
+        Reuse::Always,
+        None,
+    )
+    .label("resp_cached");
+    let lookup = second
+        .lookup(&transcript, "echo", &[], &options)
+        .await
+        .unwrap();
+    let (message, node) = second
+        .cached(&lookup)
+        .await
+        .unwrap()
+        .expect("the stored answer is reused");
+    assert_eq!(message.text(), "Paris.");
+    assert_eq!(node, generated);
+    for label in ["resp_cached", "resp_generated"] {
+        let labelled = store.node_by_label(label).await.unwrap();
+        assert_eq!(labelled.map(|node| node.id()), Some(generated), "{label}");
+    }
+    let kinds: Vec<CallKind> = store
+        .calls(&conversation)
+        .await
+        .unwrap()
+        .iter()
+        .map(|call| call.kind)
+        .collect();
+    assert_eq!(kinds, [CallKind::Generated, CallKind::CacheHit]);
+
+    // An unusable label fails the reuse, labelling nothing.
+    let mut bad = StoreLog::new(
+        Arc::clone(&store),
+        conversation.clone(),
+        Reuse::Always,
+        None,
+    )
+    .label("resp_\n");
+    let lookup = bad
+        .lookup(&transcript, "echo", &[], &options)
+        .await
+        .unwrap();
+    let err = bad.cached(&lookup).await.unwrap_err();
+    assert!(
+        matches!(err, AgentError::Store(StoreError::InvalidLabel { .. })),
+        "{err}"
+    );
+}
+
+/// A deterministic request answered from the store by an agent run leaves the run's label on
+/// the reused node.
+#[tokio::test]
+async fn a_labelled_run_answered_from_the_store_labels_the_cached_node() {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let model = scripted([ScriptedResponse::text("Paris.")]);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .temperature(0.0)
+        .store(Arc::clone(&store))
+        .build()
+        .unwrap();
+    let conversation = ConversationId::random();
+    let ask = |label: &str| {
+        AgentInput::text("Capital of France?")
+            .in_conversation(conversation.clone())
+            .labelled(label)
+    };
+    let first = agent.run(ask("resp_first")).await.unwrap();
+    assert!(!first.records[0].cached);
+    let second = agent.run(ask("resp_second")).await.unwrap();
+    assert!(second.records[0].cached);
+    assert_eq!(second.node_ids, first.node_ids);
+    for label in ["resp_first", "resp_second"] {
+        let labelled = store.node_by_label(label).await.unwrap();
+        assert_eq!(
+            labelled.map(|node| node.id()),
+            Some(first.node_ids[0]),
+            "{label}"
+        );
+    }
+    assert_eq!(model.requests().len(), 1);
+}

@@ -14,8 +14,8 @@ use crate::{
 /// A conversation-tree store: SQLite ([`SqliteStore`](crate::SqliteStore)) or PostgreSQL
 /// (`PostgresStore`, feature `postgres`), interchangeable behind `Arc<dyn Store>`.
 ///
-/// Every write (a logged response, a supplied branch, a cache-hit record) is one transaction:
-/// a node is stored whole or not at all, whatever happens to the process.
+/// Every write (a logged response, a supplied branch, a cache-hit record, a label) is one
+/// transaction: a node is stored whole or not at all, whatever happens to the process.
 #[async_trait]
 pub trait Store: Send + Sync {
     /// Walks `messages` through the tree of `conversation` and reports where they lead.
@@ -87,8 +87,9 @@ pub trait Store: Send + Sync {
     /// The node with this id, if the store holds it.
     async fn node(&self, id: NodeId) -> Result<Option<Node>>;
 
-    /// The node `label` names ([`NewResponse::label`]), in any conversation; `None` for a
-    /// label no node was logged with. A label names one node: the last one logged with it.
+    /// The node `label` names ([`NewResponse::label`], [`Store::label_node`]), in any
+    /// conversation; `None` for a label no node was given. A label names one node: the last
+    /// one logged or labelled with it.
     ///
     /// A front end that names an answer before it is written (an OpenAI Responses API id,
     /// sent to the client in the first stream event) finds the node again by that name in a
@@ -123,6 +124,44 @@ pub trait Store: Send + Sync {
     /// have (empty, longer than 128 characters, or with a control character), and the store's
     /// own errors.
     async fn node_by_label(&self, label: &str) -> Result<Option<Node>>;
+
+    /// Points `label` at `node`, a node the store holds already: what
+    /// [`NewResponse::label`] does for a node being written, for one that was written before.
+    /// A label names one node, so a label that named another node moves to this one; a node
+    /// may have several labels.
+    ///
+    /// A front end labels an answer it did not write: a stored answer reused for a call
+    /// ([`PathMatch::cache_hit`]) is found by the id the client was given like a generated
+    /// one. One write transaction; [`Store::node_by_label`] then finds `node`.
+    ///
+    /// ```
+    /// use conversation_tree::{CallOptions, ConversationId, Message, NewResponse, SqliteStore, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), conversation_tree::StoreError> {
+    /// let store = SqliteStore::open_in_memory().await?;
+    /// let conversation = ConversationId::random();
+    /// let options = CallOptions::new("echo");
+    /// let question = vec![Message::human("Capital of France?")];
+    /// let paris = NewResponse::new(conversation.clone(), None, question, Message::ai("Paris"), &options)
+    ///     .label("resp_1");
+    /// let node = store.log_response(paris).await?;
+    ///
+    /// // The same answer reused for a later request, which gave the client another id.
+    /// store.label_node("resp_2", node.id()).await?;
+    /// assert_eq!(store.node_by_label("resp_2").await?, Some(node.clone()));
+    /// assert_eq!(store.node_by_label("resp_1").await?, Some(node));
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidLabel`](crate::StoreError::InvalidLabel) for a label no node can
+    /// have (checked before anything else), [`StoreError::UnknownNode`](crate::StoreError::UnknownNode)
+    /// for a node the store does not hold, [`StoreError::ReadOnly`](crate::StoreError::ReadOnly)
+    /// on a read-only store, and the store's own errors. Nothing is written when it fails.
+    async fn label_node(&self, label: &str, node: NodeId) -> Result<()>;
 
     /// The node's input messages and answer.
     async fn turn(&self, id: NodeId) -> Result<Turn>;
@@ -241,7 +280,8 @@ pub(crate) fn check_owner(owner: &str) -> Result<()> {
     }
 }
 
-/// Checks a label for [`NewResponse::label`] and [`Store::node_by_label`].
+/// Checks a label for [`NewResponse::label`], [`Store::node_by_label`] and
+/// [`Store::label_node`].
 pub(crate) fn check_label(label: &str) -> Result<()> {
     match name_problem(label) {
         Some((label_len, reason)) => Err(crate::StoreError::InvalidLabel { label_len, reason }),
@@ -399,7 +439,8 @@ impl NewResponse {
     /// A label is 1 to 128 characters, none of them a control character
     /// ([`StoreError::InvalidLabel`](crate::StoreError::InvalidLabel) otherwise, and nothing is
     /// written). It is written in the node's own transaction: a label never names a node that
-    /// was not written, and a written node never lacks its label.
+    /// was not written, and a written node never lacks its label. A node written before is
+    /// labelled with [`Store::label_node`].
     #[must_use]
     pub fn label(mut self, label: impl Into<String>) -> Self {
         self.label = Some(label.into());

@@ -378,3 +378,12 @@ pub(crate) async fn log<T: Tx>(tx: &T, mut row: NodeRow, name: Option<&str>) -> 
     }
     Ok(row.into_node(id))
 }
+
+/// Points `label` at the stored node `node`, in the caller's transaction:
+/// [`StoreError::UnknownNode`] when the store does not hold it.
+pub(crate) async fn label<T: Tx>(tx: &T, label: &str, node: NodeId) -> Result<()> {
+    if tx.node(node).await?.is_none() {
+        return Err(StoreError::UnknownNode { id: node });
+    }
+    tx.set_label(label, node).await
+}

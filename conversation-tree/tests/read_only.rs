@@ -149,6 +149,18 @@ async fn reads_all_and_writes_nothing(store: &SqliteStore, fixture: &Fixture) {
         .unwrap_err();
     assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
     assert!(err.to_string().contains("read-only"), "{err}");
+    // Labelling a stored node is a write too; an unusable label is refused before that.
+    let err = store
+        .label_node("resp_moved", fixture.first_root.id())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+    let err = store
+        .label_node("", fixture.first_root.id())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::InvalidLabel { .. }), "{err}");
+    assert_eq!(store.node_by_label("resp_moved").await.unwrap(), None);
 }
 
 #[tokio::test]

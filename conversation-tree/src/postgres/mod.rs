@@ -273,6 +273,16 @@ impl Store for PostgresStore {
         tx::node_by_label(&client, OPERATION, label).await
     }
 
+    async fn label_node(&self, label: &str, node: NodeId) -> Result<()> {
+        const OPERATION: &str = "labelling a response";
+        crate::store::check_label(label)?;
+        self.writable(OPERATION)?;
+        let mut client = self.client(OPERATION).await?;
+        let tx = client.transaction().await.map_err(pg(OPERATION))?;
+        walk::label(&PgTx::new(&tx, OPERATION), label, node).await?;
+        tx.commit().await.map_err(pg(OPERATION))
+    }
+
     async fn turn(&self, id: NodeId) -> Result<Turn> {
         let client = self.client("reading a turn").await?;
         tx::turn(&client, id).await

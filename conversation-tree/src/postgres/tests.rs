@@ -110,10 +110,21 @@ async fn a_read_only_store_reads_and_never_writes() -> crate::Result<()> {
             .is_some_and(|reason| reason.contains("empty")),
         "{listed:?}"
     );
-    assert_eq!(reader.node_by_label("resp_pg_read_only").await?, Some(root));
+    assert_eq!(
+        reader.node_by_label("resp_pg_read_only").await?,
+        Some(root.clone())
+    );
     assert_eq!(reader.node_by_label("resp_none").await?, None);
     let err = reader.log_response(response).await.unwrap_err();
     assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+    let err = reader
+        .label_node("resp_pg_moved", root.id())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, StoreError::ReadOnly { .. }), "{err}");
+    let err = reader.label_node("", root.id()).await.unwrap_err();
+    assert!(matches!(err, StoreError::InvalidLabel { .. }), "{err}");
+    assert_eq!(reader.node_by_label("resp_pg_moved").await?, None);
     let branch = [Message::human("Capital of France?"), Message::ai("Lyon")];
     let err = reader
         .find_or_create_path(&conversation, &branch, &CallOptions::new("echo"))

@@ -151,9 +151,9 @@ impl SqliteStore {
     /// Skein wrote is [`StoreError::OlderSchema`] and is not upgraded (a writing open such as
     /// [`SqliteStore::open`] upgrades it once); foreign and newer files are refused as by
     /// [`SqliteStore::open`]. Writes through the store fail with [`StoreError::ReadOnly`]:
-    /// [`Store::log_response`] always, [`Store::find_or_create_path`] when the messages would
-    /// need a new branch or a cache-hit record (a walk through stored nodes only still
-    /// answers).
+    /// [`Store::log_response`] and [`Store::label_node`] always,
+    /// [`Store::find_or_create_path`] when the messages would need a new branch or a cache-hit
+    /// record (a walk through stored nodes only still answers).
     ///
     /// While another connection has the database open, its `-wal` and `-shm` files exist and
     /// readers join them like any WAL reader: they see the last committed state, do not block
@@ -599,6 +599,21 @@ impl Store for SqliteStore {
         let label = label.to_owned();
         self.read(OPERATION, move |conn, ctx| {
             tx::node_by_label(conn, ctx, OPERATION, &label)
+        })
+        .await
+    }
+
+    async fn label_node(&self, label: &str, node: NodeId) -> Result<()> {
+        const OPERATION: &str = "labelling a response";
+        crate::store::check_label(label)?;
+        let label = label.to_owned();
+        self.write(OPERATION, move |conn, ctx| {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(ctx.sql(OPERATION))?;
+            let stx = SqliteTx::new(&tx, ctx, OPERATION);
+            run_ready(OPERATION, walk::label(&stx, &label, node))??;
+            tx.commit().map_err(ctx.sql(OPERATION))
         })
         .await
     }

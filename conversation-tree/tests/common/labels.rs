@@ -288,3 +288,189 @@ pub(crate) async fn concurrent_writes_with_one_label_leave_it_on_one_of_them(
     }
     assert_consistent(&*store).await;
 }
+
+/// A node id no store of these tests holds.
+fn unknown_node() -> NodeId {
+    "987654321".parse().unwrap()
+}
+
+pub(crate) async fn label_node_labels_a_stored_node_and_moves_labels(harness: &impl Harness) {
+    let store = harness.open().await;
+    let conversation = ConversationId::random();
+    let options = deterministic();
+    let first = store
+        .log_response(answer(&conversation, None, "one", &options))
+        .await
+        .unwrap();
+    let second = store
+        .log_response(answer(&conversation, Some(first.id()), "two", &options).label("resp_two"))
+        .await
+        .unwrap();
+    let calls = store.calls(&conversation).await.unwrap();
+
+    // An unlabelled node takes a label, and a second one: both name it.
+    store.label_node("resp_a", first.id()).await.unwrap();
+    store.label_node("resp_b", first.id()).await.unwrap();
+    for label in ["resp_a", "resp_b"] {
+        assert_eq!(
+            store.node_by_label(label).await.unwrap(),
+            Some(first.clone()),
+            "{label}"
+        );
+    }
+    // Labelling again with the same node changes nothing.
+    store.label_node("resp_a", first.id()).await.unwrap();
+    assert_eq!(
+        store.node_by_label("resp_a").await.unwrap(),
+        Some(first.clone())
+    );
+
+    // A label that named another node moves; the node keeps its other labels.
+    store.label_node("resp_two", first.id()).await.unwrap();
+    store.label_node("resp_b", second.id()).await.unwrap();
+    assert_eq!(
+        store.node_by_label("resp_two").await.unwrap(),
+        Some(first.clone())
+    );
+    assert_eq!(
+        store.node_by_label("resp_b").await.unwrap(),
+        Some(second.clone())
+    );
+    assert_eq!(
+        store.node_by_label("resp_a").await.unwrap(),
+        Some(first.clone())
+    );
+    // ... to another conversation's node too.
+    let elsewhere = store
+        .log_response(answer(&ConversationId::random(), None, "three", &options))
+        .await
+        .unwrap();
+    store.label_node("resp_a", elsewhere.id()).await.unwrap();
+    assert_eq!(
+        store.node_by_label("resp_a").await.unwrap(),
+        Some(elsewhere.clone())
+    );
+    // Labels are not calls: the conversation's calls and nodes are as they were.
+    assert_eq!(store.calls(&conversation).await.unwrap(), calls);
+    assert_eq!(
+        store.conversation_nodes(&conversation).await.unwrap(),
+        vec![first.clone(), second.clone()]
+    );
+
+    // A cache hit (the reuse a front end labels) takes the label of the request it answers;
+    // a later generated answer with that label takes it over.
+    let again = [
+        Message::human("one"),
+        Message::ai("Answer to one"),
+        Message::human("two"),
+    ];
+    let hit = store
+        .find_or_create_path(&conversation, &again, &options)
+        .await
+        .unwrap()
+        .cache_hit
+        .expect("a deterministic repeat is a cache hit");
+    assert_eq!(hit, second);
+    store.label_node("resp_cached", hit.id()).await.unwrap();
+    assert_eq!(
+        store.node_by_label("resp_cached").await.unwrap(),
+        Some(second.clone())
+    );
+    let later = store
+        .log_response(
+            answer(&conversation, Some(second.id()), "four", &options).label("resp_cached"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        store.node_by_label("resp_cached").await.unwrap(),
+        Some(later)
+    );
+
+    // Labels survive reopening the store.
+    drop(store);
+    let store = harness.open().await;
+    assert_eq!(store.node_by_label("resp_two").await.unwrap(), Some(first));
+    assert_eq!(store.node_by_label("resp_b").await.unwrap(), Some(second));
+    assert_eq!(
+        store.node_by_label("resp_a").await.unwrap(),
+        Some(elsewhere)
+    );
+    assert_consistent(&*store).await;
+}
+
+pub(crate) async fn label_node_refuses_unknown_nodes_and_invalid_labels_writing_nothing(
+    harness: &impl Harness,
+) {
+    let store = harness.open().await;
+    let conversation = ConversationId::random();
+    let options = deterministic();
+    let root = store
+        .log_response(answer(&conversation, None, "one", &options).label("resp_kept"))
+        .await
+        .unwrap();
+
+    // A node the store does not hold: the label is neither created nor moved.
+    for label in ["resp_kept", "resp_new"] {
+        let err = store.label_node(label, unknown_node()).await.unwrap_err();
+        assert!(
+            matches!(err, StoreError::UnknownNode { id } if id == unknown_node()),
+            "{err}"
+        );
+    }
+    // An unusable label is refused first, whether the node exists or not.
+    for bad in invalid_labels() {
+        let len = bad.chars().count();
+        for node in [root.id(), unknown_node()] {
+            let err = store.label_node(&bad, node).await.unwrap_err();
+            assert!(
+                matches!(err, StoreError::InvalidLabel { label_len, .. } if label_len == len),
+                "{err}"
+            );
+            if !bad.is_empty() {
+                assert!(!err.to_string().contains(bad.as_str()), "{err}");
+            }
+        }
+    }
+
+    assert_eq!(
+        store.node_by_label("resp_kept").await.unwrap(),
+        Some(root.clone())
+    );
+    assert_eq!(store.node_by_label("resp_new").await.unwrap(), None);
+    assert_eq!(
+        store.conversation_nodes(&conversation).await.unwrap(),
+        vec![root]
+    );
+    assert_eq!(store.calls(&conversation).await.unwrap().len(), 1);
+    assert_consistent(&*store).await;
+}
+
+pub(crate) async fn concurrent_label_moves_leave_the_label_on_one_node(harness: &impl Harness) {
+    let store = harness.open().await;
+    let options = sampling();
+    let conversation = ConversationId::random();
+    let mut nodes = Vec::new();
+    for i in 0..8 {
+        let node = store
+            .log_response(answer(&conversation, None, &format!("q{i}"), &options))
+            .await
+            .unwrap();
+        nodes.push(node);
+    }
+    let moves = nodes.iter().map(|node| {
+        let store = Arc::clone(&store);
+        let id = node.id();
+        tokio::spawn(async move { store.label_node("resp_raced", id).await })
+    });
+    for moved in futures::future::join_all(moves).await {
+        moved.unwrap().unwrap();
+    }
+    let labelled = store
+        .node_by_label("resp_raced")
+        .await
+        .unwrap()
+        .expect("the label names a node");
+    assert!(nodes.contains(&labelled), "{labelled:?} in {nodes:?}");
+    assert_consistent(&*store).await;
+}

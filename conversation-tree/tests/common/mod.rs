@@ -70,6 +70,9 @@ macro_rules! suite {
             labels::invalid_labels_and_owners_are_refused_and_nothing_is_written,
             labels::a_new_conversation_is_owned_by_its_first_write_and_writes_keep_owners,
             labels::concurrent_writes_with_one_label_leave_it_on_one_of_them,
+            labels::label_node_labels_a_stored_node_and_moves_labels,
+            labels::label_node_refuses_unknown_nodes_and_invalid_labels_writing_nothing,
+            labels::concurrent_label_moves_leave_the_label_on_one_node,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn killed_writer_leaves_no_half_node() {
