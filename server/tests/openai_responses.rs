@@ -112,6 +112,14 @@ async fn echo_answers_as_one_object_and_as_events() {
         .map(|event| event.data["delta"].as_str().unwrap())
         .collect();
     assert_eq!(deltas, "Hello there!");
+
+    // Read back as soon as the stream ends, it is there (in flight, or in the tree).
+    for _ in 0..20 {
+        let again = events_of(&server, streamed.clone()).await;
+        let id = finished(&again)["id"].as_str().unwrap().to_owned();
+        let read = get(&server, &format!("/v1/responses/{id}")).await;
+        assert_eq!(read.status(), 200);
+    }
     server.stop().await;
 }
 
@@ -783,5 +791,38 @@ async fn a_resent_history_is_its_callers_alone() {
             .unwrap();
         assert_eq!(read.status(), status, "{token}");
     }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_deterministic_repeat_is_answered_from_the_tree_and_its_id_resolves() {
+    let server = TestServer::start(ServerConfig {
+        reuse_deterministic_answers: true,
+        ..ServerConfig::default()
+    })
+    .await;
+    let ask = json!({"model": "echo", "temperature": 0, "input": "{\"raw\": \"Stored.\"}"});
+    let first = create(&server, &ask).await;
+    assert_eq!(first.headers()["skein-cache"], "miss");
+    let first: Value = first.json().await.unwrap();
+    let again = create(&server, &ask).await;
+    assert_eq!(again.headers()["skein-cache"], "hit");
+    assert!(again.headers().get("skein-node-id").is_some());
+    let again: Value = again.json().await.unwrap();
+    assert_ne!(again["id"], first["id"]);
+    assert_eq!(output_text(&again), "Stored.");
+    // The repeat's own id names the stored answer: it reads back and continues.
+    let read = get(
+        &server,
+        &format!("/v1/responses/{}", again["id"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(read.status(), 200);
+    let next = create(
+        &server,
+        &json!({"model": "echo", "previous_response_id": again["id"], "input": "and then?"}),
+    )
+    .await;
+    assert_eq!(next.status(), 200);
     server.stop().await;
 }
