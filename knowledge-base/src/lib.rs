@@ -1,0 +1,1 @@
+//! Knowledge bases searched by full text (work in progress: the stores land here).
