@@ -41,6 +41,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             ])
             .envs(env),
     )?;
+    // The real MCP servers of the `mcp` crate's end-to-end tests (npm, PyPI).
+    crate::mcp_servers::run(&[])?;
     // The PostgreSQL tests run against this cluster; it is stopped when `cluster` is dropped,
     // on every return below, and by its reaper process if xtask itself is killed.
     let cluster = crate::pg::start_for_ci()?;

@@ -9,6 +9,9 @@
 //!   (also a step of `ci`).
 //! - `cargo xtask openai-sdk`: the official `openai` Python SDK against a live server whose
 //!   providers are recorded streams replayed on loopback (also a step of `ci`).
+//! - `cargo xtask mcp-servers`: installs the real MCP servers the `mcp` crate's tests run
+//!   against (npm's server-everything, the Python `mcp` SDK) under `target/xtask-mcp/` (also a
+//!   step of `ci`).
 //!
 //! Each step prints the command it runs and how long it took, and the first failing step stops
 //! the run with its exit status.
@@ -16,6 +19,7 @@
 mod bench;
 mod ci;
 mod cmd;
+mod mcp_servers;
 mod net;
 mod openai_sdk;
 mod pg;
@@ -36,6 +40,8 @@ commands:
            API fuzzing: schemathesis against a live `skein serve` (echo model, offline)
   openai-sdk
            the official `openai` Python SDK against a live `skein serve` (recorded providers)
+  mcp-servers
+           installs the MCP servers the `mcp` tests use (npm, PyPI) under target/xtask-mcp/
 ";
 
 fn main() -> ExitCode {
@@ -46,6 +52,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("schemathesis") => schemathesis::run(&args[1..]),
         Some("openai-sdk") => openai_sdk::run(&args[1..]),
+        Some("mcp-servers") => mcp_servers::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
