@@ -194,6 +194,15 @@ impl AgentBuilder {
         self
     }
 
+    /// Marks the prefixes a provider may cache on every request (Anthropic cache
+    /// breakpoints; OpenAI caches by itself and routes by `cache.key`). Caching never changes
+    /// an answer, only what repeating a long prefix costs.
+    #[must_use]
+    pub fn prompt_cache(mut self, cache: providers::PromptCache) -> Self {
+        self.options.cache = cache;
+        self
+    }
+
     /// Whether and which tool the model must call, on every request that offers tools.
     #[must_use]
     pub fn tool_choice(mut self, choice: ToolChoice) -> Self {

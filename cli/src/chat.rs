@@ -31,6 +31,7 @@ pub(crate) struct ChatArgs {
 
 pub(crate) async fn run(args: &ChatArgs, db: Option<&str>) -> Result<Outcome, CliError> {
     args.agent.check()?;
+    args.agent.tool_protocol()?;
     let store = open_store(db).await?;
     let service = args.agent.service(store.clone())?;
     let mut resume = args.agent.resume(store.as_ref()).await?;
@@ -69,7 +70,7 @@ pub(crate) async fn run(args: &ChatArgs, db: Option<&str>) -> Result<Outcome, Cl
         input.push(Message::human(prompt));
         let spec = args
             .agent
-            .spec(model.clone(), RunInput::Messages(input), &resume);
+            .spec(model.clone(), RunInput::Messages(input), &resume)?;
         let ended = render::run_in_terminal(&service, spec, false).await;
         // A failed turn is reported and the chat goes on from where it was.
         match ended {

@@ -12,7 +12,7 @@ use server::keys::{ProviderKeys, key_variable};
 use server::plan::{RunOptions, check_run_options};
 use server::schema::Secret;
 use server::tools::{BuiltinTools, HttpGetPolicy, ToolsConfig};
-use server::{ChatService, ModelRequest, RunInput, RunSpec};
+use server::{ChatService, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
 
 use crate::CliError;
 
@@ -130,12 +130,44 @@ pub(crate) struct AgentArgs {
     /// Ask a reasoning model to think first.
     #[arg(long)]
     pub(crate) think: bool,
+    /// How the model calls tools: native (function calling), or a text protocol for models
+    /// without it, the model writing its calls as json or yaml in an action section.
+    #[arg(long, value_enum, default_value_t = ToolMode::Native)]
+    pub(crate) tool_mode: ToolMode,
+    /// The sections of a text protocol: markdown (## Action) or xml (<action>) [default:
+    /// markdown].
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub(crate) format: Option<SectionFormatArg>,
+    /// Mark the tools, the system prompt and the conversation so far as cacheable (Anthropic
+    /// cache breakpoints; OpenAI caches by itself).
+    #[arg(long)]
+    pub(crate) cache: bool,
     /// The directory read_file and list_files may read.
     #[arg(long, value_name = "DIR")]
     pub(crate) root: Option<PathBuf>,
     /// A host http_get may fetch from (repeat for several; *.example.com for subdomains).
     #[arg(long = "allow-host", value_name = "HOST")]
     pub(crate) allow_hosts: Vec<String>,
+}
+
+/// `--tool-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ToolMode {
+    /// The provider's function calling.
+    Native,
+    /// JSON tool calls in a text protocol.
+    Json,
+    /// YAML tool calls in a text protocol.
+    Yaml,
+}
+
+/// `--format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SectionFormatArg {
+    /// Markdown headings.
+    Markdown,
+    /// XML elements.
+    Xml,
 }
 
 /// Where a run picks up.
@@ -367,10 +399,33 @@ impl AgentArgs {
         ))
     }
 
+    /// The tool protocol `--tool-mode` and `--format` ask for.
+    pub(crate) fn tool_protocol(&self) -> Result<ToolProtocol, CliError> {
+        let syntax = match self.tool_mode {
+            ToolMode::Native => None,
+            ToolMode::Json => Some(agent_loop::TextSyntax::Json),
+            ToolMode::Yaml => Some(agent_loop::TextSyntax::Yaml),
+        };
+        let format = self.format.map(|format| match format {
+            SectionFormatArg::Markdown => SectionFormat::Markdown,
+            SectionFormatArg::Xml => SectionFormat::Xml,
+        });
+        ToolProtocol::of(syntax, format)
+            .map_err(|reason| CliError::Usage(format!("--format: {reason} (--tool-mode)")))
+    }
+
     /// The run of `input` with these options, picking up at `resume`.
-    pub(crate) fn spec(&self, model: String, input: RunInput, resume: &Resume) -> RunSpec {
+    pub(crate) fn spec(
+        &self,
+        model: String,
+        input: RunInput,
+        resume: &Resume,
+    ) -> Result<RunSpec, CliError> {
+        let tool_protocol = self.tool_protocol()?;
         let model = self.model_request(model);
-        RunSpec {
+        Ok(RunSpec {
+            tool_protocol,
+            prompt_cache: self.cache,
             system: self.system.clone(),
             tools: self.tools.clone(),
             max_rounds: self.max_rounds,
@@ -381,7 +436,7 @@ impl AgentArgs {
             after: resume.after,
             log: !self.no_log,
             ..RunSpec::new(model, input)
-        }
+        })
     }
 }
 

@@ -38,6 +38,8 @@ pub(crate) struct RunArgs {
 pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, CliError> {
     args.agent.check()?;
     let prompt = prompt(args.prompt.as_deref())?;
+    // Options that cannot go together are refused before anything is opened.
+    args.agent.tool_protocol()?;
     let store = open_store(db).await?;
     let service = args.agent.service(store.clone())?;
     let resume = args.agent.resume(store.as_ref()).await?;
@@ -45,7 +47,7 @@ pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, Cli
     // After the response `--from` names or the conversation's latest one (loaded by the
     // service, so the answer is logged below that very node), or a new conversation.
     let input = RunInput::Parts(vec![ContentPart::text(prompt)]);
-    let spec = args.agent.spec(model, input, &resume);
+    let spec = args.agent.spec(model, input, &resume)?;
     let ended = render::run_in_terminal(&service, spec, args.json).await;
     Ok(ended?.outcome)
 }

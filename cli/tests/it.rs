@@ -10,3 +10,5 @@ mod hardening;
 mod interruptions;
 #[path = "serve_hostile_clients.rs"]
 mod serve_hostile_clients;
+#[path = "tool_protocols.rs"]
+mod tool_protocols;

@@ -88,7 +88,9 @@ pub use api::server::Server;
 pub use config::ServerConfig;
 pub use service::chat::{ChatService, PreparedRun, RunError};
 pub use service::model::{NoKey, resolve_model_config};
-pub use service::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
+pub use service::spec::{
+    DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol,
+};
 pub use service::{keys, store, tools};
 
 // What the API exposes, so embedders need only this crate.

@@ -22,3 +22,5 @@ mod providers;
 mod responses;
 #[path = "support/mod.rs"]
 mod support;
+#[path = "tool_protocols.rs"]
+mod tool_protocols;

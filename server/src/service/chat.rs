@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ProviderBaseUrls;
 use crate::service::keys::ProviderKeys;
 use crate::service::model::{ModelCache, resolve_model_config};
-use crate::service::spec::{RunInput, RunSpec};
+use crate::service::spec::{RunInput, RunSpec, SectionFormat, ToolProtocol};
 use crate::service::tools::{BuiltinTools, ToolSelectError};
 
 /// Largest thinking budget deep thinking asks of Anthropic and Gemini models, in tokens.
@@ -175,6 +175,27 @@ impl ChatService {
         }
         if let Some(choice) = spec.tool_choice.clone() {
             builder = builder.tool_choice(choice);
+        }
+        if let ToolProtocol::Text { syntax, format } = spec.tool_protocol {
+            let format: Box<dyn agent_loop::TextFormat> = match format {
+                SectionFormat::Markdown => Box::new(agent_loop::MarkdownFormat::new()),
+                SectionFormat::Xml => Box::new(agent_loop::XmlFormat::new()),
+            };
+            builder = builder
+                .tool_mode(agent_loop::ToolMode::Text(format))
+                .text_syntax(syntax);
+        }
+        if spec.prompt_cache {
+            // The tools, the system prompt and the conversation so far: each request then
+            // reads the previous one's prefix from the cache.
+            builder = builder.prompt_cache(providers::PromptCache {
+                breakpoints: vec![
+                    providers::CacheBreakpoint::Tools,
+                    providers::CacheBreakpoint::System,
+                    providers::CacheBreakpoint::LastMessage,
+                ],
+                ..providers::PromptCache::default()
+            });
         }
         if let Some(temperature) = spec.temperature {
             builder = builder.temperature(temperature);

@@ -7,6 +7,56 @@ use conversation_tree::{ConversationId, NodeId};
 use messages::{ContentPart, Message};
 use providers::{ModelConfig, ToolChoice};
 
+/// How the model calls tools.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ToolProtocol {
+    /// The provider's function calling.
+    #[default]
+    Native,
+    /// A text protocol: the model writes `thinking`, `action` and `answer` sections in
+    /// `format`, its tool calls in `syntax`; observations come back in the same format.
+    Text {
+        /// How tool calls are written in the `action` section.
+        syntax: agent_loop::TextSyntax,
+        /// How the sections are written.
+        format: SectionFormat,
+    },
+}
+
+impl ToolProtocol {
+    /// The protocol of a text `syntax` (`None`: native function calling) and a section
+    /// `format` (only with a text syntax; Markdown by default).
+    ///
+    /// # Errors
+    ///
+    /// A format without a text syntax: it would be ignored.
+    pub fn of(
+        syntax: Option<agent_loop::TextSyntax>,
+        format: Option<SectionFormat>,
+    ) -> Result<Self, &'static str> {
+        match (syntax, format) {
+            (None, None) => Ok(ToolProtocol::Native),
+            (None, Some(_)) => Err(
+                "a section format applies to a text protocol only; choose json or yaml tool calls",
+            ),
+            (Some(syntax), format) => Ok(ToolProtocol::Text {
+                syntax,
+                format: format.unwrap_or_default(),
+            }),
+        }
+    }
+}
+
+/// The section format of a text tool protocol.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SectionFormat {
+    /// `## Thinking` / `## Action` / `## Answer` headings.
+    #[default]
+    Markdown,
+    /// `<thinking>` / `<action>` / `<answer>` elements.
+    Xml,
+}
+
 /// Tool rounds a run may make when nothing says otherwise (no `tools.max_tool_calls`).
 pub const DEFAULT_TOOL_ROUNDS: usize = 10;
 /// What the model is asked: the new human input, or a whole conversation.
@@ -58,6 +108,10 @@ pub struct RunSpec {
     pub silent_exit_tool: bool,
     /// Whether and which tool the model must call (when tools are offered).
     pub tool_choice: Option<ToolChoice>,
+    /// How the model calls tools.
+    pub tool_protocol: ToolProtocol,
+    /// Mark the prefixes the provider may cache (Anthropic cache breakpoints).
+    pub prompt_cache: bool,
     /// Tool rounds before the model must answer.
     pub max_rounds: usize,
     /// Time limit of one tool call.
@@ -100,6 +154,8 @@ impl RunSpec {
             tools: Vec::new(),
             silent_exit_tool: false,
             tool_choice: None,
+            tool_protocol: ToolProtocol::Native,
+            prompt_cache: false,
             max_rounds: DEFAULT_TOOL_ROUNDS,
             tool_timeout: None,
             temperature: None,

@@ -24,9 +24,11 @@ use providers::{ApiFormat, ModelInfo, Provider, RetryPolicy, Timeouts, ToolChoic
 use serde_json::{Value, json};
 
 use crate::api::error::ApiError;
-use crate::api::schema::{Metadata, ResponseRequest, ToolsConfig};
+use crate::api::schema::{Metadata, ResponseRequest, TextFormatName, ToolModeName, ToolsConfig};
 use crate::config::ServerConfig;
-use crate::service::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec};
+use crate::service::spec::{
+    DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec, SectionFormat, ToolProtocol,
+};
 
 /// The temperature of a request that names none (unless the model reasons).
 pub const DEFAULT_TEMPERATURE: f64 = 0.7;
@@ -290,6 +292,7 @@ pub fn plan(
     if features.search_engine.is_some() {
         problems.unsupported("features.search_engine", "web search is not supported");
     }
+    let tool_protocol = tool_protocol(features.tool_mode, features.text_format, &mut problems);
 
     // Metadata.
     let conversation = conversation(request.session_id, &metadata, &mut problems);
@@ -317,6 +320,8 @@ pub fn plan(
         max_tokens,
         deep_thinking: features.deep_thinking,
         compression: features.message_compression,
+        tool_protocol,
+        prompt_cache: features.prompt_cache,
         conversation,
         include_history: request.include_history,
         history_limit: metadata.history_limit.map(|n| n as usize),
@@ -329,6 +334,27 @@ pub fn plan(
         streaming: features.streaming,
         request_id,
         labels,
+    })
+}
+
+/// The tool protocol `features.tool_mode` and `features.text_format` ask for.
+pub(crate) fn tool_protocol(
+    mode: ToolModeName,
+    format: Option<TextFormatName>,
+    problems: &mut Problems,
+) -> ToolProtocol {
+    let syntax = match mode {
+        ToolModeName::Native => None,
+        ToolModeName::Json => Some(agent_loop::TextSyntax::Json),
+        ToolModeName::Yaml => Some(agent_loop::TextSyntax::Yaml),
+    };
+    let format = format.map(|format| match format {
+        TextFormatName::Markdown => SectionFormat::Markdown,
+        TextFormatName::Xml => SectionFormat::Xml,
+    });
+    ToolProtocol::of(syntax, format).unwrap_or_else(|reason| {
+        problems.invalid("features.text_format", reason);
+        ToolProtocol::Native
     })
 }
 

@@ -226,6 +226,42 @@ pub struct FeaturesConfig {
     /// Search engine for web search. Not supported.
     #[serde(default)]
     pub search_engine: Option<String>,
+    /// How the model calls tools: `native` (the provider's function calling, the default),
+    /// or a text protocol in which the model writes its tool calls as `json` or `yaml` in an
+    /// `action` section (for models without function calling).
+    #[serde(default)]
+    pub tool_mode: ToolModeName,
+    /// The sections of a text protocol: `markdown` (`## Action`, the default) or `xml`
+    /// (`<action>`). Only with a text `tool_mode`.
+    #[serde(default)]
+    pub text_format: Option<TextFormatName>,
+    /// Mark the tools, the system prompt and the conversation so far as cacheable (Anthropic
+    /// cache breakpoints; OpenAI caches by itself). Never changes an answer.
+    #[serde(default)]
+    pub prompt_cache: bool,
+}
+
+/// `features.tool_mode`.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolModeName {
+    /// The provider's function calling.
+    #[default]
+    Native,
+    /// Tool calls as JSON in a text protocol.
+    Json,
+    /// Tool calls as YAML in a text protocol.
+    Yaml,
+}
+
+/// `features.text_format`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TextFormatName {
+    /// Markdown headings.
+    Markdown,
+    /// XML elements.
+    Xml,
 }
 
 impl Default for FeaturesConfig {
@@ -237,6 +273,9 @@ impl Default for FeaturesConfig {
             message_compression: true,
             web_search: false,
             search_engine: None,
+            tool_mode: ToolModeName::Native,
+            text_format: None,
+            prompt_cache: false,
         }
     }
 }

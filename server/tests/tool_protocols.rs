@@ -1,0 +1,110 @@
+//! `features.tool_mode`, `features.text_format` and `features.prompt_cache` on `POST
+//! /v1/response`: the text protocol end to end on the echo model, and Anthropic cache
+//! breakpoints in the request a recorded stream answers.
+
+use crate::support;
+
+use serde_json::{Value, json};
+use server::ServerConfig;
+use support::{TestServer, client, content, events, received, replay, terminal};
+use wiremock::MockServer;
+
+#[tokio::test]
+async fn a_text_protocol_runs_the_tool_and_formats_the_observation() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    // The echo model answers the first request with this text verbatim: an XML action whose
+    // call is JSON.
+    let reply = "<thinking>I will compute.</thinking>\n<action>\n\
+                 {\"tool\": \"calculator\", \"args\": {\"expression\": \"6*7\"}}\n</action>";
+    let events = events(
+        server
+            .post(&json!({
+                "model_config": {"model_id": "echo"},
+                "input": {"text": json!({"raw": reply}).to_string()},
+                "tools": {"builtin": {"calculator": {"enabled": true}}, "max_tool_calls": 1},
+                "features": {"tool_mode": "json", "text_format": "xml"},
+            }))
+            .await,
+    )
+    .await;
+    let start = events
+        .iter()
+        .find(|event| event.name == "tool.start")
+        .expect("the calculator ran");
+    assert_eq!(start.data["name"], "calculator");
+    let done = events
+        .iter()
+        .find(|event| event.name == "tool.done")
+        .unwrap();
+    assert!(done.data["error"].is_null(), "{}", done.data);
+    // The model's next request carried the observation in the protocol's own format.
+    let report: Value = serde_json::from_str(&content(&events)).expect("an echo report");
+    assert_eq!(
+        report["previous"][1]["prompt"],
+        "<observation>\n<calculator>\n{\"expression\":\"6*7\",\"result\":42.0}\n</calculator>\n</observation>"
+    );
+    assert_eq!(report["options"]["tools"], json!([]));
+    terminal(&events, "response.done");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_section_format_without_a_text_protocol_is_named_in_the_422() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let answer = server
+        .post(&json!({
+            "model_config": {"model_id": "echo"},
+            "input": {"text": "hi"},
+            "features": {"text_format": "xml"},
+        }))
+        .await;
+    assert_eq!(answer.status(), 422);
+    let body: Value = answer.json().await.unwrap();
+    assert!(body.to_string().contains("features.text_format"), "{body}");
+    let unknown = server
+        .post(&json!({
+            "model_config": {"model_id": "echo"},
+            "input": {"text": "hi"},
+            "features": {"tool_mode": "python"},
+        }))
+        .await;
+    assert_eq!(unknown.status(), 422);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn prompt_cache_puts_breakpoints_in_the_anthropic_request() {
+    let mock = MockServer::start().await;
+    replay(&mock, "/v1/messages", &["anthropic/stream_text.sse"]).await;
+    let server = TestServer::start(ServerConfig {
+        allow_request_base_url: true,
+        ..ServerConfig::default()
+    })
+    .await;
+    for cache in [false, true] {
+        let response = client()
+            .post(server.url("/v1/response"))
+            .json(&json!({
+                "model_config": {"model_id": "claude-sonnet-4-5", "base_url": mock.uri(), "api_key": "sk-ant-test"},
+                "system": "Be brief.",
+                "input": {"text": "Name two pirates."},
+                "tools": {"builtin": {"calculator": {"enabled": true}}},
+                "features": {"prompt_cache": cache},
+            }))
+            .send()
+            .await
+            .unwrap();
+        terminal(&events(response).await, "response.done");
+    }
+    let sent = received(&mock).await;
+    assert_eq!(sent.len(), 2);
+    assert!(!sent[0].to_string().contains("cache_control"));
+    let cached = &sent[1];
+    assert_eq!(cached["tools"][0]["cache_control"]["type"], "ephemeral");
+    let system = cached["system"].as_array().expect("system blocks");
+    assert_eq!(system.last().unwrap()["cache_control"]["type"], "ephemeral");
+    let last = cached["messages"].as_array().unwrap().last().unwrap();
+    let block = last["content"].as_array().unwrap().last().unwrap();
+    assert_eq!(block["cache_control"]["type"], "ephemeral");
+    server.stop().await;
+}
