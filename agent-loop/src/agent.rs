@@ -41,6 +41,7 @@ pub(crate) struct Inner {
     pub(crate) model: Arc<dyn ChatModel>,
     pub(crate) tools: ToolSet,
     pub(crate) providers: Vec<Arc<dyn ToolProvider>>,
+    pub(crate) modifiers: Vec<Arc<dyn crate::tools::PromptModifier>>,
     pub(crate) text: Option<TextProtocol>,
     pub(crate) max_rounds: usize,
     pub(crate) system: Option<String>,

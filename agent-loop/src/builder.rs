@@ -11,7 +11,7 @@ use toolchain::ToolSet;
 use crate::agent::Inner;
 use crate::compress::TokenCounter;
 use crate::react::TextProtocol;
-use crate::{Agent, AgentError, ContextPolicy, ToolProvider};
+use crate::{Agent, AgentError, ContextPolicy, PromptModifier, ToolProvider};
 
 #[cfg(feature = "store")]
 use conversation_tree::{Reuse, Store};
@@ -65,6 +65,7 @@ pub struct AgentBuilder {
     model: Option<Arc<dyn ChatModel>>,
     tools: ToolSet,
     providers: Vec<Arc<dyn ToolProvider>>,
+    modifiers: Vec<Arc<dyn PromptModifier>>,
     mode: ToolMode,
     syntax: TextSyntax,
     max_rounds: usize,
@@ -84,6 +85,7 @@ impl Default for AgentBuilder {
             model: None,
             tools: ToolSet::new(),
             providers: Vec::new(),
+            modifiers: Vec::new(),
             mode: ToolMode::Native,
             syntax: TextSyntax::default(),
             max_rounds: DEFAULT_MAX_ROUNDS,
@@ -194,6 +196,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Adds a [`PromptModifier`]: text it returns is appended to the system prompt of each
+    /// request, so what a run learns (a loaded skill's instructions) steers the next rounds.
+    #[must_use]
+    pub fn prompt_modifier(mut self, modifier: impl PromptModifier + 'static) -> Self {
+        self.modifiers.push(Arc::new(modifier));
+        self
+    }
+
     /// Marks the prefixes a provider may cache on every request (Anthropic cache
     /// breakpoints; OpenAI caches by itself and routes by `cache.key`). Caching never changes
     /// an answer, only what repeating a long prefix costs.
@@ -280,6 +290,7 @@ impl AgentBuilder {
                 model,
                 tools: self.tools,
                 providers: self.providers,
+                modifiers: self.modifiers,
                 text,
                 max_rounds: self.max_rounds,
                 system: self.system,

@@ -106,7 +106,7 @@ pub use notice::{
 };
 pub use outcome::{AgentOutcome, CompressionNotice, RoundRecord};
 pub use react::{ANSWER_SECTION, THINKING_SECTION};
-pub use tools::ToolProvider;
+pub use tools::{PromptModifier, ToolProvider};
 
 // What the API exposes, so callers need no direct dependency for it.
 pub use messages::{ContentPart, Message};

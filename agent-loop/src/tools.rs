@@ -36,6 +36,57 @@ where
     }
 }
 
+/// Text added to the system prompt before each request: what a run has learned that should
+/// steer it from now on (a loaded skill's instructions). The system prompt is sent with every
+/// request, so the addition applies from the next round on without a system message in the
+/// middle of the conversation (which Anthropic and Gemini refuse).
+///
+/// Closures `Fn(&ConversationContext) -> Option<String>` implement it.
+///
+/// ```
+/// use agent_loop::{ConversationContext, PromptModifier};
+///
+/// // After the first tool round, remind the model to be brief.
+/// let modifier = |context: &ConversationContext| {
+///     (context.tool_rounds() > 0).then(|| "Be brief from now on.".to_owned())
+/// };
+/// # fn takes(_: impl PromptModifier) {}
+/// takes(modifier);
+/// ```
+pub trait PromptModifier: Send + Sync {
+    /// Text to append to the system prompt for the next request of the run in `context`.
+    fn system_addition(&self, context: &ConversationContext) -> Option<String>;
+}
+
+impl<F> PromptModifier for F
+where
+    F: Fn(&ConversationContext) -> Option<String> + Send + Sync,
+{
+    fn system_addition(&self, context: &ConversationContext) -> Option<String> {
+        self(context)
+    }
+}
+
+/// The system prompt for the next request: `base` with every modifier's addition after it,
+/// or `None` when there is neither.
+pub(crate) fn system_prompt(
+    base: Option<&str>,
+    modifiers: &[std::sync::Arc<dyn PromptModifier>],
+    context: &ConversationContext,
+) -> Option<String> {
+    let additions: Vec<String> = modifiers
+        .iter()
+        .filter_map(|modifier| modifier.system_addition(context))
+        .filter(|text| !text.trim().is_empty())
+        .collect();
+    if additions.is_empty() {
+        return base.map(str::to_owned);
+    }
+    let mut parts: Vec<&str> = base.into_iter().collect();
+    parts.extend(additions.iter().map(String::as_str));
+    Some(parts.join("\n\n"))
+}
+
 /// `base` and every provider's tools for the next request of `context`.
 pub(crate) fn offered(
     base: &ToolSet,

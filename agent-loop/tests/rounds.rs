@@ -339,6 +339,50 @@ async fn dynamic_tools_change_between_rounds() {
 }
 
 #[tokio::test]
+async fn a_prompt_modifier_extends_the_system_prompt_from_the_next_round_on() {
+    let model = scripted([
+        ScriptedResponse::new().tool_call("d1", "get_course_outline", r#"{"course":"X"}"#),
+        ScriptedResponse::text("Found it."),
+    ]);
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tools(course_tools())
+        .system("You help with courses.")
+        .prompt_modifier(|context: &ConversationContext| {
+            (context.tool_rounds() > 0).then(|| "Cite the outline.".to_owned())
+        })
+        .build()
+        .unwrap();
+    let outcome = agent.run("Find it").await.unwrap();
+    let systems: Vec<String> = model
+        .requests()
+        .iter()
+        .map(|request| {
+            let first = &request.messages[0];
+            assert_eq!(first.role, Role::System, "the system prompt stays first");
+            first.text()
+        })
+        .collect();
+    assert_eq!(
+        systems,
+        [
+            "You help with courses.",
+            "You help with courses.\n\nCite the outline."
+        ]
+    );
+    // Exactly one system message per request: the addition never lands mid-conversation.
+    for request in model.requests() {
+        let count = request
+            .messages
+            .iter()
+            .filter(|message| message.role == Role::System)
+            .count();
+        assert_eq!(count, 1);
+    }
+    assert_eq!(outcome.text, "Found it.");
+}
+
+#[tokio::test]
 async fn signatures_ride_along_every_round() {
     let signed = ToolCall {
         reasoning: Some(Reasoning::signature("gemini-sig-1")),

@@ -143,13 +143,22 @@ impl Run<'_> {
             } else {
                 offered(&agent.tools, &agent.providers, &context)
             };
+            let behavior =
+                crate::tools::system_prompt(self.behavior.as_deref(), &agent.modifiers, &context);
             let text_chain = agent.text.as_ref().map(|protocol| {
                 let chain = protocol.chain(tools.clone());
-                let system = protocol.system_prompt(self.behavior.as_deref(), chain.as_ref());
+                let system = protocol.system_prompt(behavior.as_deref(), chain.as_ref());
                 (protocol, chain, system)
             });
-            if let Some((_, _, system)) = &text_chain {
-                context = context.with_system(system, &agent.counter);
+            match (&text_chain, &behavior) {
+                (Some((_, _, system)), _) => {
+                    context = context.with_system(system, &agent.counter);
+                }
+                // Without modifiers the system prompt is the one the run started with.
+                (None, Some(system)) if !agent.modifiers.is_empty() => {
+                    context = context.with_system(system, &agent.counter);
+                }
+                _ => {}
             }
             context = self.compress(context).await;
             if self.cancel.is_cancelled() {
