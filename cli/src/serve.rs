@@ -110,8 +110,14 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
     let store = server::store::redact(&config.store);
     let server = Server::new(config).await?;
     // Built before the first client arrives: otherwise its answer waits ~0.2 s while an async
-    // worker builds tiktoken's encodings.
-    let _ = tokio::task::spawn_blocking(agent_loop::TokenCounter::preload).await;
+    // worker builds tiktoken's encodings, and a few milliseconds more while the providers'
+    // HTTP client reads the system's root certificates.
+    let _ = tokio::task::spawn_blocking(|| {
+        agent_loop::TokenCounter::preload();
+        // A client that cannot be built now fails the first request instead, with the error.
+        let _ = providers::preload_http_client();
+    })
+    .await;
     let listener = TcpListener::bind(args.listen).await?;
     let address = listener.local_addr()?;
     eprintln!("skein: serving http://{address} ({access}; log: {store})");

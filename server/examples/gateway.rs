@@ -99,7 +99,7 @@ struct Options {
 }
 
 const USAGE: &str = "usage: gateway [--seconds S] [--concurrency 50,200] [--deltas N] [--delay-ms MS] \
-[--skein PATH] [--litellm PATH | --litellm-note TEXT] [--only direct,skein,skein-chat,litellm] \
+[--skein PATH] [--litellm PATH | --litellm-note TEXT] [--only direct,skein,skein-chat,skein-responses,litellm] \
 [--work-dir DIR] [--provider-nagle on|off] [--samples-dir DIR]";
 
 fn options(args: &[String]) -> Result<Options, String> {
@@ -303,14 +303,104 @@ struct Target {
     url: String,
     /// The JSON body of a request asking `prompt`.
     body: BodyFn,
-    /// Reads one event (`event:` name, `data:` text).
-    read: ReadFn,
+    /// How its events are read.
+    read: Reader,
 }
 
 /// Builds the JSON body of a request asking a prompt.
 type BodyFn = fn(&str) -> String;
-/// Reads one server-sent event: its `event:` name (empty when it has none) and `data:` text.
-type ReadFn = fn(&str, &str) -> Seen;
+
+/// How a target's server-sent events say what they carry.
+#[derive(Clone, Copy)]
+enum Reader {
+    /// OpenAI Chat Completions: unnamed `data:` chunks, text in `choices[].delta.content`,
+    /// ended by `data: [DONE]`.
+    Chunks,
+    /// Named events (Skein's Chat Shell, OpenAI Responses): the text is one field of one
+    /// event's JSON payload, one event ends the stream, others are errors.
+    Named(NamedEvents),
+}
+
+#[derive(Clone, Copy)]
+struct NamedEvents {
+    /// The event that carries a piece of answer text.
+    delta: &'static str,
+    /// Its payload's field that holds the text.
+    field: TextField,
+    /// The event that ends a whole answer.
+    done: &'static str,
+    /// Events that end the stream with an error.
+    errors: &'static [&'static str],
+}
+
+#[derive(Clone, Copy)]
+enum TextField {
+    Text,
+    Delta,
+}
+
+/// Skein's Chat Shell events (`POST /v1/response`).
+const CHAT_SHELL_EVENTS: NamedEvents = NamedEvents {
+    delta: "content.delta",
+    field: TextField::Text,
+    done: "response.done",
+    errors: &["response.error", "response.cancelled"],
+};
+
+/// OpenAI Responses events (`POST /v1/responses` with `"stream": true`).
+const RESPONSES_EVENTS: NamedEvents = NamedEvents {
+    delta: "response.output_text.delta",
+    field: TextField::Delta,
+    done: "response.completed",
+    errors: &["response.failed", "response.incomplete", "error"],
+};
+
+impl Reader {
+    /// Reads one server-sent event: its `event:` name (empty when it has none) and `data:`
+    /// text.
+    fn read(self, event: &str, data: &str) -> Seen {
+        match self {
+            Reader::Chunks => chat_completions_read(event, data),
+            Reader::Named(named) => named.read(event, data),
+        }
+    }
+}
+
+/// The text fields a named event's payload may carry.
+#[derive(Deserialize)]
+struct TextPayload<'a> {
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    delta: Option<Cow<'a, str>>,
+}
+
+impl NamedEvents {
+    fn read(self, event: &str, data: &str) -> Seen {
+        if event == self.delta {
+            return match serde_json::from_str::<TextPayload<'_>>(data) {
+                Ok(payload) => {
+                    let text = match self.field {
+                        TextField::Text => payload.text,
+                        TextField::Delta => payload.delta,
+                    };
+                    match text {
+                        Some(text) => Seen::Text(text.into_owned()),
+                        None => Seen::Error(format!("{event} without its text: {data}")),
+                    }
+                }
+                Err(err) => Seen::Error(format!("unreadable {event} ({err}): {data}")),
+            };
+        }
+        if event == self.done {
+            Seen::Done
+        } else if self.errors.contains(&event) {
+            Seen::Error(format!("{event}: {data}"))
+        } else {
+            Seen::Other
+        }
+    }
+}
 
 /// `POST /v1/response` (Skein's Chat Shell API).
 fn chat_shell_body(prompt: &str) -> String {
@@ -321,22 +411,14 @@ fn chat_shell_body(prompt: &str) -> String {
     .to_string()
 }
 
-#[derive(Deserialize)]
-struct ChatShellDelta<'a> {
-    #[serde(borrow)]
-    text: Cow<'a, str>,
-}
-
-fn chat_shell_read(event: &str, data: &str) -> Seen {
-    match event {
-        "content.delta" => match serde_json::from_str::<ChatShellDelta<'_>>(data) {
-            Ok(delta) => Seen::Text(delta.text.into_owned()),
-            Err(err) => Seen::Error(format!("unreadable content.delta ({err}): {data}")),
-        },
-        "response.done" => Seen::Done,
-        "response.error" | "response.cancelled" => Seen::Error(format!("{event}: {data}")),
-        _ => Seen::Other,
-    }
+/// `POST /v1/responses` (OpenAI's Responses API), streaming.
+fn responses_body(prompt: &str) -> String {
+    serde_json::json!({
+        "model": MODEL,
+        "input": prompt,
+        "stream": true,
+    })
+    .to_string()
 }
 
 /// `POST /v1/chat/completions` (OpenAI's Chat Completions API), streaming.
@@ -402,22 +484,28 @@ enum Kind {
     Direct,
     SkeinResponse,
     SkeinChat,
+    SkeinResponses,
     LiteLlm,
 }
 
 impl Kind {
-    const ALL: [Kind; 4] = [
+    const ALL: [Kind; 5] = [
         Kind::Direct,
         Kind::SkeinResponse,
         Kind::SkeinChat,
+        Kind::SkeinResponses,
         Kind::LiteLlm,
     ];
+
+    /// The `skein serve` rows.
+    const SKEIN: [Kind; 3] = [Kind::SkeinResponse, Kind::SkeinChat, Kind::SkeinResponses];
 
     fn id(self) -> &'static str {
         match self {
             Kind::Direct => "direct",
             Kind::SkeinResponse => "skein",
             Kind::SkeinChat => "skein-chat",
+            Kind::SkeinResponses => "skein-responses",
             Kind::LiteLlm => "litellm",
         }
     }
@@ -427,6 +515,7 @@ impl Kind {
             Kind::Direct => "provider direct (floor)",
             Kind::SkeinResponse => "skein serve /v1/response",
             Kind::SkeinChat => "skein serve /v1/chat/completions",
+            Kind::SkeinResponses => "skein serve /v1/responses",
             Kind::LiteLlm => "LiteLLM proxy /v1/chat/completions",
         }
     }
@@ -561,7 +650,7 @@ fn run_row(
         })
     };
     let skein = match kind {
-        Kind::SkeinResponse | Kind::SkeinChat => match &options.skein {
+        Kind::SkeinResponse | Kind::SkeinChat | Kind::SkeinResponses => match &options.skein {
             Some(path) => Some(path.clone()),
             None => return skip("not measured: no --skein binary given".to_owned()),
         },
@@ -589,20 +678,28 @@ fn run_row(
                 name: kind.name(),
                 url: format!("{base_url}/chat/completions"),
                 body: chat_completions_body,
-                read: chat_completions_read,
+                read: Reader::Chunks,
             },
         ),
-        Kind::SkeinResponse | Kind::SkeinChat => {
+        Kind::SkeinResponse | Kind::SkeinChat | Kind::SkeinResponses => {
             let binary = skein.unwrap_or_default();
             let server = Process::skein(&binary, work_dir, &tag, &base_url)?;
-            let (path, body, read): (_, BodyFn, ReadFn) = if kind == Kind::SkeinResponse {
-                ("/v1/response", chat_shell_body, chat_shell_read)
-            } else {
-                (
+            let (path, body, read): (_, BodyFn, _) = match kind {
+                Kind::SkeinResponse => (
+                    "/v1/response",
+                    chat_shell_body,
+                    Reader::Named(CHAT_SHELL_EVENTS),
+                ),
+                Kind::SkeinResponses => (
+                    "/v1/responses",
+                    responses_body,
+                    Reader::Named(RESPONSES_EVENTS),
+                ),
+                _ => (
                     "/v1/chat/completions",
                     chat_completions_body,
-                    chat_completions_read,
-                )
+                    Reader::Chunks,
+                ),
             };
             let url = format!("http://{}{path}", server.address);
             (
@@ -625,11 +722,12 @@ fn run_row(
                     name: kind.name(),
                     url,
                     body: chat_completions_body,
-                    read: chat_completions_read,
+                    read: Reader::Chunks,
                 },
             )
         }
     };
+    let endpoint = target.url.clone();
     let measured_process = server.as_ref().unwrap_or(&provider);
     let health = server.as_ref().map(|server| server.health_url.clone());
     let result = runtime.block_on(measure(
@@ -654,11 +752,10 @@ fn run_row(
             note: None,
         },
         Ok(Outcome::NotFound) => {
-            return skip(
-                "skipped: POST /v1/chat/completions answered 404 (this build has no \
-                 Chat Completions endpoint yet)"
-                    .to_owned(),
-            );
+            return skip(format!(
+                "skipped: POST {endpoint} answered 404 (this build does not have that \
+                 endpoint yet)"
+            ));
         }
         Err(message) => return Err(message),
     };
@@ -930,7 +1027,7 @@ async fn one_stream(
                 if result.ttfe_ms.is_none() {
                     result.ttfe_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
                 }
-                match (target.read)(event, data) {
+                match target.read.read(event, data) {
                     Seen::Text(piece) => {
                         if result.ttft_ms.is_none() && !piece.is_empty() {
                             result.ttft_ms = Some(sent.elapsed().as_secs_f64() * 1000.0);
@@ -1574,7 +1671,7 @@ fn print_goals(rows: &[Row], options: &Options) {
             );
         }
     }
-    for skein in [Kind::SkeinResponse, Kind::SkeinChat] {
+    for skein in Kind::SKEIN {
         for &concurrency in &options.concurrency {
             let Some(m) = find(skein.name(), concurrency) else {
                 continue;

@@ -1,5 +1,6 @@
-//! The shared HTTP core every provider adapter uses: one reqwest client per model, the retry
-//! policy, timeouts, error statuses, and SSE decoding into [`StreamEvent`](crate::StreamEvent)s.
+//! The shared HTTP core every provider adapter uses: the reqwest client (one per connect
+//! timeout, shared by every model), the retry policy, timeouts, error statuses, and SSE
+//! decoding into [`StreamEvent`](crate::StreamEvent)s.
 //!
 //! [`HttpModel`](crate::protocol::HttpModel) gives [`HttpClient::post_json`] /
 //! [`HttpClient::post_sse`] a [`WireRequest`] (URL, JSON body, extra headers) and the two
@@ -12,7 +13,7 @@ mod retry;
 pub(crate) mod sse;
 
 use std::collections::BTreeMap;
-use std::sync::Once;
+use std::sync::{Mutex, Once, PoisonError};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -124,13 +125,8 @@ impl HttpClient {
         auth_headers: &[(&str, String)],
         retryable_status: fn(u16) -> bool,
     ) -> Result<Self, ProviderError> {
-        install_crypto_provider();
         config.check_headers()?;
-        let client = reqwest::Client::builder()
-            .connect_timeout(config.timeouts.connect)
-            .user_agent(concat!("skein-providers/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|err| ProviderError::config(format!("cannot build the HTTP client: {err}")))?;
+        let client = shared_client(config.timeouts.connect)?;
         let mut headers = HeaderMap::new();
         let auth = auth_headers
             .iter()
@@ -319,6 +315,34 @@ fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), Provider
 
 /// reqwest is built without a default TLS crypto provider (to avoid aws-lc); install rustls'
 /// `ring` provider unless the application installed one of its own.
+/// The reqwest client of every model with this connect timeout. Building one loads the
+/// system's root certificates (several milliseconds), which the first request of each new
+/// model configuration would otherwise wait for; the models differ only in what each request
+/// carries (URL, headers, body), so they share the client and its connection pool.
+fn shared_client(connect: Duration) -> Result<reqwest::Client, ProviderError> {
+    /// Few distinct connect timeouts exist in a process; the list stays short.
+    static CLIENTS: Mutex<Vec<(Duration, reqwest::Client)>> = Mutex::new(Vec::new());
+    let mut clients = CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((_, client)) = clients.iter().find(|(timeout, _)| *timeout == connect) {
+        return Ok(client.clone());
+    }
+    install_crypto_provider();
+    let client = reqwest::Client::builder()
+        .connect_timeout(connect)
+        .user_agent(concat!("skein-providers/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|err| ProviderError::config(format!("cannot build the HTTP client: {err}")))?;
+    clients.push((connect, client.clone()));
+    Ok(client)
+}
+
+/// Builds the HTTP client models with the default timeouts use, so that the first request of
+/// a server does not wait for it. Blocking (it reads the system's root certificates): call it
+/// off async workers, at start.
+pub fn preload() -> Result<(), ProviderError> {
+    shared_client(Timeouts::default().connect).map(drop)
+}
+
 fn install_crypto_provider() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {

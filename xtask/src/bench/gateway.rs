@@ -4,11 +4,11 @@
 //! LiteLLM's proxy into a virtualenv under `target/xtask-litellm/venv` (pinned with all its
 //! dependencies in `xtask/litellm-requirements.txt`, reused while that file is unchanged), then
 //! runs the example: the loopback provider alone (the floor), `skein serve` (`/v1/response`,
-//! and `/v1/chat/completions` when the build has it) and the LiteLLM proxy in front of the same
-//! provider, each started afresh and driven by the same client at each concurrency. It prints
-//! a Markdown table (streams completed and failed, time to first token p50/p99, the server's
-//! CPU per delta over its whole process tree, peak RSS, the first request's time to first
-//! token beside the warm ones) and which of Skein's goals are met.
+//! and `/v1/chat/completions` and `/v1/responses` when the build has them) and the LiteLLM
+//! proxy in front of the same provider, each started afresh and driven by the same client at
+//! each concurrency. It prints a Markdown table (streams completed and failed, time to first
+//! token p50/p99, the server's CPU per delta over its whole process tree, peak RSS, the first
+//! request's time to first token beside the warm ones) and which of Skein's goals are met.
 //!
 //! When LiteLLM cannot be installed the bench says why and measures the other targets. The
 //! step fails when the provider or Skein cannot be measured or one of their streams fails.
@@ -23,8 +23,8 @@ use crate::cmd::{cargo, step, target_dir};
 
 const USAGE: &str = "\
 usage: cargo xtask bench gateway [--seconds S] [--concurrency 50,200] [--deltas N] [--delay-ms MS]
-                                 [--only direct,skein,skein-chat,litellm] [--no-litellm]
-                                 [--provider-nagle on|off] [--samples-dir DIR]
+                                 [--only direct,skein,skein-chat,skein-responses,litellm]
+                                 [--no-litellm] [--provider-nagle on|off] [--samples-dir DIR]
 
 Runs the loopback provider alone, `skein serve` and LiteLLM's proxy in front of it, each with
 the same client, for S seconds (default 20) at each concurrency (default 50 and 200), the

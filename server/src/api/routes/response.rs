@@ -93,8 +93,10 @@ pub(crate) async fn create_response(
     // plain 429, never a stream that starts and then fails.
     let permit = app.limit.try_acquire(caller)?;
     // The conversation: the caller's own (404 for another's), stored under its namespaced id.
-    let conversation = own_conversation(&app, caller, planned.spec.conversation.take()).await?;
+    let (conversation, owner) =
+        own_conversation(&app, caller, planned.spec.conversation.take()).await?;
     planned.spec.conversation = Some(conversation.stored.clone());
+    planned.spec.owner = owner;
     let client_conversation = conversation.client;
 
     let response_id = new_response_id();
@@ -154,25 +156,34 @@ pub(crate) async fn create_response(
     Ok(with_request_id(Sse::new(events), &planned.request_id))
 }
 
-/// The conversation a request continues (or a new, minted one), claimed for `caller`.
+/// The conversation a request continues, claimed for `caller` before anything reads it; or a
+/// new one, minted here, with the owner its first logged answer records (`Some(owner)`).
+///
+/// A minted id is 122 random bits no other request can hold yet, so it needs no claim before
+/// the stream starts: its first answer creates the conversation with its owner in the same
+/// write, and until then there is nothing of it to read.
 async fn own_conversation(
     app: &App,
     caller: Caller,
     named: Option<ConversationId>,
-) -> Result<OwnedConversation, ApiError> {
+) -> Result<(OwnedConversation, Option<String>), ApiError> {
     let shared = app.auth.is_tokenless();
     let owner = app.auth.owner(caller);
-    let client = match named {
-        Some(id) => id,
-        None => ConversationId::new(owner::mint())
-            .map_err(|err| ApiError::internal(format!("cannot mint a conversation id: {err}")))?,
+    let Some(client) = named else {
+        let minted = ConversationId::new(owner::mint())
+            .map_err(|err| ApiError::internal(format!("cannot mint a conversation id: {err}")))?;
+        let conversation = OwnedConversation {
+            stored: owner::stored_id(owner, shared, &minted)?,
+            client: minted.to_string(),
+        };
+        return Ok((conversation, Some(owner.to_owned())));
     };
     let conversation = OwnedConversation {
         stored: owner::stored_id(owner, shared, &client)?,
         client: client.to_string(),
     };
     owner::claim(app.chat.store().as_ref(), &conversation, owner, shared).await?;
-    Ok(conversation)
+    Ok((conversation, None))
 }
 
 pub(crate) fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {
