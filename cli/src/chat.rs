@@ -70,7 +70,7 @@ pub(crate) async fn run(args: &ChatArgs, db: Option<&str>) -> Result<Outcome, Cl
         input.push(Message::human(prompt));
         let spec = args
             .agent
-            .spec(model.clone(), RunInput::Messages(input), &resume)?;
+            .spec(&service, model.clone(), RunInput::Messages(input), &resume)?;
         let ended = render::run_in_terminal(&service, spec, false).await;
         // A failed turn is reported and the chat goes on from where it was.
         match ended {

@@ -130,6 +130,11 @@ pub(crate) struct AgentArgs {
     /// Ask a reasoning model to think first.
     #[arg(long)]
     pub(crate) think: bool,
+    /// A directory of skills (folders holding a SKILL.md), or one skill folder: the model may
+    /// load them with the load_skill tool, which adds their instructions and tools. Repeat for
+    /// several.
+    #[arg(long = "skills", value_name = "DIR")]
+    pub(crate) skills: Vec<PathBuf>,
     /// How the model calls tools: native (function calling), or a text protocol for models
     /// without it, the model writing its calls as json or yaml in an action section.
     #[arg(long, value_enum, default_value_t = ToolMode::Native)]
@@ -247,12 +252,14 @@ impl AgentArgs {
             ..ToolsConfig::default()
         })
         .map_err(server::ServerError::from)?;
+        let skills = server::skills::SkillSet::load(&self.skills)?;
         Ok(ChatService::new(
             store,
             tools,
             ProviderKeys::from_env(),
             ProviderBaseUrls::default(),
-        ))
+        )
+        .with_skills(skills))
     }
 
     /// Where the run picks up: the conversation `-c`, `--cid` or `--from` names (checked to
@@ -414,9 +421,10 @@ impl AgentArgs {
             .map_err(|reason| CliError::Usage(format!("--format: {reason} (--tool-mode)")))
     }
 
-    /// The run of `input` with these options, picking up at `resume`.
+    /// The run of `input` with these options on `service`, picking up at `resume`.
     pub(crate) fn spec(
         &self,
+        service: &ChatService,
         model: String,
         input: RunInput,
         resume: &Resume,
@@ -425,6 +433,8 @@ impl AgentArgs {
         let model = self.model_request(model);
         Ok(RunSpec {
             tool_protocol,
+            // Every skill of `--skills` is offered.
+            skills: service.skills().names().map(str::to_owned).collect(),
             prompt_cache: self.cache,
             system: self.system.clone(),
             tools: self.tools.clone(),

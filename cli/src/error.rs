@@ -30,6 +30,9 @@ pub(crate) enum CliError {
     /// The arguments make no sense together.
     #[error("{0}")]
     Usage(String),
+    /// The skill directories cannot be read.
+    #[error("{0}")]
+    Skills(#[from] server::skills::SkillError),
     /// The conversation store failed.
     #[error("the log database failed: {0}")]
     Store(#[from] conversation_tree::StoreError),

@@ -47,7 +47,7 @@ pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, Cli
     // After the response `--from` names or the conversation's latest one (loaded by the
     // service, so the answer is logged below that very node), or a new conversation.
     let input = RunInput::Parts(vec![ContentPart::text(prompt)]);
-    let spec = args.agent.spec(model, input, &resume)?;
+    let spec = args.agent.spec(&service, model, input, &resume)?;
     let ended = render::run_in_terminal(&service, spec, args.json).await;
     Ok(ended?.outcome)
 }

@@ -10,5 +10,7 @@ mod hardening;
 mod interruptions;
 #[path = "serve_hostile_clients.rs"]
 mod serve_hostile_clients;
+#[path = "skills.rs"]
+mod skills;
 #[path = "tool_protocols.rs"]
 mod tool_protocols;

@@ -97,6 +97,9 @@ pub struct ServerConfig {
     /// endpoints, whatever model they name (`- {token: …, tools: [calculator]}`; the token
     /// must be one of `tokens`). None by default.
     pub token_tools: Vec<TokenTools>,
+    /// Directories of skills (folders holding a `SKILL.md`) that requests may offer with
+    /// `tools.skills`. None by default.
+    pub skills_dirs: Vec<std::path::PathBuf>,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -115,6 +118,7 @@ impl Default for ServerConfig {
             reuse_deterministic_answers: false,
             agents: std::collections::BTreeMap::new(),
             token_tools: Vec::new(),
+            skills_dirs: Vec::new(),
             allow_request_base_url: false,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
             tools: ToolsConfig::default(),

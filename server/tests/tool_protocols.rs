@@ -108,3 +108,96 @@ async fn prompt_cache_puts_breakpoints_in_the_anthropic_request() {
     assert_eq!(block["cache_control"]["type"], "ephemeral");
     server.stop().await;
 }
+
+fn skill_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("arithmetic")).unwrap();
+    std::fs::write(
+        dir.path().join("arithmetic/SKILL.md"),
+        "---\nname: arithmetic\ndescription: Exact arithmetic.\ntools: [calculator]\n---\n\
+         Check every sum with the calculator.\n",
+    )
+    .unwrap();
+    dir
+}
+
+#[tokio::test]
+async fn a_request_offers_configured_skills_and_the_model_loads_one() {
+    let dir = skill_dir();
+    let server = TestServer::start(ServerConfig {
+        skills_dirs: vec![dir.path().to_path_buf()],
+        ..ServerConfig::default()
+    })
+    .await;
+    let load = json!({"tool_calls": [{"name": "load_skill", "arguments": {"name": "arithmetic"}}]});
+    let events = events(
+        server
+            .post(&json!({
+                "model_config": {"model_id": "echo"},
+                "system": "Be careful.",
+                "input": {"text": load.to_string()},
+                "tools": {"skills": [{"name": "arithmetic"}]},
+            }))
+            .await,
+    )
+    .await;
+    let started: Vec<&str> = events
+        .iter()
+        .filter(|event| event.name == "tool.start")
+        .map(|event| event.data["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(started, ["load_skill"]);
+    // The next request had the skill's tool and instructions.
+    let report: Value = serde_json::from_str(&content(&events)).expect("an echo report");
+    assert_eq!(
+        report["options"]["tools"],
+        json!(["load_skill", "calculator"])
+    );
+    assert_eq!(
+        report["system"],
+        "Be careful.\n\n# Skill: arithmetic\nCheck every sum with the calculator."
+    );
+    terminal(&events, "response.done");
+
+    // Preloaded: bound from the first request on.
+    let preloaded = events_of_post(
+        &server,
+        json!({"model_config": {"model_id": "echo"}, "input": {"text": "{\"raw\": \"ok\"}"},
+               "tools": {"skills": [{"name": "arithmetic", "preload": true}]}}),
+    )
+    .await;
+    terminal(&preloaded, "response.done");
+    server.stop().await;
+}
+
+async fn events_of_post(server: &TestServer, body: Value) -> Vec<support::Sse> {
+    events(server.post(&body).await).await
+}
+
+#[tokio::test]
+async fn unknown_skills_and_versions_are_422() {
+    let dir = skill_dir();
+    let server = TestServer::start(ServerConfig {
+        skills_dirs: vec![dir.path().to_path_buf()],
+        ..ServerConfig::default()
+    })
+    .await;
+    for (skills, expected) in [
+        (json!([{"name": "poetry"}]), "arithmetic"),
+        (
+            json!([{"name": "arithmetic", "version": "2"}]),
+            "tools.skills[0].version",
+        ),
+    ] {
+        let answer = server
+            .post(
+                &json!({"model_config": {"model_id": "echo"}, "input": {"text": "hi"},
+                          "tools": {"skills": skills}}),
+            )
+            .await;
+        assert_eq!(answer.status(), 422);
+        let body: Value = answer.json().await.unwrap();
+        assert!(body.to_string().contains(expected), "{body}");
+    }
+    server.stop().await;
+}

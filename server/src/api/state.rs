@@ -89,8 +89,11 @@ impl App {
                 .map_err(|err| ServerError::Config(format!("`token_tools[{index}]`: {err}")))?;
             token_agents.insert(caller, entry.clone());
         }
+        let skills = crate::service::skills::SkillSet::load(&config.skills_dirs)
+            .map_err(|err| ServerError::Config(format!("`skills_dirs`: {err}")))?;
         let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
-            .with_provider_limits(config.provider_limits.clone());
+            .with_provider_limits(config.provider_limits.clone())
+            .with_skills(skills);
         Ok(App {
             auth: Auth::new(&config.tokens),
             limit: ConcurrencyLimit::new(config.concurrency_per_caller, config.retry_after()),

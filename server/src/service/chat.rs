@@ -14,6 +14,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::ProviderBaseUrls;
 use crate::service::keys::ProviderKeys;
 use crate::service::model::{ModelCache, resolve_model_config};
+use crate::service::skills::SkillSet;
+use crate::service::skills::run::SkillRun;
 use crate::service::spec::{RunInput, RunSpec, SectionFormat, ToolProtocol};
 use crate::service::tools::{BuiltinTools, ToolSelectError};
 
@@ -47,6 +49,9 @@ pub enum RunError {
     /// The model's provider has neither a key nor an endpoint on this server.
     #[error("{0}")]
     NoKey(#[from] crate::service::model::NoKey),
+    /// A requested skill is not among the configured ones.
+    #[error(transparent)]
+    Skill(#[from] crate::service::skills::run::SkillRunError),
     /// Reading the stored conversation failed.
     #[error("cannot read the stored conversation: {0}")]
     Store(#[from] StoreError),
@@ -73,6 +78,7 @@ pub struct ChatService {
     pub(crate) base_urls: ProviderBaseUrls,
     pub(crate) models: Arc<ModelCache>,
     pub(crate) limits: Limits,
+    skills: Arc<SkillSet>,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -129,6 +135,7 @@ impl ChatService {
             base_urls,
             models: Arc::default(),
             limits: Limits::default(),
+            skills: Arc::default(),
         }
     }
 
@@ -138,6 +145,18 @@ impl ChatService {
     pub fn with_provider_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// The skills runs may be offered (by name, in [`RunSpec::skills`]).
+    #[must_use]
+    pub fn with_skills(mut self, skills: SkillSet) -> Self {
+        self.skills = Arc::new(skills);
+        self
+    }
+
+    /// The skills runs may be offered.
+    pub fn skills(&self) -> &SkillSet {
+        &self.skills
     }
 
     /// The conversation store.
@@ -215,8 +234,6 @@ impl ChatService {
         if spec.log {
             builder = builder.store(Arc::clone(&self.store));
         }
-        let agent = builder.build()?;
-
         let mut input = match spec.input {
             RunInput::Messages(messages) => AgentInput::messages(messages),
             RunInput::Parts(parts) => {
@@ -247,6 +264,26 @@ impl ChatService {
         if let Some(owner) = spec.owner {
             input = input.owned_by(owner);
         }
+        if !spec.skills.is_empty() {
+            let skills = SkillRun::new(
+                &self.skills,
+                &spec.skills,
+                &spec.preload_skills,
+                &self.tools,
+                input.history(),
+            )?;
+            let mut tools = toolchain::ToolSet::new();
+            let load = skills
+                .load_tool()
+                .map_err(crate::service::skills::run::SkillRunError::from)?;
+            // One tool in an empty set: adding it cannot clash.
+            let _ = tools.add_dyn(load);
+            builder = builder
+                .tool_provider(move |_: &agent_loop::ConversationContext| tools.clone())
+                .tool_provider(skills.provider())
+                .prompt_modifier(skills.modifier());
+        }
+        let agent = builder.build()?;
         Ok(PreparedRun {
             agent,
             input,

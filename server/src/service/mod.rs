@@ -9,6 +9,7 @@ pub mod keys;
 pub(crate) mod model;
 pub(crate) mod owner;
 pub(crate) mod runs;
+pub mod skills;
 pub(crate) mod spec;
 pub mod store;
 pub mod tools;

@@ -110,6 +110,10 @@ pub struct RunSpec {
     pub tool_choice: Option<ToolChoice>,
     /// How the model calls tools.
     pub tool_protocol: ToolProtocol,
+    /// Skills the model may load (by name, from the service's skills), with `load_skill`.
+    pub skills: Vec<String>,
+    /// Of those, the ones loaded from the start.
+    pub preload_skills: Vec<String>,
     /// Mark the prefixes the provider may cache (Anthropic cache breakpoints).
     pub prompt_cache: bool,
     /// Tool rounds before the model must answer.
@@ -155,6 +159,8 @@ impl RunSpec {
             silent_exit_tool: false,
             tool_choice: None,
             tool_protocol: ToolProtocol::Native,
+            skills: Vec::new(),
+            preload_skills: Vec::new(),
             prompt_cache: false,
             max_rounds: DEFAULT_TOOL_ROUNDS,
             tool_timeout: None,

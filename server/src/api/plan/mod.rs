@@ -24,7 +24,9 @@ use providers::{ApiFormat, ModelInfo, Provider, RetryPolicy, Timeouts, ToolChoic
 use serde_json::{Value, json};
 
 use crate::api::error::ApiError;
-use crate::api::schema::{Metadata, ResponseRequest, TextFormatName, ToolModeName, ToolsConfig};
+use crate::api::schema::{
+    Metadata, ResponseRequest, SkillRef, TextFormatName, ToolModeName, ToolsConfig,
+};
 use crate::config::ServerConfig;
 use crate::service::spec::{
     DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec, SectionFormat, ToolProtocol,
@@ -259,7 +261,7 @@ pub fn plan(
     }
 
     // Tools.
-    let tools_config = request.tools.unwrap_or_default();
+    let mut tools_config = request.tools.unwrap_or_default();
     let max_rounds = tools_config
         .max_tool_calls
         .map_or(DEFAULT_TOOL_ROUNDS, |n| n as usize);
@@ -273,7 +275,9 @@ pub fn plan(
             .unwrap_or(DEFAULT_TOOL_TIMEOUT_SECS),
         &mut problems,
     );
+    let skill_refs = std::mem::take(&mut tools_config.skills);
     let tools = builtin_tools(tools_config, &mut problems);
+    let (skills, preload_skills) = skills(&skill_refs, &mut problems);
     let tool_choice = tool_choice(request.tool_choice, &tools, &mut problems);
 
     // Features.
@@ -321,6 +325,8 @@ pub fn plan(
         deep_thinking: features.deep_thinking,
         compression: features.message_compression,
         tool_protocol,
+        skills,
+        preload_skills,
         prompt_cache: features.prompt_cache,
         conversation,
         include_history: request.include_history,
@@ -369,11 +375,33 @@ fn seconds(field: &str, value: f64, problems: &mut Problems) -> Duration {
     }
 }
 
+/// The skills offered (`tools.skills`), and those loaded from the start. Whether each exists
+/// is the service's to say: it holds the operator's skill directories.
+fn skills(refs: &[SkillRef], problems: &mut Problems) -> (Vec<String>, Vec<String>) {
+    let mut offered = Vec::new();
+    let mut preload = Vec::new();
+    for (index, skill) in refs.iter().enumerate() {
+        if skill.version.is_some() {
+            problems.unsupported(
+                &format!("tools.skills[{index}].version"),
+                "skills are read from their directories as they are; leave the version out",
+            );
+        }
+        if offered.contains(&skill.name) {
+            continue;
+        }
+        offered.push(skill.name.clone());
+        if skill.preload {
+            preload.push(skill.name.clone());
+        }
+    }
+    (offered, preload)
+}
+
 fn builtin_tools(tools: ToolsConfig, problems: &mut Problems) -> Vec<String> {
     for (field, list) in [
         ("tools.custom", &tools.custom),
         ("tools.mcp_servers", &tools.mcp_servers),
-        ("tools.skills", &tools.skills),
     ] {
         if !list.is_empty() {
             problems.unsupported(

@@ -313,6 +313,7 @@ fn run_error(error: RunError) -> ApiError {
             ApiError::new(StatusCode::BAD_GATEWAY, "provider_error", error.to_string())
         }
         RunError::Tool(_) => ApiError::unprocessable("unavailable_tool", error.to_string()),
+        RunError::Skill(_) => ApiError::unprocessable("unknown_skill", error.to_string()),
         _ => ApiError::internal(error.to_string()),
     }
 }

@@ -25,7 +25,8 @@ pub use input::{
 pub use models::{ModelEntry, ModelList};
 pub use request::{
     Attachment, BuiltinTool, FeaturesConfig, KnowledgeContext, KnowledgeExcerpt, Label, Metadata,
-    RequestModelConfig, ResponseRequest, Secret, TextFormatName, ToolModeName, ToolsConfig,
+    RequestModelConfig, ResponseRequest, Secret, SkillRef, TextFormatName, ToolModeName,
+    ToolsConfig,
 };
 pub use response::{CancelResponse, HealthBody, ResponseBody, ToolActivity};
 pub use responses::{

@@ -171,10 +171,10 @@ pub struct ToolsConfig {
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub mcp_servers: Vec<Value>,
-    /// Skills. Not supported: must be empty.
+    /// Skills the model may load with the `load_skill` tool, from the skill directories the
+    /// operator configured (`skills_dirs`).
     #[serde(default)]
-    #[schema(value_type = Vec<Object>)]
-    pub skills: Vec<Value>,
+    pub skills: Vec<SkillRef>,
     /// How many tool rounds the agent may run before it must answer (default 10).
     #[serde(default)]
     #[schema(minimum = 0, example = 10)]
@@ -200,6 +200,20 @@ pub struct BuiltinTool {
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub kb_ids: Option<Vec<Value>>,
+}
+
+/// One entry of `tools.skills`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SkillRef {
+    /// The skill's name (its `SKILL.md` front matter `name`).
+    pub name: String,
+    /// A version. Not supported: skills are read from their directories as they are.
+    #[serde(default)]
+    pub version: Option<String>,
+    /// Load it from the start instead of waiting for the model to.
+    #[serde(default)]
+    pub preload: bool,
 }
 
 /// `features`: optional behaviour.

@@ -1,0 +1,198 @@
+//! `skein run --skills DIR`: a two-round run in which the model loads a skill and then uses
+//! the tool it brings, against an OpenAI-compatible endpoint on loopback that records every
+//! request body (tools are bound, and the instructions added, only after loading).
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpListener;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use assert_cmd::Command;
+use serde_json::{Value, json};
+
+/// Streams each answer in turn (one per request), recording the request bodies.
+fn fake_openai(answers: Vec<Value>) -> (String, Arc<Mutex<Vec<Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
+    let bodies = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&bodies);
+    std::thread::spawn(move || {
+        for (turn, stream) in listener.incoming().enumerate() {
+            let Ok(mut stream) = stream else { return };
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                    break;
+                }
+                let line = line.trim_end();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some((name, value)) = line.split_once(':')
+                    && name.eq_ignore_ascii_case("content-length")
+                {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            seen.lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            let delta = answers[turn.min(answers.len() - 1)].clone();
+            let finish = if delta.get("tool_calls").is_some() {
+                "tool_calls"
+            } else {
+                "stop"
+            };
+            let chunk = |delta: Value, finish: Value| {
+                json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
+                       "model": "gpt-4o-mini",
+                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+            };
+            let mut answer = String::from(
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
+            );
+            answer.push_str(&format!("data: {}\n\n", chunk(delta, Value::Null)));
+            answer.push_str(&format!("data: {}\n\n", chunk(json!({}), json!(finish))));
+            answer.push_str("data: [DONE]\n\n");
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    (base_url, bodies)
+}
+
+fn call(id: &str, name: &str, arguments: Value) -> Value {
+    json!({"role": "assistant", "tool_calls": [{"index": 0, "id": id, "type": "function",
+           "function": {"name": name, "arguments": arguments.to_string()}}]})
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|tool| tool["function"]["name"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn write_skill(dir: &Path, name: &str, tools: &str, body: &str) {
+    std::fs::create_dir_all(dir.join(name)).unwrap();
+    std::fs::write(
+        dir.join(name).join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: Use for {name}.\ntools: {tools}\n---\n{body}\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_model_loads_a_skill_and_uses_its_tool_in_the_next_round() {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    write_skill(
+        &skills,
+        "arithmetic",
+        "[calculator]",
+        "Check every sum with the calculator.",
+    );
+    write_skill(&skills, "style", "[]", "Answer in one line.");
+    let (base_url, bodies) = fake_openai(vec![
+        call("call_1", "load_skill", json!({"name": "arithmetic"})),
+        call("call_2", "calculator", json!({"expression": "6*7"})),
+        json!({"role": "assistant", "content": "6*7 is 42."}),
+    ]);
+    let output = Command::cargo_bin("skein")
+        .unwrap()
+        .env("SKEIN_DB", dir.path().join("logs.db"))
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("SKEIN_MODEL")
+        .args([
+            "run",
+            "-m",
+            "gpt-4o-mini",
+            "--base-url",
+            &base_url,
+            "--api-key",
+            "sk-test",
+        ])
+        .args(["--system", "You are careful.", "--skills"])
+        .arg(&skills)
+        .arg("What is 6*7?")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "6*7 is 42.");
+
+    let bodies = bodies.lock().unwrap().clone();
+    assert_eq!(bodies.len(), 3);
+    // Before loading: only load_skill, which lists both skills; the system prompt as given.
+    assert_eq!(tool_names(&bodies[0]), ["load_skill"]);
+    let description = bodies[0]["tools"][0]["function"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(
+        description.contains("- arithmetic: Use for arithmetic."),
+        "{description}"
+    );
+    assert!(
+        description.contains("- style: Use for style."),
+        "{description}"
+    );
+    assert_eq!(bodies[0]["messages"][0]["content"], "You are careful.");
+    // After loading: the skill's tool is bound and its instructions follow the system prompt.
+    for body in &bodies[1..] {
+        assert_eq!(tool_names(body), ["load_skill", "calculator"]);
+        assert_eq!(
+            body["messages"][0]["content"],
+            "You are careful.\n\n# Skill: arithmetic\nCheck every sum with the calculator."
+        );
+    }
+    // The calculator really ran: its result is in the last request.
+    let last = bodies[2]["messages"].as_array().unwrap();
+    let result = last.last().unwrap();
+    assert_eq!(result["role"], "tool");
+    assert_eq!(result["tool_call_id"], "call_2");
+    let value: Value = serde_json::from_str(result["content"].as_str().unwrap()).unwrap();
+    assert_eq!(value["result"], 42.0);
+
+    // The tree logged each round with the tools it really had: the tool set's hash (the
+    // node's cache key) changes once the skill is loaded.
+    let db = rusqlite::Connection::open(dir.path().join("logs.db")).unwrap();
+    let keys: Vec<String> = db
+        .prepare("SELECT cache_key FROM responses ORDER BY id")
+        .unwrap()
+        .query_map([], |row| row.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(keys.len(), 3, "{keys:?}");
+    assert_ne!(keys[0], keys[1], "round 2 offered more tools than round 1");
+    assert_eq!(keys[1], keys[2]);
+}
+
+#[test]
+fn an_unreadable_skill_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("broken")).unwrap();
+    std::fs::write(dir.path().join("broken/SKILL.md"), "no front matter").unwrap();
+    let output = Command::cargo_bin("skein")
+        .unwrap()
+        .env("SKEIN_DB", dir.path().join("logs.db"))
+        .env_remove("OPENAI_API_KEY")
+        .args(["run", "-m", "echo", "--skills"])
+        .arg(dir.path())
+        .arg("hi")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("SKILL.md") && stderr.contains("front matter"),
+        "{stderr}"
+    );
+}
