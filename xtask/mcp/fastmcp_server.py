@@ -16,9 +16,11 @@ others get 401 with `WWW-Authenticate: Bearer`.
 
 Tools (what the tests assert on):
 - `add(a, b)`: the integer sum, as text (`"5"` for 2 and 3).
-- `fail(message)`: raises; the SDK answers `isError: true` with the exception's text.
+- `fail(message)`: raises `ToolError(message)`; the SDK answers `isError: true` with that text.
 - `slow(seconds)`: sleeps, then returns `"slept <seconds>"` (cancellation, timeouts, kills).
 - `image()`: a 1x1 red PNG (`image/png`).
+- `cancellations()`: how many `slow` calls were cancelled by the client so far (`"0"`, `"1"`…),
+  which shows that a client's `notifications/cancelled` arrived.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from pathlib import Path
 
 import uvicorn
 from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 
 TOKEN_ENV = "SKEIN_TEST_MCP_TOKEN"
 
@@ -53,14 +56,28 @@ def add(a: int, b: int) -> str:
 @server.tool()
 def fail(message: str = "the tool failed on purpose") -> str:
     """Always fails with `message`."""
-    raise ValueError(message)
+    raise ToolError(message)
+
+
+CANCELLED = 0
 
 
 @server.tool()
 async def slow(seconds: float) -> str:
     """Sleeps for `seconds`, then says so."""
-    await asyncio.sleep(seconds)
+    global CANCELLED
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        CANCELLED += 1
+        raise
     return f"slept {seconds}"
+
+
+@server.tool()
+def cancellations() -> str:
+    """How many `slow` calls were cancelled so far."""
+    return str(CANCELLED)
 
 
 @server.tool()

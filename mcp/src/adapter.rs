@@ -1,0 +1,661 @@
+//! Everything that touches `rmcp`, the official Rust MCP SDK. It changes often: the rest of the
+//! crate speaks only this module's [`Session`], [`RemoteTool`], [`ServerDetails`] and
+//! [`CallOutput`](crate::result::CallOutput), and [`McpError`].
+//!
+//! - stdio: the command runs in its own process group (so closing kills whatever it started)
+//!   with a short allowlist of the environment plus the configured variables, its stderr read
+//!   line by line into the `debug` log and a tail kept for errors. rmcp's child transport shuts
+//!   it down as the spec says (close stdin, wait, SIGTERM, SIGKILL); `kill_on_drop` is the last
+//!   resort when the runtime is gone.
+//! - streamable HTTP: rmcp's reqwest client (rustls with the `ring` provider), bearer token via
+//!   `auth_header`, SSE resumption limited to a few quick retries so that a dead server fails a
+//!   call instead of hanging it.
+//! - calls: `call_tool_once`, whose future, when dropped before the answer (cancellation,
+//!   timeout), makes rmcp send `notifications/cancelled` for the request.
+
+use std::collections::VecDeque;
+use std::error::Error as StdError;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use base64::Engine as _;
+use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
+    ContentBlock, Implementation, ResourceContents,
+};
+use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::transport::common::client_side_sse::ExponentialBackoff;
+use rmcp::transport::streamable_http_client::{
+    AuthRequiredError, HttpStatusError, InsufficientScopeError,
+    StreamableHttpClientTransportConfig, StreamableHttpError,
+};
+use rmcp::transport::worker::WorkerQuitReason;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{Peer, RoleClient, ServiceError, ServiceExt as _};
+use serde_json::{Map, Value};
+use tokio::io::{AsyncBufReadExt as _, BufReader};
+use tokio::process::ChildStderr;
+use tokio::sync::watch;
+
+use crate::config::{McpServerConfig, Transport};
+use crate::error::{McpError, redact_url};
+use crate::result::{CallOutput, Part};
+
+/// Variables a stdio server inherits from Skein's environment (plus every `LC_*`).
+const INHERITED_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "TMPDIR", "TZ", "LANG",
+];
+/// How many stderr lines are kept for error messages, and how long each may be.
+const STDERR_LINES: usize = 5;
+const STDERR_LINE_CHARS: usize = 300;
+/// How long to wait for a dead child's last stderr lines before reporting it.
+const STDERR_DRAIN: Duration = Duration::from_millis(300);
+/// How long closing may take before it gives up waiting (the child is killed regardless).
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(8);
+
+type Client = RunningService<RoleClient, ClientConfig>;
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+/// A tool as the server lists it.
+#[derive(Clone, Debug)]
+pub(crate) struct RemoteTool {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) input_schema: Map<String, Value>,
+}
+
+/// What the server said about itself in the handshake.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct ServerDetails {
+    pub(crate) name: Option<String>,
+    pub(crate) version: Option<String>,
+    pub(crate) instructions: Option<String>,
+}
+
+/// One live connection to a server.
+pub(crate) struct Session {
+    server: String,
+    peer: Peer<RoleClient>,
+    client: tokio::sync::Mutex<Option<Client>>,
+    pid: Option<u32>,
+    /// The HTTP endpoint, redacted, for messages.
+    url: Option<String>,
+    stderr: Option<StderrTail>,
+    /// What "stopped" means for this transport, for messages.
+    closed_detail: &'static str,
+}
+
+impl Session {
+    /// Starts or reaches the server, runs the handshake and lists every tool (all pages), all
+    /// within `config.timeout`.
+    pub(crate) async fn connect(
+        config: &McpServerConfig,
+    ) -> Result<(Session, Vec<RemoteTool>, ServerDetails), McpError> {
+        let server = config.name.clone();
+        let timeout = config.timeout;
+        let (session, details) = match tokio::time::timeout(timeout, Self::start(config)).await {
+            Ok(started) => started?,
+            Err(_) => {
+                return Err(McpError::Timeout {
+                    server,
+                    during: "connecting (start and MCP handshake)",
+                    timeout,
+                });
+            }
+        };
+        let tools = match tokio::time::timeout(timeout, session.peer.list_all_tools()).await {
+            Ok(Ok(tools)) => tools,
+            Ok(Err(error)) => {
+                let error = session.service_error(error).await;
+                session.close().await;
+                return Err(error);
+            }
+            Err(_) => {
+                session.close().await;
+                return Err(McpError::Timeout {
+                    server,
+                    during: "listing its tools",
+                    timeout,
+                });
+            }
+        };
+        let tools = tools
+            .into_iter()
+            .map(|tool| RemoteTool {
+                name: tool.name.into_owned(),
+                title: tool
+                    .title
+                    .or_else(|| tool.annotations.and_then(|annotations| annotations.title)),
+                description: tool.description.map(|description| description.into_owned()),
+                input_schema: Arc::unwrap_or_clone(tool.input_schema),
+            })
+            .collect();
+        Ok((session, tools, details))
+    }
+
+    async fn start(config: &McpServerConfig) -> Result<(Session, ServerDetails), McpError> {
+        let server = config.name.clone();
+        let client_config = ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("skein", env!("CARGO_PKG_VERSION")),
+        );
+        let (client, pid, url, stderr, closed_detail) = match &config.transport {
+            Transport::Stdio { command, args, env } => {
+                let mut cmd = tokio::process::Command::new(command);
+                cmd.args(args).env_clear().kill_on_drop(true);
+                for (key, value) in std::env::vars_os() {
+                    let inherited = key
+                        .to_str()
+                        .is_some_and(|key| INHERITED_ENV.contains(&key) || key.starts_with("LC_"));
+                    if inherited {
+                        cmd.env(key, value);
+                    }
+                }
+                cmd.envs(env);
+                let mut wrapped = CommandWrap::from(cmd);
+                wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+                let (child, stderr) = TokioChildProcess::builder(wrapped)
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .map_err(|source| spawn_error(&server, command, source))?;
+                let pid = child.id();
+                let tail = stderr.map(|stderr| StderrTail::start(&server, stderr));
+                let client = match client_config.serve(child).await {
+                    Ok(client) => client,
+                    Err(error) => {
+                        let stderr = match &tail {
+                            Some(tail) => tail.settled().await,
+                            None => None,
+                        };
+                        return Err(McpError::Handshake {
+                            server,
+                            reason: init_reason(&error),
+                            stderr,
+                        });
+                    }
+                };
+                (
+                    client,
+                    pid,
+                    None,
+                    tail,
+                    "its process exited or closed its output",
+                )
+            }
+            Transport::Http { url, bearer } => {
+                install_crypto_provider();
+                let mut transport_config =
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str());
+                if let Some(bearer) = bearer {
+                    transport_config = transport_config.auth_header(bearer.expose());
+                }
+                // Resuming a broken response stream: a few quick tries, then the request fails.
+                let mut retry = ExponentialBackoff::default();
+                retry.max_times = Some(2);
+                retry.base_duration = Duration::from_millis(100);
+                retry.max_delay = Some(Duration::from_millis(500));
+                transport_config.retry_config = Arc::new(retry);
+                let transport = StreamableHttpClientTransport::from_config(transport_config);
+                let client = client_config
+                    .serve(transport)
+                    .await
+                    .map_err(|error| http_init_error(&server, url, &error))?;
+                (
+                    client,
+                    None,
+                    Some(redact_url(url)),
+                    None,
+                    "its HTTP connection failed or closed",
+                )
+            }
+        };
+        let details = client
+            .peer()
+            .peer_info()
+            .map(|info| ServerDetails {
+                name: info.server_info.as_ref().map(|i| i.name.clone()),
+                version: info.server_info.as_ref().map(|i| i.version.clone()),
+                instructions: info.instructions.clone(),
+            })
+            .unwrap_or_default();
+        let session = Session {
+            server: config.name.clone(),
+            peer: client.peer().clone(),
+            client: tokio::sync::Mutex::new(Some(client)),
+            pid,
+            url,
+            stderr,
+            closed_detail,
+        };
+        Ok((session, details))
+    }
+
+    /// The child's process id (stdio only).
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.pid
+    }
+
+    /// Whether the connection is known to be gone.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.peer.is_transport_closed()
+    }
+
+    /// The error for a session that is known to be gone.
+    pub(crate) async fn stopped(&self) -> McpError {
+        McpError::Stopped {
+            server: self.server.clone(),
+            detail: self.closed_detail.to_owned(),
+            stderr: self.stderr_tail().await,
+        }
+    }
+
+    /// Calls `tool` with `arguments`. Dropping the future before it finishes cancels the
+    /// request on the server (`notifications/cancelled`).
+    pub(crate) async fn call(
+        &self,
+        tool: &str,
+        arguments: Map<String, Value>,
+    ) -> Result<CallOutput, McpError> {
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        match self.peer.call_tool_once(params).await {
+            Ok(CallToolResponse::Complete(result)) => self.output(result),
+            Ok(CallToolResponse::InputRequired(_)) => Err(McpError::Protocol {
+                server: self.server.clone(),
+                message: format!(
+                    "tool `{tool}` asked the client for more input (elicitation or sampling), \
+                     which Skein does not support"
+                ),
+            }),
+            Ok(CallToolResponse::Task(_)) => Err(McpError::Protocol {
+                server: self.server.clone(),
+                message: format!(
+                    "tool `{tool}` answered with a task to poll, which Skein does not support"
+                ),
+            }),
+            Ok(_) => Err(McpError::Protocol {
+                server: self.server.clone(),
+                message: format!(
+                    "tool `{tool}` answered with a kind of result Skein does not know"
+                ),
+            }),
+            Err(error) => Err(self.service_error(error).await),
+        }
+    }
+
+    /// Ends the session: the child process is shut down (stdin closed, then SIGTERM, then
+    /// SIGKILL) or the HTTP session deleted. Later calls fail as stopped.
+    pub(crate) async fn close(&self) {
+        let client = self.client.lock().await.take();
+        if let Some(mut client) = client {
+            let _ = client.close_with_timeout(CLOSE_TIMEOUT).await;
+        }
+    }
+
+    async fn stderr_tail(&self) -> Option<String> {
+        match &self.stderr {
+            Some(tail) => tail.settled().await,
+            None => None,
+        }
+    }
+
+    fn output(&self, result: CallToolResult) -> Result<CallOutput, McpError> {
+        let decode = |what: &str, data: &str| {
+            lenient_base64(data).map_err(|error| McpError::Protocol {
+                server: self.server.clone(),
+                message: format!("a tool result's {what} is not valid base64: {error}"),
+            })
+        };
+        let mut parts = Vec::with_capacity(result.content.len());
+        for block in result.content {
+            parts.push(match block {
+                ContentBlock::Text(text) => Part::Text(text.text),
+                ContentBlock::Image(image) => Part::Media {
+                    data: decode("image", &image.data)?,
+                    mime_type: image.mime_type,
+                },
+                ContentBlock::Audio(audio) => Part::Media {
+                    data: decode("audio", &audio.data)?,
+                    mime_type: audio.mime_type,
+                },
+                ContentBlock::Resource(embedded) => match embedded.resource {
+                    ResourceContents::TextResourceContents { uri, text, .. } => {
+                        Part::ResourceText { uri, text }
+                    }
+                    ResourceContents::BlobResourceContents {
+                        uri,
+                        mime_type,
+                        blob,
+                        ..
+                    } => Part::ResourceBlob {
+                        data: decode("resource blob", &blob)?,
+                        uri,
+                        mime_type: mime_type
+                            .unwrap_or_else(|| "application/octet-stream".to_owned()),
+                    },
+                    other => Part::Text(to_json_text(&other)),
+                },
+                ContentBlock::ResourceLink(link) => Part::Link {
+                    uri: link.uri,
+                    name: link.title.unwrap_or(link.name),
+                    description: link.description,
+                    mime_type: link.mime_type,
+                },
+                other => Part::Text(to_json_text(&other)),
+            });
+        }
+        Ok(CallOutput {
+            parts,
+            structured: result.structured_content,
+            is_error: result.is_error.unwrap_or(false),
+        })
+    }
+
+    /// An rmcp request error in this crate's terms.
+    async fn service_error(&self, error: ServiceError) -> McpError {
+        let server = self.server.clone();
+        match error {
+            ServiceError::McpError(data) => McpError::Rejected {
+                server,
+                code: data.code.0,
+                message: data.message.into_owned(),
+            },
+            ServiceError::TransportClosed | ServiceError::Cancelled { .. } => self.stopped().await,
+            ServiceError::TransportSend(error) => {
+                let error: &(dyn StdError + 'static) = &error;
+                match http_status(error) {
+                    Some(status) => McpError::HttpStatus {
+                        server,
+                        url: self.url.clone().unwrap_or_default(),
+                        status,
+                    },
+                    None => McpError::Stopped {
+                        server,
+                        detail: format!("{}: {}", self.closed_detail, innermost_message(error)),
+                        stderr: self.stderr_tail().await,
+                    },
+                }
+            }
+            ServiceError::Timeout { timeout } => McpError::Timeout {
+                server,
+                during: "a request",
+                timeout,
+            },
+            other => McpError::Protocol {
+                server,
+                message: other.to_string(),
+            },
+        }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        // Dropping the client cancels its task, which shuts the transport (and child) down;
+        // without a runtime, `kill_on_drop` kills the child when the task is dropped.
+        if let Some(client) = self.client.get_mut().take() {
+            drop(client);
+        }
+    }
+}
+
+/// The last lines of a child's stderr, read in the background.
+struct StderrTail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    done: watch::Receiver<bool>,
+}
+
+impl StderrTail {
+    fn start(server: &str, stderr: ChildStderr) -> StderrTail {
+        let lines = Arc::new(Mutex::new(VecDeque::new()));
+        let (done_tx, done) = watch::channel(false);
+        let kept = Arc::clone(&lines);
+        let server = server.to_owned();
+        tokio::spawn(async move {
+            let mut reader = BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = reader.next_line().await {
+                tracing::debug!(target: "mcp::stderr", server = %server, "{line}");
+                let line: String = line.chars().take(STDERR_LINE_CHARS).collect();
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let mut kept = kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                if kept.len() == STDERR_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+            let _ = done_tx.send(true);
+        });
+        StderrTail { lines, done }
+    }
+
+    /// The tail once stderr has closed (waiting briefly for a dying child's last words).
+    async fn settled(&self) -> Option<String> {
+        let mut done = self.done.clone();
+        let _ = tokio::time::timeout(STDERR_DRAIN, done.wait_for(|done| *done)).await;
+        let lines = self
+            .lines
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        (!lines.is_empty()).then(|| lines.iter().cloned().collect::<Vec<_>>().join(" | "))
+    }
+}
+
+fn spawn_error(server: &str, command: &str, source: std::io::Error) -> McpError {
+    let reason = match source.kind() {
+        std::io::ErrorKind::NotFound => {
+            "no such program; install it, or give its full path (it is looked up on PATH)"
+                .to_owned()
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            "permission denied; check that it is an executable file".to_owned()
+        }
+        _ => source.to_string(),
+    };
+    McpError::Spawn {
+        server: server.to_owned(),
+        command: command.to_owned(),
+        reason,
+        source,
+    }
+}
+
+fn init_reason(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::ConnectionClosed(_) => {
+            "it closed the connection before answering `initialize`".to_owned()
+        }
+        ClientInitializeError::JsonRpcError(data) => format!(
+            "it answered `initialize` with error {}: {}",
+            data.code.0, data.message
+        ),
+        ClientInitializeError::TransportError { error, .. } => {
+            let error: &(dyn StdError + 'static) = error;
+            innermost_message(error)
+        }
+        other => other.to_string(),
+    }
+}
+
+fn http_init_error(server: &str, url: &str, error: &ClientInitializeError) -> McpError {
+    let shown_url = redact_url(url);
+    let transport_error = match error {
+        ClientInitializeError::TransportError { error, .. } => Some(error),
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => match fallback.as_ref() {
+            ClientInitializeError::TransportError { error, .. } => Some(error),
+            _ => None,
+        },
+        _ => None,
+    };
+    if let Some(error) = transport_error {
+        let error: &(dyn StdError + 'static) = error;
+        if let Some(status) = http_status(error) {
+            return McpError::HttpStatus {
+                server: server.to_owned(),
+                url: shown_url,
+                status,
+            };
+        }
+        if let Some(reason) = unreachable_reason(error) {
+            return McpError::Unreachable {
+                server: server.to_owned(),
+                url: shown_url,
+                reason,
+            };
+        }
+    }
+    McpError::Handshake {
+        server: server.to_owned(),
+        reason: init_reason(error),
+        stderr: None,
+    }
+}
+
+/// The HTTP status an error chain carries, if it is an HTTP status error.
+fn http_status(error: &(dyn StdError + 'static)) -> Option<u16> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(status) = http_status_of(error) {
+            return Some(status);
+        }
+        if let Some(WorkerQuitReason::Fatal { error, .. }) =
+            error.downcast_ref::<WorkerQuitReason<HttpError>>()
+            && let Some(status) = http_status_of(error)
+        {
+            return Some(status);
+        }
+        current = error.source();
+    }
+    None
+}
+
+fn http_status_of(error: &(dyn StdError + 'static)) -> Option<u16> {
+    if let Some(error) = error.downcast_ref::<HttpError>() {
+        return match error {
+            StreamableHttpError::AuthRequired(_) => Some(401),
+            StreamableHttpError::InsufficientScope(_) => Some(403),
+            StreamableHttpError::SessionExpired => Some(404),
+            StreamableHttpError::HttpStatus(status) => Some(status.status),
+            StreamableHttpError::UnexpectedServerResponse(text) => status_in_text(text),
+            StreamableHttpError::Client(error) => error.status().map(|status| status.as_u16()),
+            _ => None,
+        };
+    }
+    if let Some(status) = error.downcast_ref::<HttpStatusError>() {
+        return Some(status.status);
+    }
+    if error.downcast_ref::<AuthRequiredError>().is_some() {
+        return Some(401);
+    }
+    if error.downcast_ref::<InsufficientScopeError>().is_some() {
+        return Some(403);
+    }
+    if let Some(error) = error.downcast_ref::<reqwest::Error>() {
+        return error.status().map(|status| status.as_u16());
+    }
+    None
+}
+
+/// `HTTP 401 Unauthorized: …` → 401.
+fn status_in_text(text: &str) -> Option<u16> {
+    let rest = text.strip_prefix("HTTP ")?;
+    let code = rest.get(..3)?;
+    code.parse().ok().filter(|code| (100..600).contains(code))
+}
+
+/// Why a server could not be reached, if that is what the error chain says.
+fn unreachable_reason(error: &(dyn StdError + 'static)) -> Option<String> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        let client = error
+            .downcast_ref::<reqwest::Error>()
+            .or_else(|| match error.downcast_ref::<HttpError>() {
+                Some(StreamableHttpError::Client(error)) => Some(error),
+                _ => None,
+            })
+            .or_else(
+                || match error.downcast_ref::<WorkerQuitReason<HttpError>>() {
+                    Some(WorkerQuitReason::Fatal {
+                        error: StreamableHttpError::Client(error),
+                        ..
+                    }) => Some(error),
+                    _ => None,
+                },
+            );
+        if let Some(client) = client
+            && (client.is_connect() || client.is_timeout() || client.is_request())
+        {
+            let error: &(dyn StdError + 'static) = client;
+            return Some(innermost_message(error));
+        }
+        current = error.source();
+    }
+    None
+}
+
+/// The most specific message of an error chain (the root cause, e.g. `Connection refused`),
+/// with URLs in it redacted.
+fn innermost_message(error: &(dyn StdError + 'static)) -> String {
+    let mut innermost = error;
+    while let Some(source) = innermost.source() {
+        innermost = source;
+    }
+    let message = innermost.to_string();
+    message
+        .split(' ')
+        .map(|word| {
+            if word.contains("://") {
+                redact_url(word.trim_matches(|c| matches!(c, '(' | ')' | ',')))
+            } else {
+                word.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn lenient_base64(data: &str) -> Result<Vec<u8>, base64::DecodeError> {
+    const ENGINE: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        base64::engine::GeneralPurposeConfig::new()
+            .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent),
+    );
+    let compact: String = data.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    ENGINE.decode(compact)
+}
+
+fn to_json_text(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// reqwest is built without a TLS crypto provider of its own (to avoid aws-lc); install
+/// rustls' `ring` provider for the process, unless one is installed already.
+fn install_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Losing a race with another installer is fine: a provider is installed either way.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_read_from_messages() {
+        assert_eq!(status_in_text("HTTP 401 Unauthorized: nope"), Some(401));
+        assert_eq!(status_in_text("HTTP 9"), None);
+        assert_eq!(status_in_text("nothing"), None);
+    }
+
+    #[test]
+    fn base64_is_read_leniently() {
+        assert_eq!(lenient_base64("aGk=").unwrap(), b"hi");
+        assert_eq!(lenient_base64("aGk").unwrap(), b"hi");
+        assert_eq!(lenient_base64("aG\nk=").unwrap(), b"hi");
+        assert!(lenient_base64("!!").is_err());
+    }
+}

@@ -1,0 +1,335 @@
+//! [`McpServer`]: a connected server and its tools as [`DynTool`]s.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use messages::ToolSpec;
+use serde_json::{Map, Value};
+use tokio::time::Instant;
+use toolchain::{DynTool, ExecutionContext, JsonTool, ToolError, ToolResult};
+
+use crate::adapter::{RemoteTool, ServerDetails, Session};
+use crate::config::McpServerConfig;
+use crate::error::McpError;
+use crate::names::model_names;
+
+/// A connected MCP server: a child process or an HTTP session, and the tools it listed when it
+/// connected.
+///
+/// [`tools`](McpServer::tools) gives them as [`DynTool`]s for a
+/// [`ToolSet`](toolchain::ToolSet); they keep the connection alive, so the `McpServer` itself
+/// may be dropped once they are taken. The connection ends when the server and every tool are
+/// dropped (a child process is then shut down in the background; call
+/// [`close`](McpServer::close) to wait for it).
+pub struct McpServer {
+    shared: Arc<Shared>,
+    tools: Vec<McpToolInfo>,
+    info: McpServerInfo,
+}
+
+/// One tool of a server, as [`McpServer::tool_list`] shows it (`skein mcp list`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct McpToolInfo {
+    /// The name the model calls it by: `{server}__{tool}`, sanitized (see
+    /// [`McpServer::connect`]).
+    pub name: String,
+    /// The tool's name on the server, used for calls.
+    pub original_name: String,
+    /// The tool's human-readable title, if the server gave one.
+    pub title: Option<String>,
+    /// The description the model reads.
+    pub description: String,
+    /// The JSON Schema of the tool's input, as the server gave it (with `"type": "object"`
+    /// added when missing).
+    pub input_schema: Value,
+}
+
+/// What a server said about itself when it connected.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct McpServerInfo {
+    /// The implementation's name (`serverInfo.name`).
+    pub name: Option<String>,
+    /// The implementation's version.
+    pub version: Option<String>,
+    /// Instructions for using the server, if it gave any.
+    pub instructions: Option<String>,
+}
+
+/// What the server and its tools share.
+struct Shared {
+    name: String,
+    timeout: Duration,
+    session: Session,
+    /// Set once the server is known to be gone (what was seen, its stderr's tail): every later
+    /// call fails with it at once.
+    stopped: Mutex<Option<(String, Option<String>)>>,
+}
+
+impl McpServer {
+    /// Starts (stdio) or reaches (HTTP) the server, runs the MCP handshake and lists all its
+    /// tools (every page), within `config.timeout`.
+    ///
+    /// Tools are named `{server}__{tool}`: characters of the tool's name outside
+    /// `[A-Za-z0-9_-]` become `_` and the whole is cut to 64 bytes; when two tools would get the
+    /// same name, the one whose original name sorts first keeps it and the others get `_2`,
+    /// `_3`…, whatever the order the server lists them in. Calls use the original name. A tool
+    /// whose input schema is not an object schema is left out (with a warning in the log).
+    pub async fn connect(config: McpServerConfig) -> Result<McpServer, McpError> {
+        let (session, remote_tools, details) = Session::connect(&config).await?;
+        let remote_tools: Vec<RemoteTool> = remote_tools
+            .into_iter()
+            .filter(|tool| {
+                let kind = tool.input_schema.get("type");
+                let object = kind.is_none_or(|kind| kind == "object");
+                if !object {
+                    let kind = kind.map(ToString::to_string).unwrap_or_default();
+                    tracing::warn!(
+                        server = %config.name,
+                        tool = %tool.name,
+                        "MCP tool left out: its input schema has type {kind}, not object"
+                    );
+                }
+                object
+            })
+            .collect();
+        let originals: Vec<&str> = remote_tools.iter().map(|tool| tool.name.as_str()).collect();
+        let names = model_names(&config.name, &originals);
+        let tools = remote_tools
+            .into_iter()
+            .zip(names)
+            .map(|(tool, name)| {
+                let description = tool
+                    .description
+                    .filter(|description| !description.trim().is_empty())
+                    .or_else(|| tool.title.clone().filter(|title| !title.trim().is_empty()))
+                    .unwrap_or_else(|| {
+                        format!("Tool `{}` of the MCP server `{}`.", tool.name, config.name)
+                    });
+                let mut schema = tool.input_schema;
+                schema
+                    .entry("type")
+                    .or_insert_with(|| Value::String("object".to_owned()));
+                McpToolInfo {
+                    name,
+                    original_name: tool.name,
+                    title: tool.title,
+                    description,
+                    input_schema: Value::Object(schema),
+                }
+            })
+            .collect();
+        let ServerDetails {
+            name,
+            version,
+            instructions,
+        } = details;
+        Ok(McpServer {
+            shared: Arc::new(Shared {
+                name: config.name,
+                timeout: config.timeout,
+                session,
+                stopped: Mutex::new(None),
+            }),
+            tools,
+            info: McpServerInfo {
+                name,
+                version,
+                instructions,
+            },
+        })
+    }
+
+    /// The server's configured name (the prefix of its tools' names).
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
+
+    /// What the server said about itself.
+    pub fn info(&self) -> &McpServerInfo {
+        &self.info
+    }
+
+    /// The server's tools as the model sees them, in the server's order.
+    pub fn tool_list(&self) -> &[McpToolInfo] {
+        &self.tools
+    }
+
+    /// One [`DynTool`] per tool, for a [`ToolSet`](toolchain::ToolSet).
+    ///
+    /// A call sends the model's arguments as they are (the server validates them) and maps the
+    /// result: text blocks to the output text, images and audio to
+    /// [`ContentPart::Binary`](messages::ContentPart::Binary) media, embedded resources to text
+    /// (with their URI) or media, resource links to a text line, `structuredContent` to the
+    /// output when there is no text. `isError: true` fails the call with
+    /// [`ToolError::Failed`] whose message is the server's text. The call is cancelled on the
+    /// server (`notifications/cancelled`) when the context's token is cancelled
+    /// ([`ToolError::Cancelled`]) or when it runs out of time: the server's timeout
+    /// ([`ToolError::Timeout`]), or the context's call timeout or deadline if sooner
+    /// ([`ToolError::Timeout`], [`ToolError::DeadlineExceeded`]). A server that stops fails the
+    /// call, and every later one at once, with [`ToolError::Failed`] carrying
+    /// [`McpError::Stopped`]; the run goes on.
+    pub fn tools(&self) -> Vec<DynTool> {
+        self.tools
+            .iter()
+            .filter_map(|info| {
+                let tool = McpTool {
+                    spec: ToolSpec {
+                        name: info.name.clone(),
+                        description: info.description.clone(),
+                        parameters: info.input_schema.clone(),
+                    },
+                    original_name: info.original_name.clone(),
+                    shared: Arc::clone(&self.shared),
+                };
+                DynTool::from_json_tool(tool)
+                    .inspect_err(|error| {
+                        tracing::warn!(server = %self.shared.name, "MCP tool left out: {error}");
+                    })
+                    .ok()
+            })
+            .collect()
+    }
+
+    /// The process id of the server's child process (stdio servers only).
+    pub fn process_id(&self) -> Option<u32> {
+        self.shared.session.pid()
+    }
+
+    /// Shuts the server down and waits for it: a child process gets its stdin closed, then
+    /// SIGTERM, then SIGKILL (a few seconds apart at most); an HTTP session is ended. Tools
+    /// taken from this server fail as stopped afterwards.
+    pub async fn close(self) {
+        self.shared.mark_stopped("it was closed", None);
+        self.shared.session.close().await;
+    }
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("name", &self.shared.name)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    fn mark_stopped(&self, detail: &str, stderr: Option<&str>) {
+        let mut stopped = self
+            .stopped
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        stopped.get_or_insert_with(|| (detail.to_owned(), stderr.map(str::to_owned)));
+    }
+
+    /// The error of a server known to be gone, if it is.
+    async fn stopped_error(&self) -> Option<McpError> {
+        let seen = self
+            .stopped
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone();
+        if let Some((detail, stderr)) = seen {
+            return Some(McpError::Stopped {
+                server: self.name.clone(),
+                detail,
+                stderr,
+            });
+        }
+        if self.session.is_closed() {
+            return Some(self.session.stopped().await);
+        }
+        None
+    }
+}
+
+/// One MCP tool as a [`JsonTool`].
+struct McpTool {
+    spec: ToolSpec,
+    original_name: String,
+    shared: Arc<Shared>,
+}
+
+/// Which limit ends a call first.
+enum Limit {
+    Server(Duration),
+    Context(Duration),
+    Deadline,
+}
+
+#[async_trait]
+impl JsonTool for McpTool {
+    fn spec(&self) -> &ToolSpec {
+        &self.spec
+    }
+
+    async fn call_json(
+        &self,
+        ctx: &ExecutionContext,
+        input: Value,
+    ) -> Result<ToolResult<Value>, ToolError> {
+        let tool = &self.spec.name;
+        if ctx.is_cancelled() {
+            return Err(ToolError::Cancelled { tool: tool.clone() });
+        }
+        if let Some(error) = self.shared.stopped_error().await {
+            return Err(ToolError::from_error(error));
+        }
+        let arguments = match input {
+            Value::Object(arguments) => arguments,
+            _ => Map::new(),
+        };
+        let (limit, deadline) = self.limit(ctx);
+        let call = self.shared.session.call(&self.original_name, arguments);
+        // Losing the race drops `call`, which cancels the request on the server.
+        let outcome = tokio::select! {
+            biased;
+            () = ctx.cancellation().cancelled() => {
+                return Err(ToolError::Cancelled { tool: tool.clone() });
+            }
+            outcome = call => outcome,
+            () = tokio::time::sleep_until(deadline) => {
+                return Err(match limit {
+                    Limit::Server(timeout) | Limit::Context(timeout) => {
+                        ToolError::Timeout { tool: tool.clone(), timeout }
+                    }
+                    Limit::Deadline => ToolError::DeadlineExceeded { tool: tool.clone() },
+                });
+            }
+        };
+        match outcome {
+            Ok(output) => output.into_tool_result(tool),
+            Err(error) => {
+                if let McpError::Stopped { detail, stderr, .. } = &error {
+                    self.shared.mark_stopped(detail, stderr.as_deref());
+                }
+                Err(ToolError::from_error(error))
+            }
+        }
+    }
+}
+
+impl McpTool {
+    /// The earliest of the server's timeout, the context's call timeout and its deadline.
+    fn limit(&self, ctx: &ExecutionContext) -> (Limit, Instant) {
+        let now = Instant::now();
+        let mut best = (
+            Limit::Server(self.shared.timeout),
+            now + self.shared.timeout,
+        );
+        if let Some(timeout) = ctx.call_timeout()
+            && now + timeout < best.1
+        {
+            best = (Limit::Context(timeout), now + timeout);
+        }
+        if let Some(deadline) = ctx.deadline() {
+            let deadline = Instant::from_std(deadline);
+            if deadline < best.1 {
+                best = (Limit::Deadline, deadline);
+            }
+        }
+        best
+    }
+}
