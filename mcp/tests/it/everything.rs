@@ -356,3 +356,38 @@ async fn close_and_drop_reap_the_child() {
         "drop left {pid}"
     );
 }
+
+#[test]
+fn dropping_the_runtime_kills_the_child_without_panicking() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (tools, pid) = runtime.block_on(async {
+        let server = everything("ev").await;
+        (server.tools(), server.process_id().unwrap())
+    });
+    drop(runtime);
+    drop(tools);
+    let started = Instant::now();
+    loop {
+        // Gone, or killed and waiting to be reaped by this process's exit.
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                stat.rsplit(')')
+                    .next()
+                    .map(|rest| rest.trim().chars().next())
+            })
+            .flatten();
+        if matches!(state, None | Some('Z')) {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{pid} still runs: {state:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
