@@ -211,6 +211,18 @@ pub struct Source {
     pub passage: String,
 }
 
+impl From<Passage> for Source {
+    /// The passage as a source: its title, location and text (trailing white space trimmed,
+    /// as the tool shows it).
+    fn from(passage: Passage) -> Self {
+        Source {
+            title: passage.title,
+            location: passage.location,
+            passage: passage.text.trim_end().to_owned(),
+        }
+    }
+}
+
 /// The sources in the output of a `knowledge_base_search` call: the JSON value the tool
 /// returned (`ToolEvent::Finished`'s output), or that value parsed back from the JSON text the
 /// model read. Anything else (another tool's output, an error text) gives no sources.

@@ -85,6 +85,13 @@ async fn a_call_returns_passages_with_their_sources() {
     assert_eq!(found[0].location, passages[0]["location"].as_str().unwrap());
     assert_eq!(found[0].passage, passages[0]["text"].as_str().unwrap());
     assert!(!found[0].title.is_empty());
+    // The same as the passages a direct search finds.
+    let direct = store
+        .search(&["docs", "notes"], "WAL mode", 3)
+        .await
+        .unwrap();
+    let direct: Vec<knowledge_base::Source> = direct.into_iter().map(Into::into).collect();
+    assert_eq!(direct, found);
     // The JSON text the model read gives the same sources.
     let reread: Value = serde_json::from_str(&serde_json::to_string(&output).unwrap()).unwrap();
     assert_eq!(sources(&reread), found);

@@ -23,6 +23,7 @@ macro_rules! suite {
             limits_are_respected,
             invalid_names_and_documents_are_refused_and_nothing_is_written,
             paged_documents_report_pages,
+            concurrent_adds_of_one_base_leave_one_copy,
         );
     };
     (@cases $open:path; $($case:ident,)*) => {
@@ -434,4 +435,31 @@ pub(crate) async fn paged_documents_report_pages(store: KnowledgeStore) {
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].location, "manual.pdf:p2");
     assert_eq!(found[0].text, "Maintenance: replace the impeller yearly.\n");
+}
+
+pub(crate) async fn concurrent_adds_of_one_base_leave_one_copy(store: KnowledgeStore) {
+    let documents = workspace_docs();
+    let expected = documents.len();
+    let mut tasks = Vec::new();
+    for _ in 0..4 {
+        let store = store.clone();
+        let documents = documents.clone();
+        tasks.push(tokio::spawn(
+            async move { store.add("docs", documents).await },
+        ));
+    }
+    let mut chunks = Vec::new();
+    for task in tasks {
+        chunks.push(task.await.unwrap().unwrap().chunks);
+    }
+    let list = store.list().await.unwrap();
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0].documents, expected);
+    assert_eq!(list[0].chunks, chunks[0]);
+    let found = store.search(&["docs"], "loopback", 20).await.unwrap();
+    let mut locations: Vec<&str> = found.iter().map(|p| p.location.as_str()).collect();
+    let count = locations.len();
+    locations.sort_unstable();
+    locations.dedup();
+    assert_eq!(locations.len(), count);
 }
