@@ -13,6 +13,14 @@
 //!   fixed list of bases. [`sources`] reads the [`Source`]s (title, location, passage) back
 //!   from its output, and [`SourceSet`] merges those of a run for `response.done`.
 //!
+//! # Features
+//!
+//! - `postgres`: `PostgresKnowledge` and `postgres://` locations in [`KnowledgeStore::open`]
+//!   (tokio-postgres, deadpool-postgres).
+//! - `pdf`: [`Document::from_file`] reads PDF text page by page with `pdf-extract` (the most
+//!   used maintained crate for it, built on `lopdf`); without it a PDF is
+//!   [`KbError::PdfDisabled`].
+//!
 //! # Example
 //!
 //! ```
