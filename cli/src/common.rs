@@ -135,6 +135,11 @@ pub(crate) struct AgentArgs {
     /// several.
     #[arg(long = "skills", value_name = "DIR")]
     pub(crate) skills: Vec<PathBuf>,
+    /// An MCP server whose tools the model may call: NAME=COMMAND [ARG…] (a program speaking
+    /// MCP on stdio) or NAME=https://… (streamable HTTP). Its tools are named NAME__TOOL.
+    /// Repeat for several.
+    #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
+    pub(crate) mcp: Vec<String>,
     /// How the model calls tools: native (function calling), or a text protocol for models
     /// without it, the model writing its calls as json or yaml in an action section.
     #[arg(long, value_enum, default_value_t = ToolMode::Native)]
@@ -153,6 +158,32 @@ pub(crate) struct AgentArgs {
     /// A host http_get may fetch from (repeat for several; *.example.com for subdomains).
     #[arg(long = "allow-host", value_name = "HOST")]
     pub(crate) allow_hosts: Vec<String>,
+}
+
+/// The servers of `--mcp`, connected.
+#[cfg(feature = "mcp")]
+pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
+    let configs = specs
+        .iter()
+        .map(|spec| {
+            mcp::McpServerConfig::parse(spec)
+                .map_err(|error| CliError::Usage(format!("--mcp {spec}: {error}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    server::mcp::McpTools::connect(&configs)
+        .await
+        .map_err(|error| CliError::Usage(error.to_string()))
+}
+
+/// Without MCP support, `--mcp` is refused.
+#[cfg(not(feature = "mcp"))]
+pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
+    match specs.first() {
+        None => Ok(server::mcp::McpTools::default()),
+        Some(_) => Err(CliError::Usage(
+            "--mcp: this skein was built without MCP support (the `mcp` feature)".to_owned(),
+        )),
+    }
 }
 
 /// `--tool-mode`.
@@ -242,8 +273,8 @@ pub(crate) fn default_model(
 }
 
 impl AgentArgs {
-    /// The service runs go through, logging into `store`.
-    pub(crate) fn service(&self, store: Arc<dyn Store>) -> Result<ChatService, CliError> {
+    /// The service runs go through, logging into `store`, with the `--mcp` servers connected.
+    pub(crate) async fn service(&self, store: Arc<dyn Store>) -> Result<ChatService, CliError> {
         let http_get =
             (!self.allow_hosts.is_empty()).then(|| HttpGetPolicy::allow(self.allow_hosts.clone()));
         let tools = BuiltinTools::new(&ToolsConfig {
@@ -253,13 +284,15 @@ impl AgentArgs {
         })
         .map_err(server::ServerError::from)?;
         let skills = server::skills::SkillSet::load(&self.skills)?;
+        let mcp = connect_mcp(&self.mcp).await?;
         Ok(ChatService::new(
             store,
             tools,
             ProviderKeys::from_env(),
             ProviderBaseUrls::default(),
         )
-        .with_skills(skills))
+        .with_skills(skills)
+        .with_mcp(mcp))
     }
 
     /// Where the run picks up: the conversation `-c`, `--cid` or `--from` names (checked to
@@ -433,8 +466,9 @@ impl AgentArgs {
         let model = self.model_request(model);
         Ok(RunSpec {
             tool_protocol,
-            // Every skill of `--skills` is offered.
+            // Every skill of `--skills` and every server of `--mcp` is offered.
             skills: service.skills().names().map(str::to_owned).collect(),
+            mcp_servers: service.mcp().names().map(str::to_owned).collect(),
             prompt_cache: self.cache,
             system: self.system.clone(),
             tools: self.tools.clone(),

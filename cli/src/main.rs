@@ -9,6 +9,8 @@ mod chat;
 mod common;
 mod error;
 mod logs;
+#[cfg(feature = "mcp")]
+mod mcp;
 mod models;
 mod render;
 mod run;
@@ -66,6 +68,9 @@ enum Command {
     Models(models::ModelsArgs),
     /// Check transcripts against the chain rules.
     Chain(chain::ChainArgs),
+    /// Inspect MCP servers: list the tools a server offers.
+    #[cfg(feature = "mcp")]
+    Mcp(mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -108,6 +113,10 @@ async fn dispatch(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Chat(args) => chat::run(args, db).await,
         Command::Serve(args) => serve::run(args, db).await.map(|()| Outcome::Done),
         Command::Logs(args) => logs::run(args, db).await.map(|()| Outcome::Done),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => mcp::run(args, &mut std::io::stdout().lock())
+            .await
+            .map(|()| Outcome::Done),
         Command::Models(_) | Command::Chain(_) => Ok(Outcome::Done),
     }
 }

@@ -8,6 +8,8 @@ mod cli;
 mod hardening;
 #[path = "interruptions.rs"]
 mod interruptions;
+#[path = "mcp.rs"]
+mod mcp;
 #[path = "serve_hostile_clients.rs"]
 mod serve_hostile_clients;
 #[path = "skills.rs"]

@@ -97,6 +97,11 @@ pub struct ServerConfig {
     /// endpoints, whatever model they name (`- {token: …, tools: [calculator]}`; the token
     /// must be one of `tokens`). None by default.
     pub token_tools: Vec<TokenTools>,
+    /// MCP servers started (stdio) or connected (streamable HTTP) when the server starts;
+    /// requests use their tools by server name (`tools.mcp_servers: [{name}]`), never by
+    /// command or URL. None by default.
+    #[cfg(feature = "mcp")]
+    pub mcp_servers: Vec<mcp::McpServerConfig>,
     /// Directories of skills (folders holding a `SKILL.md`) that requests may offer with
     /// `tools.skills`. None by default.
     pub skills_dirs: Vec<std::path::PathBuf>,
@@ -118,6 +123,8 @@ impl Default for ServerConfig {
             reuse_deterministic_answers: false,
             agents: std::collections::BTreeMap::new(),
             token_tools: Vec::new(),
+            #[cfg(feature = "mcp")]
+            mcp_servers: Vec::new(),
             skills_dirs: Vec::new(),
             allow_request_base_url: false,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,

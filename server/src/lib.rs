@@ -91,7 +91,7 @@ pub use service::model::{NoKey, resolve_model_config};
 pub use service::spec::{
     DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol,
 };
-pub use service::{keys, skills, store, tools};
+pub use service::{keys, mcp, skills, store, tools};
 
 // What the API exposes, so embedders need only this crate.
 pub use agent_loop::{AgentEvent, AgentStream, CancellationToken, StopReason};

@@ -14,6 +14,8 @@ mod hostile_provider;
 mod interruptions;
 #[path = "limits.rs"]
 mod limits;
+#[path = "mcp.rs"]
+mod mcp;
 #[path = "openai_responses.rs"]
 mod openai_responses;
 #[path = "providers.rs"]
@@ -24,3 +26,5 @@ mod responses;
 mod support;
 #[path = "tool_protocols.rs"]
 mod tool_protocols;
+#[path = "web_search.rs"]
+mod web_search;

@@ -21,6 +21,7 @@ use crate::api::routes::{chat_completions, misc, models, openapi, response, resp
 use crate::api::state::App;
 use crate::config::ServerConfig;
 use crate::service::chat::ChatService;
+use crate::service::mcp::McpTools;
 use crate::service::store::{StoreKind, open_store};
 
 /// The Chat Shell service: build one from a [`ServerConfig`], mount its [`router`](Self::router)
@@ -34,21 +35,39 @@ pub struct Server {
 
 impl Server {
     /// A server for `config`, opening the store it names.
+    /// A server for `config`, opening the store it names and connecting its MCP servers.
     pub async fn new(config: ServerConfig) -> Result<Self, ServerError> {
         let store = open_store(&config.store).await?;
         let kind = StoreKind::of(&config.store);
-        Self::with_store(config, store, kind)
+        #[cfg(feature = "mcp")]
+        let mcp = McpTools::connect(&config.mcp_servers)
+            .await
+            .map_err(|err| ServerError::Config(format!("`mcp_servers`: {err}")))?;
+        #[cfg(not(feature = "mcp"))]
+        let mcp = McpTools::default();
+        Ok(Server {
+            app: Arc::new(App::new(config, store, kind, mcp)?),
+        })
     }
 
     /// A server for `config` logging into `store` (of `kind`, for `/health`) instead of the
-    /// one `config.store` names.
+    /// one `config.store` names. MCP servers are connected by [`Server::new`] only: a config
+    /// naming some is refused here.
     pub fn with_store(
         config: ServerConfig,
         store: Arc<dyn Store>,
         kind: StoreKind,
     ) -> Result<Self, ServerError> {
+        #[cfg(feature = "mcp")]
+        if !config.mcp_servers.is_empty() {
+            return Err(ServerError::Config(
+                "`mcp_servers` are connected by `Server::new`; use it, or connect them with \
+                 `McpTools::connect` and build the service yourself"
+                    .to_owned(),
+            ));
+        }
         Ok(Server {
-            app: Arc::new(App::new(config, store, kind)?),
+            app: Arc::new(App::new(config, store, kind, McpTools::default())?),
         })
     }
 

@@ -41,6 +41,7 @@ impl App {
         config: ServerConfig,
         store: Arc<dyn Store>,
         kind: StoreKind,
+        mcp: crate::service::mcp::McpTools,
     ) -> Result<Self, ServerError> {
         if config.concurrency_per_caller == 0 {
             return Err(ServerError::Config(
@@ -93,7 +94,8 @@ impl App {
             .map_err(|err| ServerError::Config(format!("`skills_dirs`: {err}")))?;
         let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
             .with_provider_limits(config.provider_limits.clone())
-            .with_skills(skills);
+            .with_skills(skills)
+            .with_mcp(mcp);
         Ok(App {
             auth: Auth::new(&config.tokens),
             limit: ConcurrencyLimit::new(config.concurrency_per_caller, config.retry_after()),

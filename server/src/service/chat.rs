@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderBaseUrls;
 use crate::service::keys::ProviderKeys;
+use crate::service::mcp::McpTools;
 use crate::service::model::{ModelCache, resolve_model_config};
 use crate::service::skills::SkillSet;
 use crate::service::skills::run::SkillRun;
@@ -52,6 +53,14 @@ pub enum RunError {
     /// A requested skill is not among the configured ones.
     #[error(transparent)]
     Skill(#[from] crate::service::skills::run::SkillRunError),
+    /// A requested MCP server is not among the connected ones.
+    #[error("unknown MCP server `{name}`; the servers are: {}", if known.is_empty() { "none (the operator configures them)" } else { known.as_str() })]
+    UnknownMcpServer {
+        /// The name asked for.
+        name: String,
+        /// The connected servers, comma-separated.
+        known: String,
+    },
     /// Reading the stored conversation failed.
     #[error("cannot read the stored conversation: {0}")]
     Store(#[from] StoreError),
@@ -79,6 +88,7 @@ pub struct ChatService {
     pub(crate) models: Arc<ModelCache>,
     pub(crate) limits: Limits,
     skills: Arc<SkillSet>,
+    mcp: Arc<McpTools>,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -136,6 +146,7 @@ impl ChatService {
             models: Arc::default(),
             limits: Limits::default(),
             skills: Arc::default(),
+            mcp: Arc::default(),
         }
     }
 
@@ -159,6 +170,18 @@ impl ChatService {
         &self.skills
     }
 
+    /// The MCP servers whose tools runs may be offered (by name, in [`RunSpec::mcp_servers`]).
+    #[must_use]
+    pub fn with_mcp(mut self, mcp: McpTools) -> Self {
+        self.mcp = Arc::new(mcp);
+        self
+    }
+
+    /// The MCP servers runs may use.
+    pub fn mcp(&self) -> &McpTools {
+        &self.mcp
+    }
+
     /// The conversation store.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
@@ -179,6 +202,17 @@ impl ChatService {
         let info = model.info().clone();
 
         let mut tools = self.tools.select(spec.tools.iter().map(String::as_str))?;
+        for name in &spec.mcp_servers {
+            let server = self
+                .mcp
+                .tools(name)
+                .ok_or_else(|| RunError::UnknownMcpServer {
+                    name: name.clone(),
+                    known: self.mcp.names().collect::<Vec<_>>().join(", "),
+                })?;
+            // Server names are unique and prefix their tools' names, so nothing clashes.
+            let _ = tools.extend(server);
+        }
         if spec.silent_exit_tool {
             // `silent_exit` is not a built-in name, so it cannot clash.
             let _ = tools.add_dyn(self.tools.silent_exit());

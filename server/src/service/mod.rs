@@ -6,6 +6,7 @@
 pub(crate) mod chat;
 pub(crate) mod gateway;
 pub mod keys;
+pub mod mcp;
 pub(crate) mod model;
 pub(crate) mod owner;
 pub(crate) mod runs;

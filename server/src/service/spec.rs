@@ -114,6 +114,8 @@ pub struct RunSpec {
     pub skills: Vec<String>,
     /// Of those, the ones loaded from the start.
     pub preload_skills: Vec<String>,
+    /// MCP servers whose tools are offered (by name, from the service's servers).
+    pub mcp_servers: Vec<String>,
     /// Mark the prefixes the provider may cache (Anthropic cache breakpoints).
     pub prompt_cache: bool,
     /// Tool rounds before the model must answer.
@@ -161,6 +163,7 @@ impl RunSpec {
             tool_protocol: ToolProtocol::Native,
             skills: Vec::new(),
             preload_skills: Vec::new(),
+            mcp_servers: Vec::new(),
             prompt_cache: false,
             max_rounds: DEFAULT_TOOL_ROUNDS,
             tool_timeout: None,

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 use crate::api::error::ApiError;
 use crate::api::schema::{
-    Metadata, ResponseRequest, SkillRef, TextFormatName, ToolModeName, ToolsConfig,
+    McpServerRef, Metadata, ResponseRequest, SkillRef, TextFormatName, ToolModeName, ToolsConfig,
 };
 use crate::config::ServerConfig;
 use crate::service::spec::{
@@ -276,6 +276,10 @@ pub fn plan(
         &mut problems,
     );
     let skill_refs = std::mem::take(&mut tools_config.skills);
+    let mcp_servers = mcp_servers(
+        &std::mem::take(&mut tools_config.mcp_servers),
+        &mut problems,
+    );
     let tools = builtin_tools(tools_config, &mut problems);
     let (skills, preload_skills) = skills(&skill_refs, &mut problems);
     let tool_choice = tool_choice(request.tool_choice, &tools, &mut problems);
@@ -327,6 +331,7 @@ pub fn plan(
         tool_protocol,
         skills,
         preload_skills,
+        mcp_servers,
         prompt_cache: features.prompt_cache,
         conversation,
         include_history: request.include_history,
@@ -375,6 +380,30 @@ fn seconds(field: &str, value: f64, problems: &mut Problems) -> Duration {
     }
 }
 
+/// The MCP servers named (`tools.mcp_servers`). Whether each exists is the service's to
+/// say; how to reach one is never the client's.
+fn mcp_servers(refs: &[McpServerRef], problems: &mut Problems) -> Vec<String> {
+    let mut names = Vec::new();
+    for (index, server) in refs.iter().enumerate() {
+        for (field, given) in [
+            ("url", server.url.is_some()),
+            ("type", server.kind.is_some()),
+            ("auth", server.auth.is_some()),
+        ] {
+            if given {
+                problems.unsupported(
+                    &format!("tools.mcp_servers[{index}].{field}"),
+                    "MCP servers are configured by the operator; name one of them",
+                );
+            }
+        }
+        if !names.contains(&server.name) {
+            names.push(server.name.clone());
+        }
+    }
+    names
+}
+
 /// The skills offered (`tools.skills`), and those loaded from the start. Whether each exists
 /// is the service's to say: it holds the operator's skill directories.
 fn skills(refs: &[SkillRef], problems: &mut Problems) -> (Vec<String>, Vec<String>) {
@@ -399,10 +428,7 @@ fn skills(refs: &[SkillRef], problems: &mut Problems) -> (Vec<String>, Vec<Strin
 }
 
 fn builtin_tools(tools: ToolsConfig, problems: &mut Problems) -> Vec<String> {
-    for (field, list) in [
-        ("tools.custom", &tools.custom),
-        ("tools.mcp_servers", &tools.mcp_servers),
-    ] {
+    for (field, list) in [("tools.custom", &tools.custom)] {
         if !list.is_empty() {
             problems.unsupported(
                 field,

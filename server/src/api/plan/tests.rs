@@ -156,7 +156,7 @@ fn unsupported_fields_are_all_named() {
     let fields = refused(json!({
         "model_config": {"model_id": "echo", "model_name": "m", "base_url": "http://x/v1"},
         "input": {"text": "hi"},
-        "tools": {"custom": [{"type": "function"}], "mcp_servers": [{"name": "m"}],
+        "tools": {"custom": [{"type": "function"}], "mcp_servers": [{"name": "m", "url": "http://x/mcp"}],
                   "skills": [{"name": "s", "version": "1"}], "builtin": {"calculator": {"max_results": 3}}},
         "features": {"clarification": true, "web_search": true, "search_engine": "g"},
         "metadata": {"skill_names": ["a"], "knowledge_base_ids": [1], "auth_token": "secret-token",
@@ -169,8 +169,8 @@ fn unsupported_fields_are_all_named() {
             "model_config.base_url",
             "model_config.model_name",
             "tool_results",
+            "tools.mcp_servers[0].url",
             "tools.custom",
-            "tools.mcp_servers",
             "tools.builtin.calculator.max_results",
             "tools.skills[0].version",
             "features.clarification",

@@ -314,6 +314,9 @@ fn run_error(error: RunError) -> ApiError {
         }
         RunError::Tool(_) => ApiError::unprocessable("unavailable_tool", error.to_string()),
         RunError::Skill(_) => ApiError::unprocessable("unknown_skill", error.to_string()),
+        RunError::UnknownMcpServer { .. } => {
+            ApiError::unprocessable("unknown_mcp_server", error.to_string())
+        }
         _ => ApiError::internal(error.to_string()),
     }
 }

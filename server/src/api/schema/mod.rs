@@ -24,9 +24,9 @@ pub use input::{
 };
 pub use models::{ModelEntry, ModelList};
 pub use request::{
-    Attachment, BuiltinTool, FeaturesConfig, KnowledgeContext, KnowledgeExcerpt, Label, Metadata,
-    RequestModelConfig, ResponseRequest, Secret, SkillRef, TextFormatName, ToolModeName,
-    ToolsConfig,
+    Attachment, BuiltinTool, FeaturesConfig, KnowledgeContext, KnowledgeExcerpt, Label,
+    McpServerRef, Metadata, RequestModelConfig, ResponseRequest, Secret, SkillRef, TextFormatName,
+    ToolModeName, ToolsConfig,
 };
 pub use response::{CancelResponse, HealthBody, ResponseBody, ToolActivity};
 pub use responses::{

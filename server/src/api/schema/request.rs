@@ -167,10 +167,10 @@ pub struct ToolsConfig {
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub custom: Vec<Value>,
-    /// MCP servers. Not supported: must be empty.
+    /// MCP servers whose tools the model may call, by the names the operator gave them
+    /// (`mcp_servers` in the server's configuration).
     #[serde(default)]
-    #[schema(value_type = Vec<Object>)]
-    pub mcp_servers: Vec<Value>,
+    pub mcp_servers: Vec<McpServerRef>,
     /// Skills the model may load with the `load_skill` tool, from the skill directories the
     /// operator configured (`skills_dirs`).
     #[serde(default)]
@@ -200,6 +200,25 @@ pub struct BuiltinTool {
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub kb_ids: Option<Vec<Value>>,
+}
+
+/// One entry of `tools.mcp_servers`: a server the operator configured, by name. A client
+/// never says what to start or where to connect.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerRef {
+    /// The server's name.
+    pub name: String,
+    /// Not accepted: servers are configured by the operator.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Not accepted: servers are configured by the operator.
+    #[serde(default, rename = "type")]
+    pub kind: Option<String>,
+    /// Not accepted: servers are configured by the operator.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub auth: Option<Value>,
 }
 
 /// One entry of `tools.skills`.

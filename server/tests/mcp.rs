@@ -1,0 +1,124 @@
+//! MCP servers configured by the operator, used by requests by name (`tools.mcp_servers`),
+//! against the reference server `@modelcontextprotocol/server-everything` (stdio), installed by
+//! `cargo xtask mcp-servers`.
+
+use crate::support;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use server::ServerConfig;
+use support::{TestServer, content, events, terminal};
+
+fn everything() -> mcp::McpServerConfig {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
+        Some(dir) => root.join(dir),
+        None => root.join("target"),
+    };
+    let entry = target
+        .join("xtask-mcp/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.exists(),
+        "server-everything is not installed at {}: run `cargo xtask mcp-servers` (needs the npm \
+         registry and PyPI)",
+        entry.display()
+    );
+    mcp::McpServerConfig::stdio(
+        "everything",
+        "node",
+        [entry.display().to_string(), "stdio".to_owned()],
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_request_uses_a_configured_servers_tools_by_name() {
+    let server = TestServer::start(ServerConfig {
+        mcp_servers: vec![everything()],
+        ..ServerConfig::default()
+    })
+    .await;
+    let calls = json!({"tool_calls": [
+        {"name": "everything__get-sum", "arguments": {"a": 2, "b": 40}},
+        {"name": "everything__echo", "arguments": {}},
+    ]});
+    let events = events(
+        server
+            .post(&json!({
+                "model_config": {"model_id": "echo"},
+                "input": {"text": calls.to_string()},
+                "tools": {"mcp_servers": [{"name": "everything"}]},
+            }))
+            .await,
+    )
+    .await;
+    // Calls run at once: find each by name.
+    let done = |name: &str| {
+        events
+            .iter()
+            .find(|event| event.name == "tool.done" && event.data["name"] == name)
+            .map(|event| event.data.clone())
+            .unwrap_or_else(|| panic!("no tool.done for {name}"))
+    };
+    let sum = done("everything__get-sum");
+    assert_eq!(sum["output"], "The sum of 2 and 40 is 42.");
+    assert!(sum["error"].is_null());
+    // The server rejected the call without its required `message`: a tool error the model
+    // reads, and the run goes on.
+    let echo = done("everything__echo");
+    assert!(echo["error"].is_string(), "{echo}");
+    let report: Value = serde_json::from_str(&content(&events)).unwrap();
+    let results = report["tool_results"].as_array().unwrap();
+    assert!(
+        results
+            .iter()
+            .any(|result| result["output"] == "The sum of 2 and 40 is 42."),
+        "{report}"
+    );
+    terminal(&events, "response.done");
+
+    // Without naming the server, its tools are not offered.
+    let plain = events_of(
+        &server,
+        json!({"model_config": {"model_id": "echo"}, "input": {"text": "{\"raw\": \"hi\"}"}}),
+    )
+    .await;
+    assert_eq!(content(&plain), "hi");
+    server.stop().await;
+}
+
+async fn events_of(server: &TestServer, body: Value) -> Vec<support::Sse> {
+    events(server.post(&body).await).await
+}
+
+#[tokio::test]
+async fn a_client_cannot_name_an_unknown_server_or_say_how_to_reach_one() {
+    let server = TestServer::start(ServerConfig {
+        mcp_servers: vec![everything()],
+        ..ServerConfig::default()
+    })
+    .await;
+    for (servers, expected) in [
+        (json!([{"name": "shell"}]), "everything"),
+        (
+            json!([{"name": "mine", "url": "http://attacker.example/mcp"}]),
+            "tools.mcp_servers[0].url",
+        ),
+        (
+            json!([{"name": "x", "type": "stdio"}]),
+            "tools.mcp_servers[0].type",
+        ),
+    ] {
+        let answer = server
+            .post(
+                &json!({"model_config": {"model_id": "echo"}, "input": {"text": "hi"},
+                          "tools": {"mcp_servers": servers}}),
+            )
+            .await;
+        assert_eq!(answer.status(), 422, "{servers}");
+        let body: Value = answer.json().await.unwrap();
+        assert!(body.to_string().contains(expected), "{body}");
+    }
+    server.stop().await;
+}
