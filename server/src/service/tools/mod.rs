@@ -5,6 +5,7 @@
 //! | `calculator` | evaluates arithmetic ([`Calculator`]) | always |
 //! | `read_file`, `list_files` | read inside one directory ([`FileRoot`]) | when a root is configured |
 //! | `http_get` | fetches allow-listed hosts ([`HttpGetPolicy`]) | when a policy is configured |
+//! | `web_search` | searches the web through SearxNG, Brave Search or Tavily ([`WebSearchConfig`]) | when a backend is configured |
 //!
 //! [`BuiltinTools`] builds the available ones from a [`ToolsConfig`]; a request then picks
 //! tools by name with [`BuiltinTools::select`], and asking for one that is not available is an
@@ -16,6 +17,7 @@ mod expr;
 mod files;
 mod http_get;
 mod silent_exit;
+mod web_search;
 
 use std::path::PathBuf;
 
@@ -29,9 +31,20 @@ pub use files::{
 };
 pub use http_get::{HttpGet, HttpGetInput, HttpGetOutput, HttpGetPolicy, HttpGetPolicyError};
 pub use silent_exit::{SilentExit, SilentExitInput};
+pub use web_search::{
+    BRAVE_KEY_ENV, BRAVE_URL, DEFAULT_MAX_RESULTS, MAX_QUERY_CHARS, MAX_RESULTS, TAVILY_KEY_ENV,
+    TAVILY_URL, WebSearch, WebSearchConfig, WebSearchConfigError, WebSearchInput, WebSearchOutput,
+    WebSearchResult, WebSearchSource,
+};
 
 /// The names of every built-in tool, in the order they are listed.
-pub const BUILTIN_TOOL_NAMES: [&str; 4] = ["calculator", "read_file", "list_files", "http_get"];
+pub const BUILTIN_TOOL_NAMES: [&str; 5] = [
+    "calculator",
+    "read_file",
+    "list_files",
+    "http_get",
+    "web_search",
+];
 
 /// Which built-in tools exist and their limits. The default offers only `calculator`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +62,9 @@ pub struct ToolsConfig {
     /// Where `http_get` may go; without it `http_get` is off.
     #[serde(default)]
     pub http_get: Option<HttpGetPolicy>,
+    /// The search backend of `web_search`; without it `web_search` is off.
+    #[serde(default)]
+    pub web_search: Option<WebSearchConfig>,
 }
 
 /// A tool configuration that cannot be used.
@@ -60,6 +76,9 @@ pub enum ToolsConfigError {
     /// The `http_get` policy is unusable.
     #[error(transparent)]
     HttpGet(#[from] HttpGetPolicyError),
+    /// The `web_search` backend is unusable.
+    #[error(transparent)]
+    WebSearch(#[from] WebSearchConfigError),
     /// A tool could not be registered (a bug in a built-in tool's schema).
     #[error("built-in tool cannot be registered: {0}")]
     Register(#[from] toolchain::ToolError),
@@ -106,6 +125,9 @@ impl BuiltinTools {
         }
         if let Some(policy) = &config.http_get {
             available.push(DynTool::new(HttpGet::new(policy)?)?);
+        }
+        if let Some(search) = &config.web_search {
+            available.push(DynTool::new(WebSearch::new(search)?)?);
         }
         Ok(BuiltinTools {
             available,
@@ -154,6 +176,9 @@ fn unavailable(name: &str) -> ToolSelectError {
         "http_get" => {
             "configure an allow-list of hosts (`tools.http_get.allow`, or `skein --allow-host HOST`)"
         }
+        "web_search" => {
+            "configure a search backend (`tools.web_search` with `backend: searxng` and its `url`, or `backend: brave` / `tavily` with the key in an environment variable)"
+        }
         _ => {
             return ToolSelectError::Unknown {
                 name: name.to_owned(),
@@ -184,10 +209,16 @@ mod tests {
             tools.select(["http_get"]),
             Err(ToolSelectError::Disabled { .. })
         ));
+        let err = tools.select(["web_search"]).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("tool `web_search` is off here: configure a search backend"),
+            "{err}"
+        );
         let err = tools.select(["shell"]).unwrap_err();
         assert_eq!(
             err.to_string(),
-            "unknown tool `shell`; the built-in tools are: calculator, read_file, list_files, http_get"
+            "unknown tool `shell`; the built-in tools are: calculator, read_file, list_files, http_get, web_search"
         );
     }
 
@@ -199,6 +230,7 @@ mod tests {
         let config = ToolsConfig {
             files_root: Some(dir.path().to_path_buf()),
             http_get: Some(HttpGetPolicy::allow(["example.com"])),
+            web_search: Some(WebSearchConfig::searxng("http://127.0.0.1:8888")),
             ..Default::default()
         };
         let tools = BuiltinTools::new(&config).unwrap();
@@ -229,6 +261,7 @@ mod tests {
         let config = ToolsConfig {
             files_root: Some(dir.path().to_path_buf()),
             http_get: Some(HttpGetPolicy::allow(["example.com"])),
+            web_search: Some(WebSearchConfig::searxng("http://127.0.0.1:8888")),
             ..Default::default()
         };
         let tools = BuiltinTools::new(&config).unwrap();
