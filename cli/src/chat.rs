@@ -33,7 +33,7 @@ pub(crate) async fn run(args: &ChatArgs, db: Option<&str>) -> Result<Outcome, Cl
     args.agent.check()?;
     args.agent.tool_protocol()?;
     let store = open_store(db).await?;
-    let service = args.agent.service(store.clone()).await?;
+    let service = args.agent.service(store.clone(), db).await?;
     let mut resume = args.agent.resume(store.as_ref()).await?;
     let model = args.agent.model(&resume);
     let mut messages: Vec<Message> = match (resume.history.take(), &resume.conversation) {

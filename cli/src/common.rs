@@ -135,6 +135,10 @@ pub(crate) struct AgentArgs {
     /// several.
     #[arg(long = "skills", value_name = "DIR")]
     pub(crate) skills: Vec<PathBuf>,
+    /// A knowledge base the model may search with knowledge_base_search (add files with
+    /// `skein kb add NAME FILES…`). Repeat for several.
+    #[arg(long = "kb", value_name = "NAME")]
+    pub(crate) knowledge_bases: Vec<String>,
     /// An MCP server whose tools the model may call: NAME=COMMAND [ARG…] (a program speaking
     /// MCP on stdio) or NAME=https://… (streamable HTTP). Its tools are named NAME__TOOL.
     /// Repeat for several.
@@ -274,7 +278,11 @@ pub(crate) fn default_model(
 
 impl AgentArgs {
     /// The service runs go through, logging into `store`, with the `--mcp` servers connected.
-    pub(crate) async fn service(&self, store: Arc<dyn Store>) -> Result<ChatService, CliError> {
+    pub(crate) async fn service(
+        &self,
+        store: Arc<dyn Store>,
+        db: Option<&str>,
+    ) -> Result<ChatService, CliError> {
         let http_get =
             (!self.allow_hosts.is_empty()).then(|| HttpGetPolicy::allow(self.allow_hosts.clone()));
         let tools = BuiltinTools::new(&ToolsConfig {
@@ -285,14 +293,19 @@ impl AgentArgs {
         .map_err(server::ServerError::from)?;
         let skills = server::skills::SkillSet::load(&self.skills)?;
         let mcp = connect_mcp(&self.mcp).await?;
-        Ok(ChatService::new(
+        let service = ChatService::new(
             store,
             tools,
             ProviderKeys::from_env(),
             ProviderBaseUrls::default(),
         )
         .with_skills(skills)
-        .with_mcp(mcp))
+        .with_mcp(mcp);
+        Ok(if self.knowledge_bases.is_empty() {
+            service
+        } else {
+            service.with_knowledge(knowledge_base::KnowledgeStore::open(&db_location(db)?).await?)
+        })
     }
 
     /// Where the run picks up: the conversation `-c`, `--cid` or `--from` names (checked to
@@ -469,6 +482,7 @@ impl AgentArgs {
             // Every skill of `--skills` and every server of `--mcp` is offered.
             skills: service.skills().names().map(str::to_owned).collect(),
             mcp_servers: service.mcp().names().map(str::to_owned).collect(),
+            knowledge_bases: self.knowledge_bases.clone(),
             prompt_cache: self.cache,
             system: self.system.clone(),
             tools: self.tools.clone(),

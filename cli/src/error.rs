@@ -30,6 +30,9 @@ pub(crate) enum CliError {
     /// The arguments make no sense together.
     #[error("{0}")]
     Usage(String),
+    /// A knowledge base failed.
+    #[error("{0}")]
+    Knowledge(#[from] knowledge_base::KbError),
     /// The skill directories cannot be read.
     #[error("{0}")]
     Skills(#[from] server::skills::SkillError),

@@ -8,6 +8,7 @@ mod chain;
 mod chat;
 mod common;
 mod error;
+mod kb;
 mod logs;
 #[cfg(feature = "mcp")]
 mod mcp;
@@ -68,6 +69,8 @@ enum Command {
     Models(models::ModelsArgs),
     /// Check transcripts against the chain rules.
     Chain(chain::ChainArgs),
+    /// Knowledge bases: add files, search them (`skein run --kb NAME` lets the model search).
+    Kb(kb::KbArgs),
     /// Inspect MCP servers: list the tools a server offers.
     #[cfg(feature = "mcp")]
     Mcp(mcp::McpArgs),
@@ -113,6 +116,14 @@ async fn dispatch(cli: &Cli) -> Result<Outcome, CliError> {
         Command::Chat(args) => chat::run(args, db).await,
         Command::Serve(args) => serve::run(args, db).await.map(|()| Outcome::Done),
         Command::Logs(args) => logs::run(args, db).await.map(|()| Outcome::Done),
+        Command::Kb(args) => kb::run(
+            args,
+            db,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        )
+        .await
+        .map(|()| Outcome::Done),
         #[cfg(feature = "mcp")]
         Command::Mcp(args) => mcp::run(args, &mut std::io::stdout().lock())
             .await

@@ -41,7 +41,7 @@ pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, Cli
     // Options that cannot go together are refused before anything is opened.
     args.agent.tool_protocol()?;
     let store = open_store(db).await?;
-    let service = args.agent.service(store.clone()).await?;
+    let service = args.agent.service(store.clone(), db).await?;
     let resume = args.agent.resume(store.as_ref()).await?;
     let model = args.agent.model(&resume);
     // After the response `--from` names or the conversation's latest one (loaded by the

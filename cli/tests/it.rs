@@ -8,6 +8,8 @@ mod cli;
 mod hardening;
 #[path = "interruptions.rs"]
 mod interruptions;
+#[path = "kb.rs"]
+mod kb;
 #[path = "mcp.rs"]
 mod mcp;
 #[path = "serve_hostile_clients.rs"]

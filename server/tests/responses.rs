@@ -156,7 +156,10 @@ async fn refusals_are_clear_client_errors() {
     assert_eq!(answer.status(), 422);
     let body: Value = answer.json().await.unwrap();
     assert_eq!(body["code"], "unsupported_field");
-    assert_eq!(body["details"]["fields"][0]["field"], "tools.mcp_servers[0].url");
+    assert_eq!(
+        body["details"]["fields"][0]["field"],
+        "tools.mcp_servers[0].url"
+    );
 
     let mut files = echo("hi");
     files["tools"] = json!({"builtin": {"read_file": {}}});

@@ -201,3 +201,57 @@ async fn unknown_skills_and_versions_are_422() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_request_searches_the_knowledge_bases_it_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    let readme = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../SECURITY.md");
+    let knowledge = knowledge_base::KnowledgeStore::open(&db.display().to_string())
+        .await
+        .unwrap();
+    knowledge
+        .add(
+            "docs",
+            vec![knowledge_base::Document::from_file(&readme).unwrap()],
+        )
+        .await
+        .unwrap();
+    let server = TestServer::start(ServerConfig {
+        store: db.display().to_string(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let call = json!({"tool_calls": [{"name": "knowledge_base_search", "arguments": {"query": "rotating a token"}}]});
+    let events = events(
+        server
+            .post(&json!({
+                "model_config": {"model_id": "echo"},
+                "input": {"text": call.to_string()},
+                "tools": {"builtin": {"knowledge_base_search": {"enabled": true, "kb_ids": ["docs"]}}},
+            }))
+            .await,
+    )
+    .await;
+    let done = events
+        .iter()
+        .find(|event| event.name == "tool.done")
+        .expect("the search ran");
+    let output: Value = serde_json::from_str(done.data["output"].as_str().unwrap()).unwrap();
+    let location = output["passages"][0]["location"].as_str().unwrap();
+    assert!(location.contains("SECURITY.md:"), "{location}");
+    terminal(&events, "response.done");
+
+    // An unknown base is a 422 that lists the known ones.
+    let unknown = server
+        .post(&json!({
+            "model_config": {"model_id": "echo"},
+            "input": {"text": "hi"},
+            "tools": {"builtin": {"knowledge_base_search": {"enabled": true, "kb_ids": ["nope"]}}},
+        }))
+        .await;
+    assert_eq!(unknown.status(), 422);
+    let body: Value = unknown.json().await.unwrap();
+    assert!(body.to_string().contains("docs"), "{body}");
+    server.stop().await;
+}

@@ -45,8 +45,12 @@ impl Server {
             .map_err(|err| ServerError::Config(format!("`mcp_servers`: {err}")))?;
         #[cfg(not(feature = "mcp"))]
         let mcp = McpTools::default();
+        // Knowledge bases live in the conversation store's own database.
+        let knowledge = knowledge_base::KnowledgeStore::open(&config.store)
+            .await
+            .map_err(|err| ServerError::Config(format!("the knowledge store: {err}")))?;
         Ok(Server {
-            app: Arc::new(App::new(config, store, kind, mcp)?),
+            app: Arc::new(App::new(config, store, kind, mcp, Some(knowledge))?),
         })
     }
 
@@ -67,7 +71,7 @@ impl Server {
             ));
         }
         Ok(Server {
-            app: Arc::new(App::new(config, store, kind, McpTools::default())?),
+            app: Arc::new(App::new(config, store, kind, McpTools::default(), None)?),
         })
     }
 

@@ -42,6 +42,7 @@ impl App {
         store: Arc<dyn Store>,
         kind: StoreKind,
         mcp: crate::service::mcp::McpTools,
+        knowledge: Option<knowledge_base::KnowledgeStore>,
     ) -> Result<Self, ServerError> {
         if config.concurrency_per_caller == 0 {
             return Err(ServerError::Config(
@@ -96,6 +97,10 @@ impl App {
             .with_provider_limits(config.provider_limits.clone())
             .with_skills(skills)
             .with_mcp(mcp);
+        let chat = match knowledge {
+            Some(knowledge) => chat.with_knowledge(knowledge),
+            None => chat,
+        };
         Ok(App {
             auth: Auth::new(&config.tokens),
             limit: ConcurrencyLimit::new(config.concurrency_per_caller, config.retry_after()),

@@ -53,6 +53,15 @@ pub enum RunError {
     /// A requested skill is not among the configured ones.
     #[error(transparent)]
     Skill(#[from] crate::service::skills::run::SkillRunError),
+    /// Knowledge bases were asked for, but this service has no knowledge store.
+    #[error("knowledge bases are not available here (no knowledge store is configured)")]
+    NoKnowledge,
+    /// A knowledge base cannot be searched (an unknown name lists the known ones).
+    #[error("{0}")]
+    Knowledge(Box<knowledge_base::KbError>),
+    /// The `knowledge_base_search` tool could not be built.
+    #[error("cannot offer knowledge_base_search: {0}")]
+    KnowledgeTool(Box<toolchain::ToolError>),
     /// A requested MCP server is not among the connected ones.
     #[error("unknown MCP server `{name}`; the servers are: {}", if known.is_empty() { "none (the operator configures them)" } else { known.as_str() })]
     UnknownMcpServer {
@@ -89,6 +98,7 @@ pub struct ChatService {
     pub(crate) limits: Limits,
     skills: Arc<SkillSet>,
     mcp: Arc<McpTools>,
+    knowledge: Option<knowledge_base::KnowledgeStore>,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -147,6 +157,7 @@ impl ChatService {
             limits: Limits::default(),
             skills: Arc::default(),
             mcp: Arc::default(),
+            knowledge: None,
         }
     }
 
@@ -182,6 +193,13 @@ impl ChatService {
         &self.mcp
     }
 
+    /// The knowledge bases runs may search (by name, in [`RunSpec::knowledge_bases`]).
+    #[must_use]
+    pub fn with_knowledge(mut self, knowledge: knowledge_base::KnowledgeStore) -> Self {
+        self.knowledge = Some(knowledge);
+        self
+    }
+
     /// The conversation store.
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.store
@@ -202,6 +220,18 @@ impl ChatService {
         let info = model.info().clone();
 
         let mut tools = self.tools.select(spec.tools.iter().map(String::as_str))?;
+        if !spec.knowledge_bases.is_empty() {
+            let store = self.knowledge.clone().ok_or(RunError::NoKnowledge)?;
+            let search =
+                knowledge_base::KnowledgeBaseSearch::new(store, spec.knowledge_bases.clone())
+                    .await
+                    .map_err(|error| RunError::Knowledge(Box::new(error)))?;
+            let tool = search
+                .into_dyn()
+                .map_err(|error| RunError::KnowledgeTool(Box::new(error)))?;
+            // `knowledge_base_search` is not a built-in name, so it cannot clash.
+            let _ = tools.add_dyn(tool);
+        }
         for name in &spec.mcp_servers {
             let server = self
                 .mcp

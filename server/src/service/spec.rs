@@ -116,6 +116,8 @@ pub struct RunSpec {
     pub preload_skills: Vec<String>,
     /// MCP servers whose tools are offered (by name, from the service's servers).
     pub mcp_servers: Vec<String>,
+    /// Knowledge bases `knowledge_base_search` searches (none: the tool is not offered).
+    pub knowledge_bases: Vec<String>,
     /// Mark the prefixes the provider may cache (Anthropic cache breakpoints).
     pub prompt_cache: bool,
     /// Tool rounds before the model must answer.
@@ -164,6 +166,7 @@ impl RunSpec {
             skills: Vec::new(),
             preload_skills: Vec::new(),
             mcp_servers: Vec::new(),
+            knowledge_bases: Vec::new(),
             prompt_cache: false,
             max_rounds: DEFAULT_TOOL_ROUNDS,
             tool_timeout: None,

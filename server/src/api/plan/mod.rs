@@ -280,7 +280,7 @@ pub fn plan(
         &std::mem::take(&mut tools_config.mcp_servers),
         &mut problems,
     );
-    let tools = builtin_tools(tools_config, &mut problems);
+    let (tools, knowledge_bases) = builtin_tools(tools_config, &mut problems);
     let (skills, preload_skills) = skills(&skill_refs, &mut problems);
     let tool_choice = tool_choice(request.tool_choice, &tools, &mut problems);
 
@@ -332,6 +332,7 @@ pub fn plan(
         skills,
         preload_skills,
         mcp_servers,
+        knowledge_bases,
         prompt_cache: features.prompt_cache,
         conversation,
         include_history: request.include_history,
@@ -427,7 +428,11 @@ fn skills(refs: &[SkillRef], problems: &mut Problems) -> (Vec<String>, Vec<Strin
     (offered, preload)
 }
 
-fn builtin_tools(tools: ToolsConfig, problems: &mut Problems) -> Vec<String> {
+/// The name under `tools.builtin` that searches knowledge bases (its `kb_ids` name them).
+const KNOWLEDGE_BASE_TOOL: &str = "knowledge_base_search";
+
+/// The built-in tools enabled, and the knowledge bases `knowledge_base_search` searches.
+fn builtin_tools(tools: ToolsConfig, problems: &mut Problems) -> (Vec<String>, Vec<String>) {
     for (field, list) in [("tools.custom", &tools.custom)] {
         if !list.is_empty() {
             problems.unsupported(
@@ -437,6 +442,7 @@ fn builtin_tools(tools: ToolsConfig, problems: &mut Problems) -> Vec<String> {
         }
     }
     let mut names = Vec::new();
+    let mut bases = Vec::new();
     for (name, tool) in tools.builtin {
         if tool.max_results.is_some() {
             problems.unsupported(
@@ -444,17 +450,39 @@ fn builtin_tools(tools: ToolsConfig, problems: &mut Problems) -> Vec<String> {
                 "the built-in tools have no result limit to set",
             );
         }
-        if tool.kb_ids.is_some_and(|ids| !ids.is_empty()) {
+        let ids = tool.kb_ids.unwrap_or_default();
+        if name == KNOWLEDGE_BASE_TOOL {
+            if tool.enabled {
+                for (index, id) in ids.iter().enumerate() {
+                    match id {
+                        Value::String(base) => bases.push(base.clone()),
+                        Value::Number(number) => bases.push(number.to_string()),
+                        _ => problems.invalid(
+                            &format!("tools.builtin.{name}.kb_ids[{index}]"),
+                            "must be a knowledge base name",
+                        ),
+                    }
+                }
+                if ids.is_empty() {
+                    problems.invalid(
+                        &format!("tools.builtin.{name}.kb_ids"),
+                        "name the knowledge bases to search (`skein kb list` shows them)",
+                    );
+                }
+            }
+            continue;
+        }
+        if !ids.is_empty() {
             problems.unsupported(
                 &format!("tools.builtin.{name}.kb_ids"),
-                "knowledge bases are not supported",
+                "only knowledge_base_search takes knowledge bases",
             );
         }
         if tool.enabled {
             names.push(name);
         }
     }
-    names
+    (names, bases)
 }
 
 fn tool_choice(

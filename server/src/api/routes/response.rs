@@ -317,6 +317,15 @@ fn run_error(error: RunError) -> ApiError {
         RunError::UnknownMcpServer { .. } => {
             ApiError::unprocessable("unknown_mcp_server", error.to_string())
         }
+        RunError::NoKnowledge => ApiError::unprocessable("no_knowledge_store", error.to_string()),
+        RunError::Knowledge(kb)
+            if matches!(
+                **kb,
+                knowledge_base::KbError::UnknownBase { .. } | knowledge_base::KbError::NoBases
+            ) =>
+        {
+            ApiError::unprocessable("unknown_knowledge_base", error.to_string())
+        }
         _ => ApiError::internal(error.to_string()),
     }
 }

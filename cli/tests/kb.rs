@@ -1,0 +1,129 @@
+//! `skein kb` and `skein run --kb`: the workspace's own docs ingested into a knowledge base in
+//! the log database, searched from the command line and by the model's tool.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn skein(db: &Path) -> Command {
+    let mut command = Command::cargo_bin("skein").unwrap();
+    command
+        .arg("--db")
+        .arg(db)
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("GEMINI_API_KEY")
+        .env_remove("SKEIN_MODEL");
+    command
+}
+
+fn workspace() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
+}
+
+#[test]
+fn the_workspace_docs_are_searchable_from_the_cli_and_by_the_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    let add = skein(&db)
+        .args(["kb", "add", "docs"])
+        .arg(workspace().join("README.md"))
+        .arg(workspace().join("SECURITY.md"))
+        .output()
+        .unwrap();
+    assert!(add.status.success(), "{add:?}");
+    let said = String::from_utf8(add.stdout).unwrap();
+    assert!(said.starts_with("docs: added 2 document(s) in "), "{said}");
+
+    let search = skein(&db)
+        .args([
+            "kb",
+            "search",
+            "docs",
+            "rotating a token",
+            "--json",
+            "--limit",
+            "3",
+        ])
+        .output()
+        .unwrap();
+    assert!(search.status.success(), "{search:?}");
+    let passages: Vec<Value> = String::from_utf8(search.stdout)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let top = &passages[0];
+    let location = top["location"].as_str().unwrap();
+    assert!(location.contains("SECURITY.md:"), "{location}");
+    // The passage is really at the lines its location names.
+    let (path, lines) = location.rsplit_once(':').unwrap();
+    let (start, end) = lines.split_once('-').unwrap_or((lines, lines));
+    let text = std::fs::read_to_string(path).unwrap();
+    let at: Vec<&str> = text
+        .lines()
+        .skip(start.parse::<usize>().unwrap() - 1)
+        .take(end.parse::<usize>().unwrap() - start.parse::<usize>().unwrap() + 1)
+        .collect();
+    assert_eq!(top["text"].as_str().unwrap().trim_end(), at.join("\n"));
+    assert!(
+        top["text"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("rotating a token")
+    );
+
+    // The model searches the same base with knowledge_base_search.
+    let calls = serde_json::json!({"tool_calls": [
+        {"name": "knowledge_base_search", "arguments": {"query": "rotating a token"}},
+    ]});
+    let run = skein(&db)
+        .args(["run", "-m", "echo", "--kb", "docs", &calls.to_string()])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let stdout = String::from_utf8(run.stdout).unwrap();
+    let report: Value = serde_json::from_str(&stdout[stdout.find('{').unwrap()..]).unwrap();
+    let output: Value =
+        serde_json::from_str(report["tool_results"][0]["output"].as_str().unwrap()).unwrap();
+    assert_eq!(output["passages"][0]["location"], top["location"]);
+
+    let list = skein(&db).args(["kb", "list"]).output().unwrap();
+    assert!(
+        String::from_utf8(list.stdout)
+            .unwrap()
+            .starts_with("docs  2 document(s)")
+    );
+}
+
+#[test]
+fn unknown_bases_and_binary_files_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("logs.db");
+    let missing = skein(&db)
+        .args(["kb", "search", "nothing", "x"])
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nothing"));
+    let binary = dir.path().join("blob.bin");
+    std::fs::write(&binary, [0u8, 159, 146, 150, 0, 1]).unwrap();
+    let refused = skein(&db)
+        .args(["kb", "add", "b"])
+        .arg(&binary)
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("blob.bin"));
+    let run = skein(&db)
+        .args(["run", "-m", "echo", "--kb", "nothing", "hi"])
+        .output()
+        .unwrap();
+    assert!(!run.status.success());
+    assert!(
+        String::from_utf8_lossy(&run.stderr).contains("nothing"),
+        "{run:?}"
+    );
+}
