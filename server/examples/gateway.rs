@@ -1093,6 +1093,10 @@ fn write_samples(
             u8::from(*complete)
         ));
     }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
+    }
     std::fs::write(path, text).map_err(|err| format!("cannot write {}: {err}", path.display()))
 }
 
