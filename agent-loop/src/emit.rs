@@ -144,6 +144,7 @@ impl ToolObserver for ToolEvents<'_> {
                     .err()
                     .filter(|error| error.silent_exit_reason().is_none())
                     .map(ToString::to_string),
+                value: outcome.as_ref().ok().map(|value| (*value).clone()),
             }),
         }
     }

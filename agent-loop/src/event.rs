@@ -83,6 +83,10 @@ pub enum AgentEvent {
         duration_ms: u64,
         /// The error, when the call failed.
         error: Option<String>,
+        /// The output as the tool returned it, before it was written for the model (absent
+        /// when the call failed): what a front end reads structured results from, such as a
+        /// search's sources.
+        value: Option<serde_json::Value>,
     },
     /// The run ended with an answer, or with a silent exit (a normal end too).
     /// [`AgentOutcome::compression_notice`] tells whether context compression acted.

@@ -7,7 +7,7 @@
 use std::io::{self, IsTerminal as _, Write};
 
 use futures::StreamExt as _;
-use server::encode::chat_shell::ChatShellEvent;
+use server::encode::chat_shell::ChatShellEncoder;
 use server::{AgentEvent, AgentStream, CancellationToken, ChatService, RunSpec};
 
 use crate::sanitize::{Sanitizer, escape_json_controls, for_terminal};
@@ -77,9 +77,10 @@ pub(crate) async fn show(
     err: &mut impl Write,
 ) -> Result<Ended, CliError> {
     let mut screen = Screen::new(terminal);
+    let mut encoder = ChatShellEncoder::default();
     while let Some(event) = events.next().await {
         if json {
-            let frame = ChatShellEvent::new(&event);
+            let frame = encoder.encode(&event);
             let line = serde_json::json!({"event": frame.name(), "data": frame});
             writeln!(out, "{}", escape_json_controls(&line.to_string()))?;
             out.flush()?;

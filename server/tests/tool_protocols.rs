@@ -240,7 +240,19 @@ async fn a_request_searches_the_knowledge_bases_it_names() {
     let output: Value = serde_json::from_str(done.data["output"].as_str().unwrap()).unwrap();
     let location = output["passages"][0]["location"].as_str().unwrap();
     assert!(location.contains("SECURITY.md:"), "{location}");
-    terminal(&events, "response.done");
+    // The passages are the tool's sources, and the answer's, each once.
+    let sources = done.data["sources"]
+        .as_array()
+        .expect("tool.done lists its sources");
+    assert_eq!(sources.len(), output["passages"].as_array().unwrap().len());
+    assert_eq!(sources[0]["location"], location);
+    assert_eq!(sources[0]["title"], output["passages"][0]["title"]);
+    assert_eq!(
+        sources[0]["passage"].as_str().unwrap().trim_end(),
+        output["passages"][0]["text"].as_str().unwrap().trim_end()
+    );
+    let finished = terminal(&events, "response.done");
+    assert_eq!(finished["sources"], done.data["sources"]);
 
     // An unknown base is a 422 that lists the known ones.
     let unknown = server

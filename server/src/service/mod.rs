@@ -11,6 +11,7 @@ pub(crate) mod model;
 pub(crate) mod owner;
 pub(crate) mod runs;
 pub mod skills;
+pub(crate) mod sources;
 pub(crate) mod spec;
 pub mod store;
 pub mod tools;

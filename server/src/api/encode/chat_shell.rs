@@ -46,6 +46,70 @@ pub enum ChatShellEvent {
     Error(ResponseErrorEvent),
 }
 
+/// Encodes the events of one run: each as [`ChatShellEvent::new`] does, with the sources its
+/// search tools found on their `tool.done` and, each once, on `response.done`.
+#[derive(Debug, Default)]
+pub struct ChatShellEncoder {
+    sources: crate::service::sources::SourceSet,
+}
+
+impl ChatShellEncoder {
+    /// The event of `event`, sources included.
+    pub fn encode(&mut self, event: &AgentEvent) -> ChatShellEvent {
+        let mut frame = ChatShellEvent::new(event);
+        match (&mut frame, event) {
+            (
+                ChatShellEvent::ToolDone(done),
+                AgentEvent::ToolDone {
+                    name,
+                    value: Some(value),
+                    ..
+                },
+            ) => {
+                let found = crate::service::sources::of_tool(name, value);
+                if !found.is_empty() {
+                    for source in &found {
+                        self.sources.add(source.clone());
+                    }
+                    done.sources = Some(found.into_iter().map(SourcePayload::from).collect());
+                }
+            }
+            (ChatShellEvent::Done(done), _) => {
+                done.sources = Some(
+                    std::mem::take(&mut self.sources)
+                        .into_vec()
+                        .into_iter()
+                        .map(SourcePayload::from)
+                        .collect(),
+                );
+            }
+            _ => {}
+        }
+        frame
+    }
+}
+
+/// A source an answer drew on: a knowledge-base passage or a web page.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct SourcePayload {
+    /// The document's or page's title.
+    pub title: String,
+    /// Where it is: `path:12-40`, `file.pdf:p3`, or a URL.
+    pub location: String,
+    /// The passage or snippet.
+    pub passage: String,
+}
+
+impl From<knowledge_base::Source> for SourcePayload {
+    fn from(source: knowledge_base::Source) -> Self {
+        SourcePayload {
+            title: source.title,
+            location: source.location,
+            passage: source.passage,
+        }
+    }
+}
+
 impl ChatShellEvent {
     /// The event of `event`.
     pub fn new(event: &AgentEvent) -> Self {
@@ -85,6 +149,7 @@ impl ChatShellEvent {
                 output,
                 duration_ms,
                 error,
+                ..
             } => ChatShellEvent::ToolDone(ToolDoneEvent {
                 id: id.clone(),
                 name: name.clone(),
@@ -248,9 +313,8 @@ pub struct ToolDoneEvent {
     pub duration_ms: u64,
     /// The error, when the call failed.
     pub error: Option<String>,
-    /// Sources the tool read; none yet, so it is null.
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub sources: Option<Vec<Value>>,
+    /// What a search tool (`knowledge_base_search`, `web_search`) found; null for other tools.
+    pub sources: Option<Vec<SourcePayload>>,
     /// A name for people; tools have none yet, so it is null.
     pub display_name: Option<String>,
     /// Rich blocks of the call; none yet, so it is null.
@@ -362,9 +426,8 @@ pub struct ResponseDoneEvent {
     pub usage: UsagePayload,
     /// Why the run ended.
     pub stop_reason: StopReasonName,
-    /// Sources the answer drew on; none yet, so it is null.
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub sources: Option<Vec<Value>>,
+    /// What the run's search tools found, each source once (empty when none ran).
+    pub sources: Option<Vec<SourcePayload>>,
     /// Rich blocks of the answer; none yet, so it is null.
     #[schema(value_type = Option<Vec<Object>>)]
     pub blocks: Option<Vec<Value>>,

@@ -21,7 +21,9 @@ use tracing::Instrument as _;
 
 use crate::api::auth::Caller;
 use crate::api::body::{self, BodyError};
-use crate::api::encode::chat_shell::{ChatShellEvent, StopReasonName, UsagePayload};
+use crate::api::encode::chat_shell::{
+    ChatShellEncoder, ChatShellEvent, StopReasonName, UsagePayload,
+};
 use crate::api::encode::failure::FailureKind;
 use crate::api::error::ApiError;
 use crate::api::plan::plan;
@@ -146,9 +148,10 @@ pub(crate) async fn create_response(
             with_request_id(axum::Json(body), &planned.request_id)
         });
     }
+    let mut encoder = ChatShellEncoder::default();
     let events = receiver.map(move |event| {
         let _keep_until_the_stream_is_dropped = &disconnect;
-        let mut frame = ChatShellEvent::new(&event);
+        let mut frame = encoder.encode(&event);
         frame.set_conversation_id(&client_conversation);
         let data = serde_json::to_string(&frame).unwrap_or_default();
         Ok::<_, Infallible>(Event::default().event(frame.name()).data(data))
@@ -215,7 +218,11 @@ fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
 async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody, ApiError> {
     let mut body = ResponseBody::default();
     let mut reasoning = String::new();
+    let mut encoder = ChatShellEncoder::default();
     while let Some(event) = events.next().await {
+        if let ChatShellEvent::Done(done) = encoder.encode(&event) {
+            body.sources = done.sources.unwrap_or_default();
+        }
         match event {
             AgentEvent::ResponseStart { id, model, created } => {
                 body.id = id;

@@ -37,6 +37,8 @@ pub struct ResponseBody {
     pub conversation_id: Option<String>,
     /// The stored nodes of this run's responses.
     pub node_ids: Vec<i64>,
+    /// What the run's search tools found, each source once.
+    pub sources: Vec<crate::api::encode::chat_shell::SourcePayload>,
 }
 
 /// One tool call of a run, as `tool.start` and `tool.done` reported it.
