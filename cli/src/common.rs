@@ -135,6 +135,11 @@ pub(crate) struct AgentArgs {
     /// several.
     #[arg(long = "skills", value_name = "DIR")]
     pub(crate) skills: Vec<PathBuf>,
+    /// Offer web_search through a search backend: searxng=URL (a SearxNG instance), brave
+    /// (key in BRAVE_API_KEY) or tavily (key in TAVILY_API_KEY); brave=URL and tavily=URL
+    /// name another endpoint.
+    #[arg(long, value_name = "BACKEND[=URL]")]
+    pub(crate) web_search: Option<String>,
     /// A knowledge base the model may search with knowledge_base_search (add files with
     /// `skein kb add NAME FILES…`). Repeat for several.
     #[arg(long = "kb", value_name = "NAME")]
@@ -285,9 +290,16 @@ impl AgentArgs {
     ) -> Result<ChatService, CliError> {
         let http_get =
             (!self.allow_hosts.is_empty()).then(|| HttpGetPolicy::allow(self.allow_hosts.clone()));
+        let web_search = self
+            .web_search
+            .as_deref()
+            .map(str::parse::<server::tools::WebSearchConfig>)
+            .transpose()
+            .map_err(|error| CliError::Usage(format!("--web-search: {error}")))?;
         let tools = BuiltinTools::new(&ToolsConfig {
             files_root: self.root.clone(),
             http_get,
+            web_search,
             ..ToolsConfig::default()
         })
         .map_err(server::ServerError::from)?;
@@ -477,6 +489,10 @@ impl AgentArgs {
     ) -> Result<RunSpec, CliError> {
         let tool_protocol = self.tool_protocol()?;
         let model = self.model_request(model);
+        let mut tools = self.tools.clone();
+        if self.web_search.is_some() && !tools.iter().any(|tool| tool == "web_search") {
+            tools.push("web_search".to_owned());
+        }
         Ok(RunSpec {
             tool_protocol,
             // Every skill of `--skills` and every server of `--mcp` is offered.
@@ -485,7 +501,7 @@ impl AgentArgs {
             knowledge_bases: self.knowledge_bases.clone(),
             prompt_cache: self.cache,
             system: self.system.clone(),
-            tools: self.tools.clone(),
+            tools,
             max_rounds: self.max_rounds,
             temperature: self.temperature,
             max_tokens: self.max_tokens,

@@ -18,3 +18,5 @@ mod serve_hostile_clients;
 mod skills;
 #[path = "tool_protocols.rs"]
 mod tool_protocols;
+#[path = "web_search.rs"]
+mod web_search;

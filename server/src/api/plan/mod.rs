@@ -280,7 +280,12 @@ pub fn plan(
         &std::mem::take(&mut tools_config.mcp_servers),
         &mut problems,
     );
-    let (tools, knowledge_bases) = builtin_tools(tools_config, &mut problems);
+    let (mut tools, knowledge_bases) = builtin_tools(tools_config, &mut problems);
+    // `features.web_search` offers the `web_search` tool (whether the server has a backend is
+    // the service's to say, as for any built-in tool).
+    if features.web_search && !tools.iter().any(|tool| tool == "web_search") {
+        tools.push("web_search".to_owned());
+    }
     let (skills, preload_skills) = skills(&skill_refs, &mut problems);
     let tool_choice = tool_choice(request.tool_choice, &tools, &mut problems);
 
@@ -291,14 +296,12 @@ pub fn plan(
             "clarifying questions are not supported",
         );
     }
-    if features.web_search {
-        problems.unsupported(
-            "features.web_search",
-            "web search is not supported; the `http_get` tool fetches allow-listed URLs",
-        );
-    }
     if features.search_engine.is_some() {
-        problems.unsupported("features.search_engine", "web search is not supported");
+        problems.unsupported(
+            "features.search_engine",
+            "the search backend is the operator's choice (`tools.web_search` in the server's \
+             configuration); leave it out",
+        );
     }
     let tool_protocol = tool_protocol(features.tool_mode, features.text_format, &mut problems);
 

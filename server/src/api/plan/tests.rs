@@ -174,7 +174,6 @@ fn unsupported_fields_are_all_named() {
             "tools.builtin.calculator.max_results",
             "tools.skills[0].version",
             "features.clarification",
-            "features.web_search",
             "features.search_engine",
             "metadata.skill_names",
             "metadata.knowledge_base_ids",
