@@ -153,7 +153,7 @@ pub(crate) struct AgentArgs {
     /// without it, the model writing its calls as json or yaml in an action section.
     #[arg(long, value_enum, default_value_t = ToolMode::Native)]
     pub(crate) tool_mode: ToolMode,
-    /// The sections of a text protocol: markdown (## Action) or xml (<action>) [default:
+    /// The sections of a text protocol: markdown (## Action) or xml (`<action>`) [default:
     /// markdown].
     #[arg(long, value_enum, value_name = "FORMAT")]
     pub(crate) format: Option<SectionFormatArg>,

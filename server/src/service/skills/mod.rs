@@ -2,7 +2,7 @@
 //! `tools`; the body is the instructions), in the Agent Skills layout other tools use (unknown
 //! front-matter keys are ignored). A run offered skills gets a `load_skill` tool listing them;
 //! once the model loads one, its instructions join the system prompt and its tools are offered
-//! from the next round on ([`run`]).
+//! from the next round on.
 //!
 //! ```
 //! use server::skills::SkillSet;
