@@ -28,7 +28,7 @@ fn the_workspace_docs_are_searchable_from_the_cli_and_by_the_model() {
     let db = dir.path().join("logs.db");
     let add = skein(&db)
         .args(["kb", "add", "docs"])
-        .arg(workspace().join("README.md"))
+        .arg(workspace().join("ARCHITECTURE.md"))
         .arg(workspace().join("SECURITY.md"))
         .output()
         .unwrap();
@@ -77,7 +77,7 @@ fn the_workspace_docs_are_searchable_from_the_cli_and_by_the_model() {
 
     // The model searches the same base with knowledge_base_search.
     let calls = serde_json::json!({"tool_calls": [
-        {"name": "knowledge_base_search", "arguments": {"query": "rotating a token"}},
+        {"name": "knowledge_base_search", "arguments": {"query": "token retires conversations"}},
     ]});
     let run = skein(&db)
         .args(["run", "-m", "echo", "--kb", "docs", &calls.to_string()])
