@@ -343,7 +343,10 @@ pub fn preload() -> Result<(), ProviderError> {
     shared_client(Timeouts::default().connect).map(drop)
 }
 
-fn install_crypto_provider() {
+/// Installs rustls's `ring` crypto provider as the process default, once, unless one is
+/// installed already: every reqwest client built with rustls (here, and in the tools that fetch
+/// over HTTP) needs a default provider when more than one could be linked in.
+pub fn install_crypto_provider() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         if rustls::crypto::CryptoProvider::get_default().is_none() {

@@ -1,6 +1,6 @@
 //! `http_get`: fetches a URL from an allow-list, with size and time limits ([`HttpGetPolicy`]).
 
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt as _;
@@ -185,7 +185,7 @@ impl HttpGet {
                 attempt.follow()
             }
         });
-        install_crypto_provider();
+        providers::install_crypto_provider();
         let client = reqwest::Client::builder()
             .redirect(redirects)
             .timeout(Duration::from_secs(policy.timeout_secs))
@@ -198,16 +198,6 @@ impl HttpGet {
             max_bytes: policy.max_bytes,
         })
     }
-}
-
-fn install_crypto_provider() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // An error means another thread installed one first, which is just as good.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-    });
 }
 
 /// Input of [`HttpGet`].

@@ -222,18 +222,23 @@ mod tests {
         );
     }
 
+    /// Every built-in tool, the file tools confined to `root`.
+    fn every_tool(root: &std::path::Path) -> BuiltinTools {
+        BuiltinTools::new(&ToolsConfig {
+            files_root: Some(root.to_path_buf()),
+            http_get: Some(HttpGetPolicy::allow(["example.com"])),
+            web_search: Some(WebSearchConfig::searxng("http://127.0.0.1:8888")),
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
     /// What a model reads about a tool is written for models: no rustdoc link syntax, no
     /// Rust type names standing in for a description.
     #[test]
     fn tool_descriptions_and_schemas_are_written_for_models() {
         let dir = tempfile::tempdir().unwrap();
-        let config = ToolsConfig {
-            files_root: Some(dir.path().to_path_buf()),
-            http_get: Some(HttpGetPolicy::allow(["example.com"])),
-            web_search: Some(WebSearchConfig::searxng("http://127.0.0.1:8888")),
-            ..Default::default()
-        };
-        let tools = BuiltinTools::new(&config).unwrap();
+        let tools = every_tool(dir.path());
         let mut set = tools.select(BUILTIN_TOOL_NAMES.iter().copied()).unwrap();
         set.add_dyn(tools.silent_exit()).unwrap();
         let specs = set.specs();
@@ -258,13 +263,7 @@ mod tests {
     #[test]
     fn configured_tools_are_available() {
         let dir = tempfile::tempdir().unwrap();
-        let config = ToolsConfig {
-            files_root: Some(dir.path().to_path_buf()),
-            http_get: Some(HttpGetPolicy::allow(["example.com"])),
-            web_search: Some(WebSearchConfig::searxng("http://127.0.0.1:8888")),
-            ..Default::default()
-        };
-        let tools = BuiltinTools::new(&config).unwrap();
+        let tools = every_tool(dir.path());
         assert_eq!(tools.names().collect::<Vec<_>>(), BUILTIN_TOOL_NAMES);
         let set = tools.select(["list_files", "calculator"]).unwrap();
         assert_eq!(

@@ -15,7 +15,7 @@ mod tavily;
 
 use std::fmt;
 use std::str::FromStr;
-use std::sync::{Arc, Once};
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt as _;
@@ -470,7 +470,7 @@ impl WebSearch {
         if timeout_secs == 0 {
             return Err(WebSearchConfigError::BadTimeout);
         }
-        install_crypto_provider();
+        providers::install_crypto_provider();
         let client = reqwest::Client::builder()
             // A redirect could carry the key elsewhere (reqwest drops `Authorization` on a
             // cross-host redirect, not `X-Subscription-Token`): none is followed.
@@ -567,16 +567,6 @@ fn is_loopback(url: &Url) -> bool {
         || ip
             .parse::<std::net::IpAddr>()
             .is_ok_and(|ip| ip.is_loopback())
-}
-
-fn install_crypto_provider() {
-    static INSTALL: Once = Once::new();
-    INSTALL.call_once(|| {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // An error means another thread installed one first, which is just as good.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
-    });
 }
 
 /// Input of [`WebSearch`].
