@@ -90,24 +90,14 @@ pub(crate) async fn create_response(
         call.label = Some(id.clone());
     }
     let begun = ResponseObject {
-        id: id.clone(),
-        object: "response",
-        created_at: unix_now(),
-        status: ResponseState::InProgress,
-        model: model_name,
-        output: Vec::new(),
         instructions,
         previous_response_id,
         tools,
         tool_choice,
-        parallel_tool_calls: true,
         temperature: call.request.options.temperature,
         max_output_tokens: call.request.options.max_tokens,
         store: call.logging == Logging::On,
-        usage: None,
-        error: None,
-        incomplete_details: None,
-        metadata: serde_json::Map::new(),
+        ..ResponseObject::begun(id.clone(), unix_now(), model_name)
     };
     let stream = call.stream;
     let mut encoder = ResponseEncoder::new(begun.clone());
@@ -305,25 +295,15 @@ async fn from_node(app: &App, id: &str, node: &Node) -> Result<ResponseObject, O
         .turn(node.id())
         .await
         .map_err(store_failed)?;
+    // What the tree does not keep (instructions, tools, the continued id) reads back empty.
     let begun = ResponseObject {
-        id: id.to_owned(),
-        object: "response",
-        created_at: u64::try_from(node.datetime_utc().as_second()).unwrap_or(0),
-        status: ResponseState::InProgress,
-        model: node.model().unwrap_or_default().to_owned(),
-        output: Vec::new(),
-        instructions: None,
-        previous_response_id: None,
-        tools: Vec::new(),
-        tool_choice: serde_json::json!("auto"),
-        parallel_tool_calls: true,
         temperature: node.options().temperature,
         max_output_tokens: node.options().max_tokens,
-        store: true,
-        usage: None,
-        error: None,
-        incomplete_details: None,
-        metadata: serde_json::Map::new(),
+        ..ResponseObject::begun(
+            id.to_owned(),
+            u64::try_from(node.datetime_utc().as_second()).unwrap_or(0),
+            node.model().unwrap_or_default().to_owned(),
+        )
     };
     let mut encoder = ResponseEncoder::new(begun);
     let mut events = replay_events(&turn.response);

@@ -53,6 +53,33 @@ pub struct ResponseObject {
     pub metadata: serde_json::Map<String, Value>,
 }
 
+impl ResponseObject {
+    /// The response `id` of `model` as it begins, at `created_at`: in progress, no output, no
+    /// tools, a kept response; the request's own settings are set on it afterwards.
+    pub fn begun(id: String, created_at: u64, model: String) -> Self {
+        ResponseObject {
+            id,
+            object: "response",
+            created_at,
+            status: ResponseState::InProgress,
+            model,
+            output: Vec::new(),
+            instructions: None,
+            previous_response_id: None,
+            tools: Vec::new(),
+            tool_choice: Value::String("auto".to_owned()),
+            parallel_tool_calls: true,
+            temperature: None,
+            max_output_tokens: None,
+            store: true,
+            usage: None,
+            error: None,
+            incomplete_details: None,
+            metadata: serde_json::Map::new(),
+        }
+    }
+}
+
 /// Where a response stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

@@ -5,26 +5,7 @@ use serde_json::{Value, json};
 use super::*;
 
 fn begun() -> ResponseObject {
-    ResponseObject {
-        id: "resp_abc".into(),
-        object: "response",
-        created_at: 1_700_000_000,
-        status: ResponseState::InProgress,
-        model: "echo".into(),
-        output: Vec::new(),
-        instructions: None,
-        previous_response_id: None,
-        tools: Vec::new(),
-        tool_choice: json!("auto"),
-        parallel_tool_calls: true,
-        temperature: None,
-        max_output_tokens: None,
-        store: true,
-        usage: None,
-        error: None,
-        incomplete_details: None,
-        metadata: serde_json::Map::new(),
-    }
+    ResponseObject::begun("resp_abc".into(), 1_700_000_000, "echo".into())
 }
 
 fn encode(events: Vec<StreamEvent>) -> (Vec<Value>, ResponseObject) {
