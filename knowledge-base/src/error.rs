@@ -1,25 +1,9 @@
 //! The crate's error type.
 
 use std::error::Error as StdError;
-use std::fmt;
 
-/// Which database an error came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Backend {
-    /// [`SqliteKnowledge`](crate::SqliteKnowledge).
-    Sqlite,
-    /// `PostgresKnowledge` (feature `postgres`).
-    Postgres,
-}
-
-impl fmt::Display for Backend {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Backend::Sqlite => "SQLite",
-            Backend::Postgres => "PostgreSQL",
-        })
-    }
-}
+/// Which database an error came from: the conversation store's, as both share the database.
+pub use conversation_tree::Backend;
 
 /// Everything that can go wrong in this crate. Each message says what was wrong, where, and
 /// what to do; none contains a password.
