@@ -14,17 +14,12 @@ use crate::document::{Document, Span, SpanKind};
 use crate::error::{Backend, check_base_name, redact};
 use crate::query::Phrases;
 use crate::store::{
-    AddReport, BaseSummary, Passage, candidates, check_bases, clamp_limit, deduplicate, prepare,
+    APPLICATION, AddReport, BaseSummary, Passage, SCHEMA_VERSION, candidates, check_bases,
+    clamp_limit, deduplicate, foreign_table, meta_version, prepare,
 };
 
 /// Connections a store opens at most.
 const POOL_SIZE: usize = 8;
-
-/// The knowledge tables' schema version this build writes.
-const SCHEMA_VERSION: i64 = 1;
-
-/// Marks `kb_meta` as Skein's.
-const APPLICATION: &str = "skein-knowledge-base";
 
 /// Key of the advisory lock that serialises the creation of the tables ("SKENkbmg").
 const MIGRATION_LOCK: i64 = 0x534B_454E_6B62_6D67;
@@ -390,28 +385,9 @@ async fn migrate(client: &mut deadpool_postgres::Client, location: &str) -> Resu
         let value = |key: &str| {
             rows.iter()
                 .find(|row| row.try_get::<_, &str>(0).is_ok_and(|found| found == key))
-                .and_then(|row| row.try_get::<_, String>(1).ok())
+                .and_then(|row| row.try_get::<_, &str>(1).ok())
         };
-        if value("application").as_deref() != Some(APPLICATION) {
-            return Err(KbError::NotAStore {
-                location: location.to_owned(),
-                reason: "its kb_meta table does not name Skein knowledge bases".to_owned(),
-            });
-        }
-        let version = value("schema_version")
-            .and_then(|version| version.parse::<i64>().ok())
-            .ok_or_else(|| KbError::NotAStore {
-                location: location.to_owned(),
-                reason: "its kb_meta table holds no readable schema_version".to_owned(),
-            })?;
-        if version > SCHEMA_VERSION {
-            return Err(KbError::NewerSchema {
-                location: location.to_owned(),
-                found: version,
-                supported: SCHEMA_VERSION,
-            });
-        }
-        version
+        meta_version(location, value("application"), value("schema_version"))?
     } else {
         for table in ["kb_bases", "kb_documents", "kb_chunks"] {
             let exists: bool = tx
@@ -421,13 +397,7 @@ async fn migrate(client: &mut deadpool_postgres::Client, location: &str) -> Resu
                 .try_get(0)
                 .map_err(&sql)?;
             if exists {
-                return Err(KbError::NotAStore {
-                    location: location.to_owned(),
-                    reason: format!(
-                        "it has a table named {table} but no kb_meta table, so the table \
-                         belongs to another application"
-                    ),
-                });
+                return Err(foreign_table(location, table));
             }
         }
         tx.batch_execute(

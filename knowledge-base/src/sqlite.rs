@@ -25,7 +25,8 @@ use crate::document::{Document, Span, SpanKind};
 use crate::error::{Backend, check_base_name};
 use crate::query::Phrases;
 use crate::store::{
-    AddReport, BaseSummary, Passage, candidates, check_bases, clamp_limit, deduplicate, prepare,
+    APPLICATION, AddReport, BaseSummary, Passage, SCHEMA_VERSION, candidates, check_bases,
+    clamp_limit, deduplicate, foreign_table, meta_version, prepare,
 };
 
 /// How long a write waits for another process's lock, as the conversation store does.
@@ -33,12 +34,6 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Reader connections kept open between reads.
 const MAX_IDLE_READERS: usize = 4;
-
-/// The knowledge tables' schema version this build writes.
-const SCHEMA_VERSION: i64 = 1;
-
-/// Marks `kb_meta` as Skein's.
-const APPLICATION: &str = "skein-knowledge-base";
 
 /// Schema version 1.
 const SCHEMA_V1: &str = "
@@ -526,16 +521,10 @@ fn version(conn: &Connection, location: &str) -> Result<i64, KbError> {
         rows.collect::<Result<_, _>>().map_err(&sql)?
     };
     if !tables.iter().any(|table| table == "kb_meta") {
-        if let Some(table) = tables.first() {
-            return Err(KbError::NotAStore {
-                location: location.to_owned(),
-                reason: format!(
-                    "it has a table named {table} but no kb_meta table, so the table belongs to \
-                     another application"
-                ),
-            });
-        }
-        return Ok(0);
+        return match tables.first() {
+            Some(table) => Err(foreign_table(location, table)),
+            None => Ok(0),
+        };
     }
     let value = |key: &str| -> Result<Option<String>, KbError> {
         conn.query_row("SELECT value FROM kb_meta WHERE key = ?1", [key], |row| {
@@ -544,26 +533,11 @@ fn version(conn: &Connection, location: &str) -> Result<i64, KbError> {
         .optional()
         .map_err(&sql)
     };
-    if value("application")?.as_deref() != Some(APPLICATION) {
-        return Err(KbError::NotAStore {
-            location: location.to_owned(),
-            reason: "its kb_meta table does not name Skein knowledge bases".to_owned(),
-        });
-    }
-    let found = value("schema_version")?
-        .and_then(|version| version.parse::<i64>().ok())
-        .ok_or_else(|| KbError::NotAStore {
-            location: location.to_owned(),
-            reason: "its kb_meta table holds no readable schema_version".to_owned(),
-        })?;
-    if found > SCHEMA_VERSION {
-        return Err(KbError::NewerSchema {
-            location: location.to_owned(),
-            found,
-            supported: SCHEMA_VERSION,
-        });
-    }
-    Ok(found)
+    meta_version(
+        location,
+        value("application")?.as_deref(),
+        value("schema_version")?.as_deref(),
+    )
 }
 
 /// Maps a rusqlite error met while doing `operation`.

@@ -15,6 +15,12 @@ use crate::PostgresKnowledge;
 /// Most passages one search returns.
 pub const MAX_SEARCH_LIMIT: usize = 100;
 
+/// The knowledge tables' schema version this build writes (both backends).
+pub(crate) const SCHEMA_VERSION: i64 = 1;
+
+/// Marks `kb_meta` as Skein's.
+pub(crate) const APPLICATION: &str = "skein-knowledge-base";
+
 /// What [`KnowledgeStore::add`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AddReport {
@@ -243,6 +249,47 @@ pub(crate) fn prepare(
         });
     }
     Ok(prepared)
+}
+
+/// The refusal of knowledge tables without `kb_meta`: `table` belongs to another application.
+pub(crate) fn foreign_table(location: &str, table: &str) -> KbError {
+    KbError::NotAStore {
+        location: location.to_owned(),
+        reason: format!(
+            "it has a table named {table} but no kb_meta table, so the table belongs to \
+             another application"
+        ),
+    }
+}
+
+/// The schema version `kb_meta` records, from its `application` and `schema_version` values:
+/// a foreign application or an unreadable version is [`KbError::NotAStore`], a version newer
+/// than this build's [`KbError::NewerSchema`].
+pub(crate) fn meta_version(
+    location: &str,
+    application: Option<&str>,
+    schema_version: Option<&str>,
+) -> Result<i64, KbError> {
+    if application != Some(APPLICATION) {
+        return Err(KbError::NotAStore {
+            location: location.to_owned(),
+            reason: "its kb_meta table does not name Skein knowledge bases".to_owned(),
+        });
+    }
+    let found = schema_version
+        .and_then(|version| version.parse::<i64>().ok())
+        .ok_or_else(|| KbError::NotAStore {
+            location: location.to_owned(),
+            reason: "its kb_meta table holds no readable schema_version".to_owned(),
+        })?;
+    if found > SCHEMA_VERSION {
+        return Err(KbError::NewerSchema {
+            location: location.to_owned(),
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(found)
 }
 
 /// Checks a search's base names against the known ones.
