@@ -5,6 +5,8 @@
 //! own, created with `IF NOT EXISTS` and versioned in `kb_meta`; the conversation tree's
 //! `skein_meta` and tables are never touched, and the tree opens the database as before.
 
+use std::sync::LazyLock;
+
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
@@ -26,6 +28,22 @@ const MIGRATION_LOCK: i64 = 0x534B_454E_6B62_6D67;
 
 /// The text search configuration: English stemming and stop words.
 const CONFIG: &str = "english";
+
+/// The search: the best `$3` chunks of the bases `$2` for the web-search query `$1`. Built
+/// once; each connection prepares it once (`prepare_cached`).
+static SEARCH_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "SELECT b.name, d.title, d.location, d.kind, c.span_start, c.span_end, c.body,
+                    ts_rank_cd(c.tsv, q.query)::float8 AS score
+             FROM websearch_to_tsquery('{CONFIG}', $1) AS q (query)
+             JOIN kb_chunks AS c ON c.tsv @@ q.query
+             JOIN kb_documents AS d ON d.id = c.document_id
+             JOIN kb_bases AS b ON b.id = d.base_id
+             WHERE b.name = ANY ($2)
+             ORDER BY score DESC, c.id
+             LIMIT $3"
+    )
+});
 
 /// Schema version 1.
 const SCHEMA_V1: &str = "
@@ -243,21 +261,9 @@ impl PostgresKnowledge {
             return Ok(Vec::new());
         }
         let wanted = i64::try_from(candidates(limit)).unwrap_or(i64::MAX);
+        let statement = client.prepare_cached(&SEARCH_SQL).await.map_err(&sql)?;
         let rows = client
-            .query(
-                &format!(
-                    "SELECT b.name, d.title, d.location, d.kind, c.span_start, c.span_end, c.body,
-                            ts_rank_cd(c.tsv, q.query)::float8 AS score
-                     FROM websearch_to_tsquery('{CONFIG}', $1) AS q (query)
-                     JOIN kb_chunks AS c ON c.tsv @@ q.query
-                     JOIN kb_documents AS d ON d.id = c.document_id
-                     JOIN kb_bases AS b ON b.id = d.base_id
-                     WHERE b.name = ANY ($2)
-                     ORDER BY score DESC, c.id
-                     LIMIT $3"
-                ),
-                &[&phrases.websearch(), &bases, &wanted],
-            )
+            .query(&statement, &[&phrases.websearch(), &bases, &wanted])
             .await
             .map_err(&sql)?;
         let mut found = Vec::with_capacity(rows.len());
@@ -353,8 +359,12 @@ fn count(value: i64) -> usize {
 }
 
 async fn known_bases(client: &impl GenericClient) -> Result<Vec<String>, KbError> {
+    let statement = client
+        .prepare_cached("SELECT name FROM kb_bases ORDER BY name")
+        .await
+        .map_err(pg("listing knowledge bases"))?;
     let rows = client
-        .query("SELECT name FROM kb_bases ORDER BY name", &[])
+        .query(&statement, &[])
         .await
         .map_err(pg("listing knowledge bases"))?;
     rows.iter()
