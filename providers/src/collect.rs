@@ -75,6 +75,24 @@ impl ResponseBuilder {
         }
     }
 
+    /// Adds the next event without taking it, for a caller that forwards the event too: a
+    /// text delta is appended and progress events are passed over, so the deltas that make up
+    /// almost all of a stream cost no copy of the event.
+    pub fn push_ref(&mut self, event: &StreamEvent) {
+        match event {
+            StreamEvent::TextDelta(delta) => match self.response.message.parts.last_mut() {
+                Some(ContentPart::Text { text, .. }) => text.push_str(delta),
+                _ => self
+                    .response
+                    .message
+                    .parts
+                    .push(ContentPart::text(delta.clone())),
+            },
+            StreamEvent::ReasoningDelta { .. } | StreamEvent::ToolCallDelta { .. } => {}
+            other => self.push(other.clone()),
+        }
+    }
+
     /// The answer so far, whether or not `Done` arrived (an interrupted stream's partial
     /// answer, to keep); its finish reason is `Stop` when none arrived.
     pub fn into_partial(self) -> ChatResponse {
@@ -113,4 +131,54 @@ pub(crate) fn response_from_events(
         builder.push(event);
     }
     builder.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use messages::{Reasoning, ToolCall};
+
+    use super::*;
+    use crate::Usage;
+
+    #[test]
+    fn pushing_by_reference_builds_the_same_answer() {
+        let events = [
+            StreamEvent::Started {
+                id: Some("r1".into()),
+                model: Some("m".into()),
+            },
+            StreamEvent::ReasoningDelta { text: "hm".into() },
+            StreamEvent::Reasoning(Reasoning {
+                text: "hm".into(),
+                signature: Some("sig".into()),
+                ..Reasoning::default()
+            }),
+            StreamEvent::TextDelta("Hel".into()),
+            StreamEvent::TextDelta("lo".into()),
+            StreamEvent::TextReasoning(Reasoning::signature("g")),
+            StreamEvent::ToolCallDelta {
+                index: 0,
+                id: Some("c1".into()),
+                name: Some("f".into()),
+                arguments: "{}".into(),
+            },
+            StreamEvent::ToolCall(ToolCall::new("c1", "f", "{}")),
+            StreamEvent::Usage(Usage {
+                input_tokens: 3,
+                output_tokens: 2,
+                ..Usage::default()
+            }),
+            StreamEvent::Done {
+                finish: FinishReason::ToolCalls,
+            },
+        ];
+        let mut owned = ResponseBuilder::default();
+        let mut borrowed = ResponseBuilder::default();
+        for event in events {
+            borrowed.push_ref(&event);
+            owned.push(event);
+        }
+        assert!(borrowed.is_done());
+        assert_eq!(borrowed.finish().unwrap(), owned.finish().unwrap());
+    }
 }

@@ -300,7 +300,7 @@ struct PendingLog {
 
 impl PendingLog {
     fn push(&mut self, event: &StreamEvent) {
-        self.answer.push(event.clone());
+        self.answer.push_ref(event);
         if self.answer.is_done() {
             self.end(ResponseStatus::Completed);
         }
