@@ -6,7 +6,10 @@ use mcp::{McpError, McpServer};
 use serde_json::{Value, json};
 use toolchain::{CancellationToken, ContentPart, ExecutionContext, ToolError};
 
-use crate::support::{everything, everything_config, kill, mcp_error, reaped_within, tool};
+use crate::support::{
+    assert_echoes, assert_within, call, cancel_after, everything, everything_config, kill,
+    mcp_error, reaped_within, tool,
+};
 
 /// The PNG signature.
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n";
@@ -72,10 +75,7 @@ async fn calls_return_the_servers_text() {
 async fn an_image_result_becomes_binary_media() {
     let server = everything("ev").await;
     let image = tool(&server, "ev__get-tiny-image");
-    let result = image
-        .call_json(&ExecutionContext::new(), json!({}))
-        .await
-        .unwrap();
+    let result = call(&image, json!({})).await.unwrap();
     let binaries: Vec<_> = result
         .media
         .iter()
@@ -150,10 +150,7 @@ async fn embedded_resources_and_links_reach_the_model() {
 async fn an_error_result_is_a_failed_call_with_the_servers_text() {
     let server = everything("ev").await;
     let echo = tool(&server, "ev__echo");
-    let error = echo
-        .call_json(&ExecutionContext::new(), json!({}))
-        .await
-        .unwrap_err();
+    let error = call(&echo, json!({})).await.unwrap_err();
     assert!(matches!(error, ToolError::Failed { .. }), "{error:?}");
     let message = error.to_string();
     assert!(
@@ -161,11 +158,7 @@ async fn an_error_result_is_a_failed_call_with_the_servers_text() {
         "{message}"
     );
     // The server is still fine.
-    let ok = echo
-        .call_json(&ExecutionContext::new(), json!({"message": "again"}))
-        .await
-        .unwrap();
-    assert_eq!(ok.text, json!("Echo: again"));
+    assert_echoes(&echo, "again").await;
     server.close().await;
 }
 
@@ -175,13 +168,7 @@ async fn cancellation_ends_a_long_call_promptly_and_the_server_stays_usable() {
     let long = tool(&server, "ev__trigger-long-running-operation");
     let cancel = CancellationToken::new();
     let ctx = ExecutionContext::new().with_cancellation(cancel.clone());
-    let canceller = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            cancel.cancel();
-        })
-    };
+    let canceller = cancel_after(&cancel, Duration::from_millis(500));
     let started = Instant::now();
     let error = long
         .call_json(&ctx, json!({"duration": 30, "steps": 30}))
@@ -189,18 +176,10 @@ async fn cancellation_ends_a_long_call_promptly_and_the_server_stays_usable() {
         .unwrap_err();
     canceller.await.unwrap();
     assert!(matches!(error, ToolError::Cancelled { .. }), "{error:?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(5));
 
     let echo = tool(&server, "ev__echo");
-    let result = echo
-        .call_json(&ExecutionContext::new(), json!({"message": "still here"}))
-        .await
-        .unwrap();
-    assert_eq!(result.text, json!("Echo: still here"));
+    assert_echoes(&echo, "still here").await;
     server.close().await;
 }
 
@@ -212,22 +191,14 @@ async fn the_earlier_of_the_servers_and_the_contexts_timeouts_ends_a_call() {
     let long = tool(&server, "ev__trigger-long-running-operation");
 
     let started = Instant::now();
-    let error = long
-        .call_json(
-            &ExecutionContext::new(),
-            json!({"duration": 30, "steps": 30}),
-        )
+    let error = call(&long, json!({"duration": 30, "steps": 30}))
         .await
         .unwrap_err();
     assert!(
         matches!(error, ToolError::Timeout { timeout, .. } if timeout == Duration::from_secs(2)),
         "{error:?}"
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(6),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(6));
 
     let ctx = ExecutionContext::new().with_call_timeout(Duration::from_millis(300));
     let error = long
@@ -240,11 +211,7 @@ async fn the_earlier_of_the_servers_and_the_contexts_timeouts_ends_a_call() {
     );
 
     let echo = tool(&server, "ev__echo");
-    let result = echo
-        .call_json(&ExecutionContext::new(), json!({"message": "after"}))
-        .await
-        .unwrap();
-    assert_eq!(result.text, json!("Echo: after"));
+    assert_echoes(&echo, "after").await;
     server.close().await;
 }
 
@@ -259,34 +226,21 @@ async fn a_child_killed_mid_call_fails_that_call_and_the_next_promptly() {
         kill(pid);
     });
     let started = Instant::now();
-    let error = long
-        .call_json(
-            &ExecutionContext::new(),
-            json!({"duration": 30, "steps": 30}),
-        )
+    let error = call(&long, json!({"duration": 30, "steps": 30}))
         .await
         .unwrap_err();
     killer.await.unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(5));
     assert!(
         matches!(mcp_error(&error), Some(McpError::Stopped { server, .. }) if server == "ev"),
         "{error:?}"
     );
 
     let started = Instant::now();
-    let error = echo
-        .call_json(&ExecutionContext::new(), json!({"message": "anyone?"}))
+    let error = call(&echo, json!({"message": "anyone?"}))
         .await
         .unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(1),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(1));
     assert!(
         matches!(mcp_error(&error), Some(McpError::Stopped { .. })),
         "{error:?}"
@@ -305,8 +259,7 @@ async fn the_child_gets_its_env_but_not_the_parents_secrets() {
     let server = McpServer::connect(everything_config("ev").with_env("SKEIN_MCP_TEST", "hello"))
         .await
         .unwrap();
-    let env = tool(&server, "ev__get-env")
-        .call_json(&ExecutionContext::new(), json!({}))
+    let env = call(&tool(&server, "ev__get-env"), json!({}))
         .await
         .unwrap()
         .text;
@@ -328,10 +281,7 @@ async fn close_and_drop_reap_the_child() {
         reaped_within(pid, Duration::from_secs(1)).await,
         "close left {pid}"
     );
-    let error = echo
-        .call_json(&ExecutionContext::new(), json!({"message": "x"}))
-        .await
-        .unwrap_err();
+    let error = call(&echo, json!({"message": "x"})).await.unwrap_err();
     assert!(
         matches!(mcp_error(&error), Some(McpError::Stopped { .. })),
         "{error:?}"

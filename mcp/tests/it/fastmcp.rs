@@ -7,7 +7,7 @@ use mcp::{McpError, McpServer, Secret};
 use serde_json::json;
 use toolchain::{CancellationToken, ContentPart, ExecutionContext, ToolError};
 
-use crate::support::{FastMcp, mcp_error, tool};
+use crate::support::{FastMcp, assert_within, call, cancel_after, mcp_error, tool};
 
 /// The PNG `image()` returns (see `xtask/mcp/fastmcp_server.py`).
 const RED_PIXEL_PNG: &str =
@@ -42,8 +42,7 @@ async fn lists_and_calls_tools_over_http() {
     assert_eq!(add.input_schema["properties"]["a"]["type"], "integer");
     assert_eq!(server.info().name.as_deref(), Some("skein-test-fastmcp"));
 
-    let result = tool(&server, "py__add")
-        .call_json(&ExecutionContext::new(), json!({"a": 2, "b": 3}))
+    let result = call(&tool(&server, "py__add"), json!({"a": 2, "b": 3}))
         .await
         .unwrap();
     assert_eq!(result.text, json!("5"));
@@ -54,10 +53,12 @@ async fn lists_and_calls_tools_over_http() {
 async fn an_exception_is_a_failed_call_with_its_text() {
     let python = FastMcp::start(None);
     let server = connect(&python).await;
-    let error = tool(&server, "py__fail")
-        .call_json(&ExecutionContext::new(), json!({"message": "disk on fire"}))
-        .await
-        .unwrap_err();
+    let error = call(
+        &tool(&server, "py__fail"),
+        json!({"message": "disk on fire"}),
+    )
+    .await
+    .unwrap_err();
     assert!(matches!(error, ToolError::Failed { .. }), "{error:?}");
     assert!(error.to_string().contains("disk on fire"), "{error}");
     server.close().await;
@@ -67,10 +68,7 @@ async fn an_exception_is_a_failed_call_with_its_text() {
 async fn an_image_comes_back_as_png_bytes() {
     let python = FastMcp::start(None);
     let server = connect(&python).await;
-    let result = tool(&server, "py__image")
-        .call_json(&ExecutionContext::new(), json!({}))
-        .await
-        .unwrap();
+    let result = call(&tool(&server, "py__image"), json!({})).await.unwrap();
     let png = base64::engine::general_purpose::STANDARD
         .decode(RED_PIXEL_PNG)
         .unwrap();
@@ -84,13 +82,7 @@ async fn cancellation_reaches_the_server() {
     let server = connect(&python).await;
     let cancel = CancellationToken::new();
     let ctx = ExecutionContext::new().with_cancellation(cancel.clone());
-    let canceller = {
-        let cancel = cancel.clone();
-        tokio::spawn(async move {
-            tokio::time::sleep(Duration::from_millis(500)).await;
-            cancel.cancel();
-        })
-    };
+    let canceller = cancel_after(&cancel, Duration::from_millis(500));
     let started = Instant::now();
     let error = tool(&server, "py__slow")
         .call_json(&ctx, json!({"seconds": 30}))
@@ -98,21 +90,13 @@ async fn cancellation_reaches_the_server() {
         .unwrap_err();
     canceller.await.unwrap();
     assert!(matches!(error, ToolError::Cancelled { .. }), "{error:?}");
-    assert!(
-        started.elapsed() < Duration::from_secs(5),
-        "{:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(5));
 
     // The server saw `notifications/cancelled` and stopped the sleep.
     let cancellations = tool(&server, "py__cancellations");
     let started = Instant::now();
     loop {
-        let count = cancellations
-            .call_json(&ExecutionContext::new(), json!({}))
-            .await
-            .unwrap()
-            .text;
+        let count = call(&cancellations, json!({})).await.unwrap().text;
         if count == json!("1") {
             break;
         }
@@ -131,13 +115,11 @@ async fn a_timeout_ends_the_call_and_the_server_stays_usable() {
     let server = McpServer::connect(python.config("py").with_timeout(Duration::from_secs(1)))
         .await
         .unwrap();
-    let error = tool(&server, "py__slow")
-        .call_json(&ExecutionContext::new(), json!({"seconds": 30}))
+    let error = call(&tool(&server, "py__slow"), json!({"seconds": 30}))
         .await
         .unwrap_err();
     assert!(matches!(error, ToolError::Timeout { .. }), "{error:?}");
-    let result = tool(&server, "py__add")
-        .call_json(&ExecutionContext::new(), json!({"a": 1, "b": 1}))
+    let result = call(&tool(&server, "py__add"), json!({"a": 1, "b": 1}))
         .await
         .unwrap();
     assert_eq!(result.text, json!("2"));
@@ -175,8 +157,7 @@ async fn the_bearer_token_is_sent_and_a_wrong_one_is_a_clear_error() {
     )
     .await
     .unwrap();
-    let result = tool(&server, "py__add")
-        .call_json(&ExecutionContext::new(), json!({"a": 20, "b": 22}))
+    let result = call(&tool(&server, "py__add"), json!({"a": 20, "b": 22}))
         .await
         .unwrap();
     assert_eq!(result.text, json!("42"));
@@ -189,16 +170,14 @@ async fn a_server_killed_mid_call_fails_that_call_and_the_next_promptly() {
     let server = connect(&python).await;
     let slow = tool(&server, "py__slow");
     let add = tool(&server, "py__add");
-    let call = tokio::spawn(async move {
+    let slow_call = tokio::spawn(async move {
         let started = Instant::now();
-        let result = slow
-            .call_json(&ExecutionContext::new(), json!({"seconds": 30}))
-            .await;
+        let result = call(&slow, json!({"seconds": 30})).await;
         (result, started.elapsed())
     });
     tokio::time::sleep(Duration::from_millis(700)).await;
     python.kill();
-    let (result, elapsed) = call.await.unwrap();
+    let (result, elapsed) = slow_call.await.unwrap();
     let error = result.unwrap_err();
     assert!(elapsed < Duration::from_secs(8), "{elapsed:?}");
     assert!(
@@ -207,15 +186,8 @@ async fn a_server_killed_mid_call_fails_that_call_and_the_next_promptly() {
     );
 
     let started = Instant::now();
-    let error = add
-        .call_json(&ExecutionContext::new(), json!({"a": 1, "b": 2}))
-        .await
-        .unwrap_err();
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        started.elapsed()
-    );
+    let error = call(&add, json!({"a": 1, "b": 2})).await.unwrap_err();
+    assert_within(started, Duration::from_secs(2));
     assert!(
         matches!(mcp_error(&error), Some(McpError::Stopped { .. })),
         "{error:?}"

@@ -5,7 +5,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use mcp::{McpError, McpServer, McpServerConfig};
-use toolchain::{DynTool, ToolError};
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use toolchain::{CancellationToken, DynTool, ExecutionContext, ToolError, ToolResult};
 
 const INSTALL_HINT: &str = "run `cargo xtask mcp-servers` (needs the npm registry and PyPI)";
 
@@ -62,6 +64,33 @@ pub(crate) fn tool(server: &McpServer, name: &str) -> DynTool {
         .into_iter()
         .find(|tool| tool.name() == name)
         .unwrap_or_else(|| panic!("no tool {name} in {:?}", server.tool_list()))
+}
+
+/// Calls `tool` with `input` under a fresh context.
+pub(crate) async fn call(tool: &DynTool, input: Value) -> Result<ToolResult<Value>, ToolError> {
+    tool.call_json(&ExecutionContext::new(), input).await
+}
+
+/// Calls server-everything's `echo` with `message` and checks the echo.
+pub(crate) async fn assert_echoes(echo: &DynTool, message: &str) {
+    let result = call(echo, json!({ "message": message })).await.unwrap();
+    assert_eq!(result.text, json!(format!("Echo: {message}")));
+}
+
+/// Cancels `cancel` after `delay`, on a task to await.
+pub(crate) fn cancel_after(cancel: &CancellationToken, delay: Duration) -> JoinHandle<()> {
+    let cancel = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(delay).await;
+        cancel.cancel();
+    })
+}
+
+/// Asserts that less than `limit` has passed since `started`.
+#[track_caller]
+pub(crate) fn assert_within(started: Instant, limit: Duration) {
+    let elapsed = started.elapsed();
+    assert!(elapsed < limit, "{elapsed:?}");
 }
 
 /// The `McpError` a tool error carries, if any.
