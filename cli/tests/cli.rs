@@ -10,19 +10,7 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-/// A `skein` command logging into `dir/logs.db`, with no provider keys.
-fn skein(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("skein").unwrap();
-    command
-        .env("SKEIN_DB", dir.join("logs.db"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("OPENROUTER_API_KEY")
-        .env_remove("SKEIN_MODEL")
-        .env_remove("SKEIN_TOKENS");
-    command
-}
+use crate::support::skein;
 
 fn stdout_of(command: &mut Command) -> String {
     let output = command.output().unwrap();

@@ -3,26 +3,21 @@
 //! models and logs never reach a terminal. Loopback only.
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use assert_cmd::Command;
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use crate::support::{self, chat_stream};
 
 /// A `skein` command logging into `dir/logs.db`, with `OPENAI_API_KEY` set to a secret that
 /// must never leave for another host.
 fn skein(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("skein").unwrap();
-    command
-        .env("SKEIN_DB", dir.join("logs.db"))
-        .env("OPENAI_API_KEY", "sk-real-secret")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("SKEIN_MODEL")
-        .env_remove("SKEIN_API_KEY")
-        .env_remove("SKEIN_TOKENS");
+    let mut command = support::skein(dir);
+    command.env("OPENAI_API_KEY", "sk-real-secret");
     command
 }
 
@@ -30,80 +25,33 @@ fn skein(dir: &Path) -> Command {
 /// request and streams `answer`.
 struct FakeProvider {
     base_url: String,
-    authorizations: Arc<Mutex<Vec<String>>>,
+    requests: Arc<Mutex<Vec<support::Request>>>,
 }
 
 impl FakeProvider {
     fn start(answer: &'static str) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-        let authorizations = Arc::new(Mutex::new(Vec::new()));
-        let seen = Arc::clone(&authorizations);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { return };
-                let seen = Arc::clone(&seen);
-                std::thread::spawn(move || serve(stream, answer, &seen));
-            }
+        let (url, requests) = support::serve(move |_, _| {
+            chat_stream(json!({"role": "assistant", "content": answer}), "stop")
         });
         FakeProvider {
-            base_url,
-            authorizations,
+            base_url: format!("{url}/v1"),
+            requests,
         }
     }
 
     fn authorizations(&self) -> Vec<String> {
-        self.authorizations.lock().unwrap().clone()
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|request| {
+                request
+                    .header("authorization")
+                    .unwrap_or("<none>")
+                    .to_owned()
+            })
+            .collect()
     }
-}
-
-fn serve(stream: TcpStream, answer: &str, seen: &Mutex<Vec<String>>) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut length = 0;
-    let mut authorization = String::from("<none>");
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            match name.to_ascii_lowercase().as_str() {
-                "content-length" => length = value.trim().parse().unwrap_or(0),
-                "authorization" => authorization = value.trim().to_owned(),
-                _ => {}
-            }
-        }
-    }
-    let mut body = vec![0; length];
-    let _ = reader.read_exact(&mut body);
-    seen.lock().unwrap().push(authorization);
-    let chunk = |delta: Value, finish: Value| {
-        serde_json::json!({
-            "id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
-            "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-        })
-    };
-    let events = [
-        chunk(
-            serde_json::json!({"role": "assistant", "content": answer}),
-            Value::Null,
-        ),
-        chunk(serde_json::json!({}), serde_json::json!("stop")),
-    ];
-    let mut response = String::from(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
-    );
-    for event in events {
-        response.push_str(&format!("data: {event}\n\n"));
-    }
-    response.push_str("data: [DONE]\n\n");
-    let mut stream = stream;
-    let _ = stream.write_all(response.as_bytes());
 }
 
 #[test]

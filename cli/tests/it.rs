@@ -16,6 +16,8 @@ mod mcp;
 mod serve_hostile_clients;
 #[path = "skills.rs"]
 mod skills;
+#[path = "support.rs"]
+mod support;
 #[path = "tool_protocols.rs"]
 mod tool_protocols;
 #[path = "web_search.rs"]

@@ -1,37 +1,14 @@
 //! `skein mcp list` and `skein run --mcp` against the reference MCP server
 //! `@modelcontextprotocol/server-everything` (stdio), installed by `cargo xtask mcp-servers`.
 
-use std::path::{Path, PathBuf};
+use crate::support::{self, skein};
 
-use assert_cmd::Command;
-
-/// The installed server-everything entry point; a missing install fails the test.
+/// The reference server as a `--mcp` spec.
 fn everything() -> String {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
-        Some(dir) => root.join(dir),
-        None => root.join("target"),
-    };
-    let entry: PathBuf = target
-        .join("xtask-mcp/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.exists(),
-        "server-everything is not installed at {}: run `cargo xtask mcp-servers` (needs the npm \
-         registry and PyPI)",
-        entry.display()
-    );
-    format!("everything=node {} stdio", entry.display())
-}
-
-fn skein(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("skein").unwrap();
-    command
-        .env("SKEIN_DB", dir.join("logs.db"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("SKEIN_MODEL");
-    command
+    format!(
+        "everything=node {} stdio",
+        support::server_everything().display()
+    )
 }
 
 #[test]

@@ -2,66 +2,26 @@
 //! the tool it brings, against an OpenAI-compatible endpoint on loopback that records every
 //! request body (tools are bound, and the instructions added, only after loading).
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpListener;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use assert_cmd::Command;
 use serde_json::{Value, json};
 
-/// Streams each answer in turn (one per request), recording the request bodies.
-fn fake_openai(answers: Vec<Value>) -> (String, Arc<Mutex<Vec<Value>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base_url = format!("http://{}/v1", listener.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&bodies);
-    std::thread::spawn(move || {
-        for (turn, stream) in listener.incoming().enumerate() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some((name, value)) = line.split_once(':')
-                    && name.eq_ignore_ascii_case("content-length")
-                {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            seen.lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-            let delta = answers[turn.min(answers.len() - 1)].clone();
-            let finish = if delta.get("tool_calls").is_some() {
-                "tool_calls"
-            } else {
-                "stop"
-            };
-            let chunk = |delta: Value, finish: Value| {
-                json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1,
-                       "model": "gpt-4o-mini",
-                       "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-            };
-            let mut answer = String::from(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
-            );
-            answer.push_str(&format!("data: {}\n\n", chunk(delta, Value::Null)));
-            answer.push_str(&format!("data: {}\n\n", chunk(json!({}), json!(finish))));
-            answer.push_str("data: [DONE]\n\n");
-            let _ = stream.write_all(answer.as_bytes());
-        }
+use crate::support::{self, chat_stream, skein};
+
+/// Streams each answer in turn (one per request), recording the requests; the base URL ends
+/// in `/v1`.
+fn fake_openai(answers: Vec<Value>) -> (String, Arc<Mutex<Vec<support::Request>>>) {
+    let (url, requests) = support::serve(move |turn, _| {
+        let delta = answers[turn.min(answers.len() - 1)].clone();
+        let finish = if delta.get("tool_calls").is_some() {
+            "tool_calls"
+        } else {
+            "stop"
+        };
+        chat_stream(delta, finish)
     });
-    (base_url, bodies)
+    (format!("{url}/v1"), requests)
 }
 
 fn call(id: &str, name: &str, arguments: Value) -> Value {
@@ -106,11 +66,7 @@ fn the_model_loads_a_skill_and_uses_its_tool_in_the_next_round() {
         call("call_2", "calculator", json!({"expression": "6*7"})),
         json!({"role": "assistant", "content": "6*7 is 42."}),
     ]);
-    let output = Command::cargo_bin("skein")
-        .unwrap()
-        .env("SKEIN_DB", dir.path().join("logs.db"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("SKEIN_MODEL")
+    let output = skein(dir.path())
         .args([
             "run",
             "-m",
@@ -128,7 +84,7 @@ fn the_model_loads_a_skill_and_uses_its_tool_in_the_next_round() {
     assert!(output.status.success(), "{output:?}");
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "6*7 is 42.");
 
-    let bodies = bodies.lock().unwrap().clone();
+    let bodies = support::bodies(&bodies);
     assert_eq!(bodies.len(), 3);
     // Before loading: only load_skill, which lists both skills; the system prompt as given.
     assert_eq!(tool_names(&bodies[0]), ["load_skill"]);
@@ -180,10 +136,7 @@ fn an_unreadable_skill_is_refused_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("broken")).unwrap();
     std::fs::write(dir.path().join("broken/SKILL.md"), "no front matter").unwrap();
-    let output = Command::cargo_bin("skein")
-        .unwrap()
-        .env("SKEIN_DB", dir.path().join("logs.db"))
-        .env_remove("OPENAI_API_KEY")
+    let output = skein(dir.path())
         .args(["run", "-m", "echo", "--skills"])
         .arg(dir.path())
         .arg("hi")

@@ -2,26 +2,12 @@
 //! to end on the offline echo model, and prompt caching reaches an Anthropic endpoint on
 //! loopback as cache breakpoints.
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
-use std::net::TcpListener;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn skein(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("skein").unwrap();
-    command
-        .env("SKEIN_DB", dir.join("logs.db"))
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("OPENROUTER_API_KEY")
-        .env_remove("SKEIN_MODEL")
-        .env_remove("SKEIN_API_KEY");
-    command
-}
+use crate::support::{self, ok, skein};
 
 /// The echo model's report of the last request: the JSON object its answer ends with.
 fn last_report(stdout: &str) -> Value {
@@ -110,52 +96,14 @@ fn a_section_format_without_a_text_protocol_is_refused() {
     );
 }
 
-/// An Anthropic endpoint on loopback: records each request body and streams a recorded answer.
-fn fake_anthropic() -> (String, Arc<Mutex<Vec<Value>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let base_url = format!("http://{}", listener.local_addr().unwrap());
-    let bodies = Arc::new(Mutex::new(Vec::new()));
-    let seen = Arc::clone(&bodies);
+/// An Anthropic endpoint on loopback: records each request and streams a recorded answer.
+fn fake_anthropic() -> (String, Arc<Mutex<Vec<support::Request>>>) {
     let answer = std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../providers/tests/fixtures/anthropic/stream_text.sse"),
     )
     .unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut length = 0;
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                    break;
-                }
-                let line = line.trim_end();
-                if line.is_empty() {
-                    break;
-                }
-                if let Some((name, value)) = line.split_once(':')
-                    && name.eq_ignore_ascii_case("content-length")
-                {
-                    length = value.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; length];
-            let _ = reader.read_exact(&mut body);
-            seen.lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n",
-                answer.len()
-            );
-            let _ = stream.write_all(head.as_bytes());
-            let _ = stream.write_all(&answer);
-        }
-    });
-    (base_url, bodies)
+    support::serve(move |_, _| ok("text/event-stream", &answer))
 }
 
 #[test]
@@ -182,7 +130,7 @@ fn cache_marks_the_tools_the_system_prompt_and_the_conversation_for_anthropic() 
     };
     run(false);
     run(true);
-    let bodies = bodies.lock().unwrap().clone();
+    let bodies = support::bodies(&bodies);
     assert_eq!(bodies.len(), 2);
     let marked = |body: &Value| body.to_string().matches("\"cache_control\"").count();
     assert_eq!(marked(&bodies[0]), 0, "no breakpoints without --cache");
