@@ -243,70 +243,71 @@ fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
                     encrypted_content,
                 )));
             }
-            other => {
-                if !answer.is_empty() {
-                    messages.push(Message::new(Role::Ai, std::mem::take(&mut answer)));
-                }
-                messages.push(request_message(&field, other, &messages)?);
+            InputItem::Message { role, content, .. } => {
+                close_answer(&mut messages, &mut answer);
+                let message = request_message(&field, &role, content, &messages)?;
+                messages.push(message);
+            }
+            InputItem::FunctionCallOutput {
+                call_id, output, ..
+            } => {
+                close_answer(&mut messages, &mut answer);
+                let output = text(&field, output)?.unwrap_or_default();
+                // The tool's name is filled in from its call, which may be in the stored history.
+                messages.push(Message::new(
+                    Role::Tool,
+                    vec![ContentPart::ToolResponse(ToolResponse::new(
+                        call_id,
+                        String::new(),
+                        output,
+                    ))],
+                ));
             }
         }
     }
-    if !answer.is_empty() {
-        messages.push(Message::new(Role::Ai, answer));
-    }
+    close_answer(&mut messages, &mut answer);
     Ok(messages)
 }
 
-/// A user, system or tool message.
+/// The model's turn gathered so far, as one AI message before what follows it.
+fn close_answer(messages: &mut Vec<Message>, answer: &mut Vec<ContentPart>) {
+    if !answer.is_empty() {
+        messages.push(Message::new(Role::Ai, std::mem::take(answer)));
+    }
+}
+
+/// A user or system message.
 fn request_message(
     field: &str,
-    item: InputItem,
+    role: &str,
+    content: ItemContent,
     earlier: &[Message],
 ) -> Result<Message, OpenAiError> {
-    match item {
-        InputItem::Message { role, content, .. } => match role.as_str() {
-            "user" => Ok(Message::new(Role::Human, parts(field, content)?)),
-            "system" | "developer" => {
-                if earlier.iter().any(|message| message.role != Role::System) {
-                    return Err(OpenAiError::invalid(
-                        format!("{field}.role"),
-                        format!(
-                            "`{field}` is a {role} message after the conversation began; \
-                             Anthropic and Gemini take instructions only at the start, so put \
-                             it first or use `instructions`"
-                        ),
-                    ));
-                }
-                Ok(Message::new(
-                    Role::System,
-                    text(field, content)?
-                        .map(ContentPart::text)
-                        .into_iter()
-                        .collect(),
-                ))
+    match role {
+        "user" => Ok(Message::new(Role::Human, parts(field, content)?)),
+        "system" | "developer" => {
+            if earlier.iter().any(|message| message.role != Role::System) {
+                return Err(OpenAiError::invalid(
+                    format!("{field}.role"),
+                    format!(
+                        "`{field}` is a {role} message after the conversation began; Anthropic \
+                         and Gemini take instructions only at the start, so put it first or use \
+                         `instructions`"
+                    ),
+                ));
             }
-            other => Err(OpenAiError::invalid(
-                format!("{field}.role"),
-                format!("`{field}.role` is `{other}`; use user, assistant, system or developer"),
-            )),
-        },
-        InputItem::FunctionCallOutput {
-            call_id, output, ..
-        } => {
-            let output = text(field, output)?.unwrap_or_default();
-            // The tool's name is filled in from its call, which may be in the stored history.
             Ok(Message::new(
-                Role::Tool,
-                vec![ContentPart::ToolResponse(ToolResponse::new(
-                    call_id,
-                    String::new(),
-                    output,
-                ))],
+                Role::System,
+                text(field, content)?
+                    .map(ContentPart::text)
+                    .into_iter()
+                    .collect(),
             ))
         }
-        InputItem::FunctionCall { .. } | InputItem::Reasoning { .. } => {
-            unreachable!("gathered into the model's turn by the caller")
-        }
+        other => Err(OpenAiError::invalid(
+            format!("{field}.role"),
+            format!("`{field}.role` is `{other}`; use user, assistant, system or developer"),
+        )),
     }
 }
 
