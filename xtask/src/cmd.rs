@@ -2,8 +2,8 @@
 
 use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::Command;
-use std::time::Instant;
+use std::process::{Child, Command, ExitStatus};
+use std::time::{Duration, Instant};
 
 /// The workspace root (the parent of this crate's directory).
 pub(crate) fn workspace_root() -> PathBuf {
@@ -77,4 +77,31 @@ pub(crate) fn fresh_run_dir(dir: &std::path::Path) -> Result<PathBuf, String> {
     let _ = std::fs::remove_dir_all(&run_dir);
     std::fs::create_dir_all(&run_dir).map_err(|err| format!("{}: {err}", run_dir.display()))?;
     Ok(run_dir)
+}
+
+/// Sends SIGTERM to `child` and waits up to `timeout` for it to exit; its exit status, or why
+/// there is none.
+pub(crate) fn terminate(
+    child: &mut Child,
+    name: &str,
+    timeout: Duration,
+) -> Result<ExitStatus, String> {
+    let pid = child.id().to_string();
+    let sent = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .map_err(|err| format!("cannot run kill: {err}"))?;
+    if !sent.success() {
+        return Err(format!("kill -TERM {pid} ({name}) failed ({sent})"));
+    }
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(|err| err.to_string())? {
+            return Ok(status);
+        }
+        if started.elapsed() > timeout {
+            return Err(format!("{name} did not stop within {timeout:?} of SIGTERM"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

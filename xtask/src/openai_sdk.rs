@@ -26,7 +26,7 @@
 use std::fs;
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cmd::{target_dir, workspace_root};
@@ -294,29 +294,6 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-/// Sends SIGTERM to `child` and waits up to `timeout` for it to exit; its exit status, or why
-/// there is none.
-fn terminate(child: &mut Child, name: &str, timeout: Duration) -> Result<ExitStatus, String> {
-    let pid = child.id().to_string();
-    let sent = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .map_err(|err| format!("cannot run kill: {err}"))?;
-    if !sent.success() {
-        return Err(format!("kill -TERM {pid} ({name}) failed ({sent})"));
-    }
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().map_err(|err| err.to_string())? {
-            return Ok(status);
-        }
-        if started.elapsed() > timeout {
-            return Err(format!("{name} did not stop within {timeout:?} of SIGTERM"));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// The replay server, stopped when dropped.
 struct Replay {
     child: Child,
@@ -390,7 +367,7 @@ impl Replay {
                 self.log.display()
             ));
         }
-        terminate(&mut self.child, "the replay server", STOP_TIMEOUT).map(drop)
+        crate::cmd::terminate(&mut self.child, "the replay server", STOP_TIMEOUT).map(drop)
     }
 }
 
@@ -493,7 +470,7 @@ impl<'a> Skein<'a> {
                 "{name} exited during the run ({status}); see {log}"
             ));
         }
-        let result = terminate(&mut child, name, STOP_TIMEOUT);
+        let result = crate::cmd::terminate(&mut child, name, STOP_TIMEOUT);
         if result.is_err() {
             let _ = child.kill();
             let _ = child.wait();

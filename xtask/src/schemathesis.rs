@@ -19,7 +19,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::cmd::{step, target_dir, workspace_root};
 
@@ -177,34 +177,16 @@ impl Server {
                 self.log.display()
             ));
         }
-        let pid = self.child.id().to_string();
-        let sent = Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .map_err(|err| format!("cannot run kill: {err}"))?;
-        if !sent.success() {
-            return Err(format!("kill -TERM {pid} failed ({sent})"));
-        }
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().map_err(|err| err.to_string())? {
-                eprintln!("<== skein serve stopped on SIGTERM ({status})");
-                return if status.success() {
-                    Ok(())
-                } else {
-                    Err(format!(
-                        "skein serve exited with {status} on SIGTERM; see {}",
-                        self.log.display()
-                    ))
-                };
-            }
-            if started.elapsed() > STOP_TIMEOUT {
-                return Err(format!(
-                    "skein serve did not stop within {STOP_TIMEOUT:?} of SIGTERM; see {}",
-                    self.log.display()
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(100));
+        let status = crate::cmd::terminate(&mut self.child, "skein serve", STOP_TIMEOUT)
+            .map_err(|err| format!("{err}; see {}", self.log.display()))?;
+        eprintln!("<== skein serve stopped on SIGTERM ({status})");
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "skein serve exited with {status} on SIGTERM; see {}",
+                self.log.display()
+            ))
         }
     }
 
