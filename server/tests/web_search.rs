@@ -124,16 +124,72 @@ fn searxng_answer() -> Value {
     })
 }
 
-#[tokio::test]
-async fn searxng_results_with_their_sources() {
+/// The tool's output for `query`: each page `(title, url, snippet)` is both a result and a
+/// source.
+fn found(query: &str, pages: &[(&str, &str, &str)]) -> Value {
+    let results: Vec<Value> = pages
+        .iter()
+        .map(|(title, url, snippet)| json!({"title": title, "url": url, "snippet": snippet}))
+        .collect();
+    let sources: Vec<Value> = pages
+        .iter()
+        .map(|(title, url, snippet)| json!({"title": title, "location": url, "passage": snippet}))
+        .collect();
+    json!({"query": query, "results": results, "sources": sources})
+}
+
+/// The first two pages of `searxng_answer`, as the tool gives them.
+const RUST_LANG: (&str, &str, &str) = (
+    "Rust Programming Language",
+    "https://www.rust-lang.org/",
+    "A language empowering everyone to build reliable and efficient software.",
+);
+const RUST_WIKIPEDIA: (&str, &str, &str) = (
+    "Rust (programming language) - Wikipedia",
+    "https://en.wikipedia.org/wiki/Rust_(programming_language)",
+    "Rust is a general-purpose programming language emphasizing performance, type safety, and \
+     concurrency. It's memory safe & fast.",
+);
+
+/// A SearxNG instance answering `searxng_answer` to a JSON search for `query` at `/search`.
+async fn searxng_for(query: &str) -> MockServer {
     let mock = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/search"))
-        .and(query_param("q", "rust language"))
+        .and(query_param("q", query))
         .and(query_param("format", "json"))
         .respond_with(ResponseTemplate::new(200).set_body_json(searxng_answer()))
         .mount(&mock)
         .await;
+    mock
+}
+
+/// Tavily answers the search for `query` (with the default options) with `answer`.
+async fn tavily_answers(mock: &MockServer, query: &str, answer: ResponseTemplate) {
+    Mock::given(method("POST"))
+        .and(body_json(json!({
+            "query": query, "max_results": 5, "search_depth": "basic",
+            "include_answer": false, "include_raw_content": false, "include_images": false,
+        })))
+        .respond_with(answer)
+        .mount(mock)
+        .await;
+}
+
+/// A server configuration whose `web_search` tool uses `web_search`.
+fn with_web_search(web_search: WebSearchConfig) -> ServerConfig {
+    ServerConfig {
+        tools: ToolsConfig {
+            web_search: Some(web_search),
+            ..ToolsConfig::default()
+        },
+        ..ServerConfig::default()
+    }
+}
+
+#[tokio::test]
+async fn searxng_results_with_their_sources() {
+    let mock = searxng_for("rust language").await;
     // The instance's address; `/search` is appended.
     let tool = tool(&WebSearchConfig::searxng(mock.uri()));
     assert_eq!(tool.name(), "web_search");
@@ -143,45 +199,20 @@ async fn searxng_results_with_their_sources() {
         .unwrap();
     assert_eq!(
         out,
-        json!({
-            "query": "rust language",
-            "results": [
-                {
-                    "title": "Rust Programming Language",
-                    "url": "https://www.rust-lang.org/",
-                    "snippet": "A language empowering everyone to build reliable and efficient software.",
-                },
-                {
-                    "title": "Rust (programming language) - Wikipedia",
-                    "url": "https://en.wikipedia.org/wiki/Rust_(programming_language)",
-                    "snippet": "Rust is a general-purpose programming language emphasizing performance, type safety, and concurrency. It's memory safe & fast.",
-                },
+        found(
+            "rust language",
+            &[
+                RUST_LANG,
+                RUST_WIKIPEDIA,
                 // The anchor of the first page was a duplicate; a missing title is the URL,
                 // a missing content an empty snippet.
-                {
-                    "title": "https://doc.rust-lang.org/book/",
-                    "url": "https://doc.rust-lang.org/book/",
-                    "snippet": "",
-                },
+                (
+                    "https://doc.rust-lang.org/book/",
+                    "https://doc.rust-lang.org/book/",
+                    "",
+                ),
             ],
-            "sources": [
-                {
-                    "title": "Rust Programming Language",
-                    "location": "https://www.rust-lang.org/",
-                    "passage": "A language empowering everyone to build reliable and efficient software.",
-                },
-                {
-                    "title": "Rust (programming language) - Wikipedia",
-                    "location": "https://en.wikipedia.org/wiki/Rust_(programming_language)",
-                    "passage": "Rust is a general-purpose programming language emphasizing performance, type safety, and concurrency. It's memory safe & fast.",
-                },
-                {
-                    "title": "https://doc.rust-lang.org/book/",
-                    "location": "https://doc.rust-lang.org/book/",
-                    "passage": "",
-                },
-            ],
-        })
+        )
     );
     let request = only_request(&mock).await;
     assert_eq!(request.url.path(), "/search");
@@ -294,33 +325,24 @@ async fn brave_sends_its_key_and_count() {
         .unwrap();
     assert_eq!(
         out,
-        json!({
-            "query": "rust",
-            "results": [
-                {
-                    "title": "Rust Programming Language",
-                    "url": "https://www.rust-lang.org/",
-                    "snippet": "Rust is a fast, reliable and productive language for building software — from embedded devices to web services.",
-                },
-                {
-                    "title": "The Rust Programming Language - The Rust Book",
-                    "url": "https://doc.rust-lang.org/book/",
-                    "snippet": "by Steve Klabnik, Carol Nichols, and Chris Krycho, with contributions from the Rust Community. This version of the text assumes you're using Rust 1.85.0",
-                },
+        found(
+            "rust",
+            &[
+                (
+                    "Rust Programming Language",
+                    "https://www.rust-lang.org/",
+                    "Rust is a fast, reliable and productive language for building software — \
+                     from embedded devices to web services.",
+                ),
+                (
+                    "The Rust Programming Language - The Rust Book",
+                    "https://doc.rust-lang.org/book/",
+                    "by Steve Klabnik, Carol Nichols, and Chris Krycho, with contributions from \
+                     the Rust Community. This version of the text assumes you're using Rust \
+                     1.85.0",
+                ),
             ],
-            "sources": [
-                {
-                    "title": "Rust Programming Language",
-                    "location": "https://www.rust-lang.org/",
-                    "passage": "Rust is a fast, reliable and productive language for building software — from embedded devices to web services.",
-                },
-                {
-                    "title": "The Rust Programming Language - The Rust Book",
-                    "location": "https://doc.rust-lang.org/book/",
-                    "passage": "by Steve Klabnik, Carol Nichols, and Chris Krycho, with contributions from the Rust Community. This version of the text assumes you're using Rust 1.85.0",
-                },
-            ],
-        })
+        )
     );
     let request = only_request(&mock).await;
     assert_eq!(request.method.as_str(), "GET");
@@ -408,33 +430,23 @@ async fn tavily_posts_its_query_with_a_bearer_key() {
     .unwrap();
     assert_eq!(
         out,
-        json!({
-            "query": "Who is Leo Messi?",
-            "results": [
-                {
-                    "title": "Lionel Messi - Wikipedia",
-                    "url": "https://en.wikipedia.org/wiki/Lionel_Messi",
-                    "snippet": "Lionel Andrés \"Leo\" Messi is an Argentine professional footballer who plays as a forward.",
-                },
-                {
-                    "title": "Lionel Messi | Biography, Trophies, & Facts | Britannica",
-                    "url": "https://www.britannica.com/biography/Lionel-Messi",
-                    "snippet": "Lionel Messi, Argentine-born football (soccer) player who received a record-setting eight Ballon d'Or awards.",
-                },
+        found(
+            "Who is Leo Messi?",
+            &[
+                (
+                    "Lionel Messi - Wikipedia",
+                    "https://en.wikipedia.org/wiki/Lionel_Messi",
+                    "Lionel Andrés \"Leo\" Messi is an Argentine professional footballer who \
+                     plays as a forward.",
+                ),
+                (
+                    "Lionel Messi | Biography, Trophies, & Facts | Britannica",
+                    "https://www.britannica.com/biography/Lionel-Messi",
+                    "Lionel Messi, Argentine-born football (soccer) player who received a \
+                     record-setting eight Ballon d'Or awards.",
+                ),
             ],
-            "sources": [
-                {
-                    "title": "Lionel Messi - Wikipedia",
-                    "location": "https://en.wikipedia.org/wiki/Lionel_Messi",
-                    "passage": "Lionel Andrés \"Leo\" Messi is an Argentine professional footballer who plays as a forward.",
-                },
-                {
-                    "title": "Lionel Messi | Biography, Trophies, & Facts | Britannica",
-                    "location": "https://www.britannica.com/biography/Lionel-Messi",
-                    "passage": "Lionel Messi, Argentine-born football (soccer) player who received a record-setting eight Ballon d'Or awards.",
-                },
-            ],
-        })
+        )
     );
     let request = only_request(&mock).await;
     assert_eq!(request.method.as_str(), "POST");
@@ -465,66 +477,43 @@ async fn errors_say_what_happened_without_the_key() {
     set_env("SKEIN_TEST_TAVILY_KEY_ERRORS", key);
     let mock = MockServer::start().await;
     // A refused key, in Tavily's error shape; the answer even quotes the key back.
-    Mock::given(method("POST"))
-        .and(body_json(json!({
-            "query": "refused", "max_results": 5, "search_depth": "basic",
-            "include_answer": false, "include_raw_content": false, "include_images": false,
-        })))
-        .respond_with(ResponseTemplate::new(401).set_body_json(
+    tavily_answers(&mock, "refused", ResponseTemplate::new(401).set_body_json(
             json!({"detail": {"error": format!("Unauthorized: missing or invalid API key {key}.")}}),
-        ))
-        .mount(&mock)
-        .await;
-    Mock::given(method("POST"))
-        .and(body_json(json!({
-            "query": "busy", "max_results": 5, "search_depth": "basic",
-            "include_answer": false, "include_raw_content": false, "include_images": false,
-        })))
-        .respond_with(
-            ResponseTemplate::new(429)
-                .set_body_json(json!({"detail": {"error": "Rate limit exceeded"}})),
-        )
-        .mount(&mock)
-        .await;
-    Mock::given(method("POST"))
-        .and(body_json(json!({
-            "query": "broken", "max_results": 5, "search_depth": "basic",
-            "include_answer": false, "include_raw_content": false, "include_images": false,
-        })))
-        .respond_with(ResponseTemplate::new(500).set_body_raw(
+        )).await;
+    tavily_answers(
+        &mock,
+        "busy",
+        ResponseTemplate::new(429)
+            .set_body_json(json!({"detail": {"error": "Rate limit exceeded"}})),
+    )
+    .await;
+    tavily_answers(
+        &mock,
+        "broken",
+        ResponseTemplate::new(500).set_body_raw(
             "<html><body><h1>Internal Server Error</h1></body></html>",
             "text/html",
-        ))
-        .mount(&mock)
-        .await;
-    Mock::given(method("POST"))
-        .and(body_json(json!({
-            "query": "garbled", "max_results": 5, "search_depth": "basic",
-            "include_answer": false, "include_raw_content": false, "include_images": false,
-        })))
-        .respond_with(
-            ResponseTemplate::new(200).set_body_raw("{\"results\": [", "application/json"),
-        )
-        .mount(&mock)
-        .await;
-    Mock::given(method("POST"))
-        .and(body_json(json!({
-            "query": "odd", "max_results": 5, "search_depth": "basic",
-            "include_answer": false, "include_raw_content": false, "include_images": false,
-        })))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"results": {"title": "x"}})))
-        .mount(&mock)
-        .await;
-    Mock::given(method("POST"))
-        .and(body_json(json!({
-            "query": "moved", "max_results": 5, "search_depth": "basic",
-            "include_answer": false, "include_raw_content": false, "include_images": false,
-        })))
-        .respond_with(
-            ResponseTemplate::new(307).insert_header("location", "http://elsewhere.example/search"),
-        )
-        .mount(&mock)
-        .await;
+        ),
+    )
+    .await;
+    tavily_answers(
+        &mock,
+        "garbled",
+        ResponseTemplate::new(200).set_body_raw("{\"results\": [", "application/json"),
+    )
+    .await;
+    tavily_answers(
+        &mock,
+        "odd",
+        ResponseTemplate::new(200).set_body_json(json!({"results": {"title": "x"}})),
+    )
+    .await;
+    tavily_answers(
+        &mock,
+        "moved",
+        ResponseTemplate::new(307).insert_header("location", "http://elsewhere.example/search"),
+    )
+    .await;
     let tool = tool(&tavily(mock.uri(), "SKEIN_TEST_TAVILY_KEY_ERRORS"));
     let failure = |query: &'static str| {
         let tool = tool.clone();
@@ -763,14 +752,7 @@ async fn the_configuration_is_read_from_yaml_and_checked_at_start() {
 
     // Checked when the server starts: each refusal says what to fix.
     let start = |web_search: WebSearchConfig| async move {
-        let config = ServerConfig {
-            tools: ToolsConfig {
-                web_search: Some(web_search),
-                ..ToolsConfig::default()
-            },
-            ..ServerConfig::default()
-        };
-        match Server::new(config).await {
+        match Server::new(with_web_search(web_search)).await {
             Ok(_) => panic!("the server started"),
             Err(err) => err.to_string(),
         }
@@ -808,25 +790,12 @@ async fn the_configuration_is_read_from_yaml_and_checked_at_start() {
 
 #[tokio::test]
 async fn the_echo_model_searches_through_the_server() {
-    let mock = MockServer::start().await;
-    Mock::given(method("GET"))
-        .and(path("/search"))
-        .and(query_param("q", "rust"))
-        .and(query_param("format", "json"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(searxng_answer()))
-        .mount(&mock)
-        .await;
-    let config = ServerConfig {
-        tools: ToolsConfig {
-            web_search: Some(WebSearchConfig::Searxng {
-                url: Some(mock.uri()),
-                max_results: Some(2),
-                timeout_secs: None,
-            }),
-            ..ToolsConfig::default()
-        },
-        ..ServerConfig::default()
-    };
+    let mock = searxng_for("rust").await;
+    let config = with_web_search(WebSearchConfig::Searxng {
+        url: Some(mock.uri()),
+        max_results: Some(2),
+        timeout_secs: None,
+    });
     let server = TestServer::start(config).await;
     let body = json!({
         "model_config": {"model_id": "echo"},
@@ -843,36 +812,7 @@ async fn the_echo_model_searches_through_the_server() {
     assert_eq!(done["name"], "web_search");
     assert_eq!(done["error"], Value::Null);
     let output: Value = serde_json::from_str(done["output"].as_str().unwrap()).unwrap();
-    assert_eq!(
-        output,
-        json!({
-            "query": "rust",
-            "results": [
-                {
-                    "title": "Rust Programming Language",
-                    "url": "https://www.rust-lang.org/",
-                    "snippet": "A language empowering everyone to build reliable and efficient software.",
-                },
-                {
-                    "title": "Rust (programming language) - Wikipedia",
-                    "url": "https://en.wikipedia.org/wiki/Rust_(programming_language)",
-                    "snippet": "Rust is a general-purpose programming language emphasizing performance, type safety, and concurrency. It's memory safe & fast.",
-                },
-            ],
-            "sources": [
-                {
-                    "title": "Rust Programming Language",
-                    "location": "https://www.rust-lang.org/",
-                    "passage": "A language empowering everyone to build reliable and efficient software.",
-                },
-                {
-                    "title": "Rust (programming language) - Wikipedia",
-                    "location": "https://en.wikipedia.org/wiki/Rust_(programming_language)",
-                    "passage": "Rust is a general-purpose programming language emphasizing performance, type safety, and concurrency. It's memory safe & fast.",
-                },
-            ],
-        })
-    );
+    assert_eq!(output, found("rust", &[RUST_LANG, RUST_WIKIPEDIA]));
     assert_eq!(terminal(&events, "response.done")["rounds"], 2);
     assert_eq!(only_request(&mock).await.url.path(), "/search");
     server.stop().await;
