@@ -235,3 +235,31 @@ impl StoreError {
 
 /// `Result` with [`StoreError`].
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A store location fit to show: the password of a URL (`postgres://user:pass@host/db`)
+/// replaced by `***`; anything else unchanged. Errors and logs name a location without its
+/// secret.
+///
+/// ```
+/// use conversation_tree::redact_location;
+///
+/// assert_eq!(redact_location("postgres://u:secret@h:5432/db"), "postgres://u:***@h:5432/db");
+/// assert_eq!(redact_location("/var/lib/skein/logs.db"), "/var/lib/skein/logs.db");
+/// ```
+pub fn redact_location(location: &str) -> String {
+    let Some((scheme, rest)) = location.split_once("://") else {
+        return location.to_owned();
+    };
+    // Only the authority holds credentials: an `@` in the path is not one.
+    let (authority, path) = match rest.find('/') {
+        Some(slash) => rest.split_at(slash),
+        None => (rest, ""),
+    };
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return location.to_owned();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _password)) => format!("{scheme}://{user}:***@{host}{path}"),
+        None => location.to_owned(),
+    }
+}

@@ -121,7 +121,7 @@ mod store;
 pub mod testing;
 mod walk;
 
-pub use error::{Backend, Result, StoreError};
+pub use error::{Backend, Result, StoreError, redact_location};
 pub use hash::{
     attachment_hash, canonical_json, path_hash, prompt_hash, response_hash, tool_call_hash,
     tool_result_hash, tool_specs_hash,

@@ -214,20 +214,7 @@ pub(crate) fn check_base_name(name: &str) -> Result<(), KbError> {
 
 /// `location` with the password of a URL replaced by `***`.
 pub(crate) fn redact(location: &str) -> String {
-    let Some((scheme, rest)) = location.split_once("://") else {
-        return location.to_owned();
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(slash) => rest.split_at(slash),
-        None => (rest, ""),
-    };
-    let Some((userinfo, host)) = authority.rsplit_once('@') else {
-        return location.to_owned();
-    };
-    match userinfo.split_once(':') {
-        Some((user, _password)) => format!("{scheme}://{user}:***@{host}{path}"),
-        None => location.to_owned(),
-    }
+    conversation_tree::redact_location(location)
 }
 
 #[cfg(test)]

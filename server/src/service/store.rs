@@ -111,16 +111,7 @@ async fn open_postgres(location: &str, _read_only: bool) -> Result<Arc<dyn Store
 
 /// The location with the password of a URL replaced by `***`.
 pub fn redact(location: &str) -> String {
-    let Some((scheme, rest)) = location.split_once("://") else {
-        return location.to_owned();
-    };
-    let Some((userinfo, host)) = rest.rsplit_once('@') else {
-        return location.to_owned();
-    };
-    match userinfo.split_once(':') {
-        Some((user, _password)) => format!("{scheme}://{user}:***@{host}"),
-        None => location.to_owned(),
-    }
+    conversation_tree::redact_location(location)
 }
 
 #[cfg(test)]
