@@ -5,10 +5,14 @@
 use crate::common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use agent_loop::{Agent, AgentError, AgentEvent, AgentInput, ConversationId, Store};
+use agent_loop::{
+    Agent, AgentError, AgentEvent, AgentInput, ChatOptions, ConversationId, Lookup, NodeId, Reuse,
+    Store, StoreLog, Usage,
+};
 use common::*;
-use conversation_tree::SqliteStore;
+use conversation_tree::{ResponseStatus, SqliteStore};
 use messages::Message;
 use providers::testing::ScriptedResponse;
 
@@ -110,39 +114,65 @@ async fn a_conversation_needs_a_store() {
     ));
 }
 
+/// A log into `conversation` of `store` whose answers take `label`.
+fn labelled_log(
+    store: &Arc<dyn Store>,
+    conversation: &ConversationId,
+    reuse: Reuse,
+    label: &str,
+) -> StoreLog {
+    StoreLog::new(Arc::clone(store), conversation.clone(), reuse, None).label(label)
+}
+
+/// `log`'s lookup of `transcript` for the echo model with default options, without tools.
+async fn look_up(log: &mut StoreLog, transcript: &[Message]) -> Lookup {
+    log.lookup(transcript, "echo", &[], &ChatOptions::default())
+        .await
+        .unwrap()
+}
+
+/// Logs `answer` to `transcript` as a completed response taking `duration`.
+async fn log_answer(
+    log: &mut StoreLog,
+    lookup: &Lookup,
+    transcript: &[Message],
+    answer: &Message,
+    duration: Duration,
+) -> Result<NodeId, AgentError> {
+    log.log(
+        lookup,
+        transcript,
+        answer,
+        Usage::default(),
+        duration,
+        ResponseStatus::Completed,
+    )
+    .await
+}
+
 /// A log with a label and an owner: each round's answer takes the label, so after two rounds
 /// it names the second answer; the owner is the conversation's, recorded by the first write.
 #[tokio::test]
 async fn a_labelled_owned_log_leaves_the_label_on_the_last_answer() {
-    use std::time::Duration;
-
-    use agent_loop::{ChatOptions, Reuse, StoreLog, Usage};
-    use conversation_tree::{Claim, ResponseStatus, StoreError};
+    use conversation_tree::{Claim, StoreError};
 
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
     let conversation = ConversationId::random();
-    let mut log = StoreLog::new(Arc::clone(&store), conversation.clone(), Reuse::Never, None)
-        .label("resp_two_rounds")
-        .owner("alice");
-    let options = ChatOptions::default();
+    let mut log =
+        labelled_log(&store, &conversation, Reuse::Never, "resp_two_rounds").owner("alice");
     let mut transcript = vec![Message::human("Weather in Paris?")];
     let mut nodes = Vec::new();
     for answer in [Message::ai("Let me look."), Message::ai("Sunny.")] {
-        let lookup = log
-            .lookup(&transcript, "echo", &[], &options)
-            .await
-            .unwrap();
-        let node = log
-            .log(
-                &lookup,
-                &transcript,
-                &answer,
-                Usage::default(),
-                Duration::from_millis(5),
-                ResponseStatus::Completed,
-            )
-            .await
-            .unwrap();
+        let lookup = look_up(&mut log, &transcript).await;
+        let node = log_answer(
+            &mut log,
+            &lookup,
+            &transcript,
+            &answer,
+            Duration::from_millis(5),
+        )
+        .await
+        .unwrap();
         nodes.push(node);
         transcript.push(answer);
         transcript.push(Message::human("And then?"));
@@ -170,26 +200,18 @@ async fn a_labelled_owned_log_leaves_the_label_on_the_last_answer() {
     );
 
     // An unusable label fails the write, which stores nothing.
-    let mut bad = StoreLog::new(
-        Arc::clone(&store),
-        ConversationId::random(),
-        Reuse::Never,
-        None,
-    )
-    .label("");
+    let mut bad = labelled_log(&store, &ConversationId::random(), Reuse::Never, "");
     let fresh = [Message::human("Hi")];
-    let lookup = bad.lookup(&fresh, "echo", &[], &options).await.unwrap();
-    let err = bad
-        .log(
-            &lookup,
-            &fresh,
-            &Message::ai("never stored"),
-            Usage::default(),
-            Duration::ZERO,
-            ResponseStatus::Completed,
-        )
-        .await
-        .unwrap_err();
+    let lookup = look_up(&mut bad, &fresh).await;
+    let err = log_answer(
+        &mut bad,
+        &lookup,
+        &fresh,
+        &Message::ai("never stored"),
+        Duration::ZERO,
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(err, AgentError::Store(StoreError::InvalidLabel { .. })),
         "{err}"
@@ -207,51 +229,27 @@ async fn a_labelled_owned_log_leaves_the_label_on_the_last_answer() {
 /// would: the id a front end gave its client for the cached answer resolves to that node.
 #[tokio::test]
 async fn a_cached_answer_takes_the_label_of_the_log_that_reuses_it() {
-    use std::time::Duration;
-
-    use agent_loop::{ChatOptions, Reuse, StoreLog, Usage};
-    use conversation_tree::{CallKind, ResponseStatus, StoreError};
+    use conversation_tree::{CallKind, StoreError};
 
     let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
     let conversation = ConversationId::random();
-    let options = ChatOptions::default();
     let transcript = [Message::human("Capital of France?")];
-    let mut first = StoreLog::new(
-        Arc::clone(&store),
-        conversation.clone(),
-        Reuse::Always,
-        None,
-    )
-    .label("resp_generated");
-    let lookup = first
-        .lookup(&transcript, "echo", &[], &options)
-        .await
-        .unwrap();
+    let mut first = labelled_log(&store, &conversation, Reuse::Always, "resp_generated");
+    let lookup = look_up(&mut first, &transcript).await;
     assert!(first.cached(&lookup).await.unwrap().is_none());
-    let generated = first
-        .log(
-            &lookup,
-            &transcript,
-            &Message::ai("Paris."),
-            Usage::default(),
-            Duration::from_millis(5),
-            ResponseStatus::Completed,
-        )
-        .await
-        .unwrap();
+    let generated = log_answer(
+        &mut first,
+        &lookup,
+        &transcript,
+        &Message::ai("Paris."),
+        Duration::from_millis(5),
+    )
+    .await
+    .unwrap();
 
     // A second request (sampling options, reuse always allowed) is answered from the store.
-    let mut second = StoreLog::new(
-        Arc::clone(&store),
-        conversation.clone(),
-        Reuse::Always,
-        None,
-    )
-    .label("resp_cached");
-    let lookup = second
-        .lookup(&transcript, "echo", &[], &options)
-        .await
-        .unwrap();
+    let mut second = labelled_log(&store, &conversation, Reuse::Always, "resp_cached");
+    let lookup = look_up(&mut second, &transcript).await;
     let (message, node) = second
         .cached(&lookup)
         .await
@@ -273,17 +271,8 @@ async fn a_cached_answer_takes_the_label_of_the_log_that_reuses_it() {
     assert_eq!(kinds, [CallKind::Generated, CallKind::CacheHit]);
 
     // An unusable label fails the reuse, labelling nothing.
-    let mut bad = StoreLog::new(
-        Arc::clone(&store),
-        conversation.clone(),
-        Reuse::Always,
-        None,
-    )
-    .label("resp_\n");
-    let lookup = bad
-        .lookup(&transcript, "echo", &[], &options)
-        .await
-        .unwrap();
+    let mut bad = labelled_log(&store, &conversation, Reuse::Always, "resp_\n");
+    let lookup = look_up(&mut bad, &transcript).await;
     let err = bad.cached(&lookup).await.unwrap_err();
     assert!(
         matches!(err, AgentError::Store(StoreError::InvalidLabel { .. })),
