@@ -4,26 +4,12 @@
 
 use crate::support;
 
-use std::path::Path;
-
 use serde_json::{Value, json};
 use server::ServerConfig;
 use support::{TestServer, content, events, terminal};
 
 fn everything() -> mcp::McpServerConfig {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
-        Some(dir) => root.join(dir),
-        None => root.join("target"),
-    };
-    let entry = target
-        .join("xtask-mcp/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.exists(),
-        "server-everything is not installed at {}: run `cargo xtask mcp-servers` (needs the npm \
-         registry and PyPI)",
-        entry.display()
-    );
+    let entry = support::server_everything();
     mcp::McpServerConfig::stdio(
         "everything",
         "node",
