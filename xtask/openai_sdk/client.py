@@ -261,6 +261,31 @@ class Collected:
         return call
 
 
+def streamed(client, **request):
+    """A chat completion streamed with usage in its last chunk, put together."""
+    return Collected(
+        client.chat.completions.create(
+            **request, stream=True, stream_options={"include_usage": True}
+        )
+    )
+
+
+def calling(call, **fields):
+    """The assistant message that made `call` (an `only_call()` dict), with `fields` added."""
+    return {
+        "role": "assistant",
+        "content": None,
+        **fields,
+        "tool_calls": [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": call["arguments"]},
+            }
+        ],
+    }
+
+
 def check_totals(usage):
     expect_equal(
         usage.total_tokens,
@@ -304,13 +329,10 @@ def echo_non_stream(client):
 
 @check
 def echo_stream_include_usage(client):
-    answer = Collected(
-        client.chat.completions.create(
-            model="echo",
-            messages=user('{"raw": "Hello!"}'),
-            stream=True,
-            stream_options={"include_usage": True},
-        )
+    answer = streamed(
+        client,
+        model="echo",
+        messages=user('{"raw": "Hello!"}'),
     )
     expect_equal(answer.content, "Hello!", "streamed content")
     expect_equal(answer.finish_reason, "stop", "finish_reason")
@@ -346,14 +368,11 @@ def openai_text_non_stream(client):
 @check
 def openai_tool_call_round_trip(client):
     question = user("What is 1231 * 2331? [replay:openai-tool-call]")
-    first = Collected(
-        client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=question,
-            tools=[MULTIPLY_TOOL],
-            stream=True,
-            stream_options={"include_usage": True},
-        )
+    first = streamed(
+        client,
+        model="gpt-4o-mini",
+        messages=question,
+        tools=[MULTIPLY_TOOL],
     )
     call = first.only_call()
     expect_equal(call["id"], MULTIPLY_CALL_ID, "tool call id")
@@ -364,17 +383,7 @@ def openai_tool_call_round_trip(client):
 
     # The client ran the tool; the SDK's own stream helper accumulates the answer to its result.
     followup = question + [
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": call["id"],
-                    "type": "function",
-                    "function": {"name": call["name"], "arguments": call["arguments"]},
-                }
-            ],
-        },
+        calling(call),
         {"role": "tool", "tool_call_id": call["id"], "content": MULTIPLY_RESULT},
     ]
     with client.chat.completions.stream(
@@ -430,14 +439,11 @@ def anthropic_reasoning_tool_call_round_trip(client):
         "Use the fixed_version tool. Then tell me the version and make one short joke about "
         "it. Think about it first. [replay:anthropic-thinking-tool]"
     )
-    first = Collected(
-        client.chat.completions.create(
-            model=model,
-            messages=question,
-            tools=[FIXED_VERSION_TOOL],
-            stream=True,
-            stream_options={"include_usage": True},
-        )
+    first = streamed(
+        client,
+        model=model,
+        messages=question,
+        tools=[FIXED_VERSION_TOOL],
     )
     expect_equal(first.reasoning, FIXED_VERSION_THINKING, "reasoning_content")
     expect_equal(len(first.reasoning_details), 1, "reasoning_details items")
@@ -455,29 +461,18 @@ def anthropic_reasoning_tool_call_round_trip(client):
     # The reasoning goes back as the chunks gave it; the replay server answers the follow-up
     # only if the signature and the call reach Anthropic.
     followup = question + [
-        {
-            "role": "assistant",
-            "content": None,
-            "reasoning_content": first.reasoning,
-            "reasoning_details": first.reasoning_details,
-            "tool_calls": [
-                {
-                    "id": call["id"],
-                    "type": "function",
-                    "function": {"name": call["name"], "arguments": call["arguments"]},
-                }
-            ],
-        },
+        calling(
+            call,
+            reasoning_content=first.reasoning,
+            reasoning_details=first.reasoning_details,
+        ),
         {"role": "tool", "tool_call_id": call["id"], "content": FIXED_VERSION_RESULT},
     ]
-    second = Collected(
-        client.chat.completions.create(
-            model=model,
-            messages=followup,
-            tools=[FIXED_VERSION_TOOL],
-            stream=True,
-            stream_options={"include_usage": True},
-        )
+    second = streamed(
+        client,
+        model=model,
+        messages=followup,
+        tools=[FIXED_VERSION_TOOL],
     )
     expect_equal(second.content, FIXED_VERSION_ANSWER, "follow-up content")
     expect_equal(second.finish_reason, "stop", "follow-up finish_reason")
@@ -528,13 +523,10 @@ def anthropic_reasoning_non_stream(client):
 
 @check
 def gemini_text_stream(client):
-    answer = Collected(
-        client.chat.completions.create(
-            model="gemini-2.5-flash",
-            messages=user("Count from 1 to 30, one number per line. [replay:gemini-text]"),
-            stream=True,
-            stream_options={"include_usage": True},
-        )
+    answer = streamed(
+        client,
+        model="gemini-2.5-flash",
+        messages=user("Count from 1 to 30, one number per line. [replay:gemini-text]"),
     )
     expect_equal(answer.content, GEMINI_TEXT, "content")
     expect_equal(answer.finish_reason, "stop", "finish_reason")
