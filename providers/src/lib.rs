@@ -79,8 +79,7 @@ mod wire_numbers;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod http;
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-pub use http::install_crypto_provider;
-pub use http::preload as preload_http_client;
+pub use http::{install_crypto_provider, preload as preload_http_client};
 #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
 mod protocol;
 
