@@ -146,7 +146,8 @@ pub(crate) struct AgentArgs {
     pub(crate) knowledge_bases: Vec<String>,
     /// An MCP server whose tools the model may call: NAME=COMMAND [ARG…] (a program speaking
     /// MCP on stdio) or NAME=https://… (streamable HTTP). Its tools are named NAME__TOOL.
-    /// Repeat for several.
+    /// Repeat for several. A server a skill names in its `mcp_servers` is offered only once
+    /// the model loads that skill.
     #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
     pub(crate) mcp: Vec<String>,
     /// How the model calls tools: native (function calling), or a text protocol for models
@@ -495,9 +496,20 @@ impl AgentArgs {
         }
         Ok(RunSpec {
             tool_protocol,
-            // Every skill of `--skills` and every server of `--mcp` is offered.
+            // Every skill of `--skills` is offered, and every server of `--mcp` but those a
+            // skill brings: their tools wait until the model loads that skill.
             skills: service.skills().names().map(str::to_owned).collect(),
-            mcp_servers: service.mcp().names().map(str::to_owned).collect(),
+            mcp_servers: service
+                .mcp()
+                .names()
+                .filter(|server| {
+                    !service
+                        .skills()
+                        .iter()
+                        .any(|skill| skill.mcp_servers.iter().any(|name| name == server))
+                })
+                .map(str::to_owned)
+                .collect(),
             knowledge_bases: self.knowledge_bases.clone(),
             prompt_cache: self.cache,
             system: self.system.clone(),

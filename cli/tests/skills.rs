@@ -149,3 +149,91 @@ fn an_unreadable_skill_is_refused_before_the_run() {
         "{stderr}"
     );
 }
+
+#[test]
+fn a_skill_brings_its_mcp_servers_tools_once_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    std::fs::create_dir_all(skills.join("sums")).unwrap();
+    std::fs::write(
+        skills.join("sums/SKILL.md"),
+        "---\nname: sums\ndescription: Use for sums.\nmcp_servers: [everything]\n---\n\
+         Add with everything__get-sum.\n",
+    )
+    .unwrap();
+    let (base_url, bodies) = fake_openai(vec![
+        call("call_1", "load_skill", json!({"name": "sums"})),
+        call("call_2", "everything__get-sum", json!({"a": 2, "b": 40})),
+        json!({"role": "assistant", "content": "42."}),
+    ]);
+    let everything = format!(
+        "everything=node {} stdio",
+        support::server_everything().display()
+    );
+    let output = skein(dir.path())
+        .args(["run", "-m", "gpt-4o-mini", "--base-url", &base_url])
+        .args(["--api-key", "sk-test", "--mcp", &everything, "--skills"])
+        .arg(&skills)
+        .arg("What is 2+40?")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+
+    let bodies = support::bodies(&bodies);
+    assert_eq!(bodies.len(), 3);
+    // The server's tools wait for the skill.
+    assert_eq!(tool_names(&bodies[0]), ["load_skill"]);
+    for body in &bodies[1..] {
+        let names = tool_names(body);
+        assert_eq!(names[0], "load_skill");
+        // Tools server-everything publishes, namespaced by the server's name.
+        for tool in ["everything__get-sum", "everything__echo"] {
+            assert!(names.iter().any(|name| name == tool), "{tool}: {names:?}");
+        }
+        assert!(
+            names[1..]
+                .iter()
+                .all(|name| name.starts_with("everything__"))
+        );
+    }
+    // The loaded skill says which tools it brought, and the server answered the call.
+    let messages = bodies[2]["messages"].as_array().unwrap();
+    let loaded: Value = serde_json::from_str(messages[3]["content"].as_str().unwrap()).unwrap();
+    assert!(
+        loaded["tools"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("everything__get-sum")),
+        "{loaded}"
+    );
+    let result = messages.last().unwrap();
+    assert_eq!(result["tool_call_id"], "call_2");
+    assert_eq!(result["content"], "The sum of 2 and 40 is 42.");
+}
+
+#[test]
+fn a_skill_naming_an_unconfigured_mcp_server_says_so_when_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let skills = dir.path().join("skills");
+    std::fs::create_dir_all(skills.join("remote")).unwrap();
+    std::fs::write(
+        skills.join("remote/SKILL.md"),
+        "---\nname: remote\ndescription: Use for remote work.\nmcp_servers: [ghost]\n---\n",
+    )
+    .unwrap();
+    let calls = json!({"tool_calls": [{"name": "load_skill", "arguments": {"name": "remote"}}]});
+    let output = skein(dir.path())
+        .args(["run", "-m", "echo", "--skills"])
+        .arg(&skills)
+        .arg(calls.to_string())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let report: Value = serde_json::from_str(&stdout[stdout.find('{').unwrap()..]).unwrap();
+    let error = report["tool_results"][0]["output"].as_str().unwrap();
+    assert!(
+        error.contains("`ghost`") && error.contains("not configured"),
+        "{report}"
+    );
+}

@@ -334,6 +334,7 @@ impl ChatService {
                 &spec.skills,
                 &spec.preload_skills,
                 &self.tools,
+                &self.mcp,
                 input.history(),
             )?;
             let mut tools = toolchain::ToolSet::new();

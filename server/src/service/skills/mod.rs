@@ -1,8 +1,9 @@
 //! Skills: folders with a `SKILL.md` (YAML front matter `name`, `description`, optional
-//! `tools`; the body is the instructions), in the Agent Skills layout other tools use (unknown
-//! front-matter keys are ignored). A run offered skills gets a `load_skill` tool listing them;
-//! once the model loads one, its instructions join the system prompt and its tools are offered
-//! from the next round on.
+//! `tools` naming built-in tools and `mcp_servers` naming configured MCP servers; the body is
+//! the instructions), in the Agent Skills layout other tools use (unknown front-matter keys are
+//! ignored). A run offered skills gets a `load_skill` tool listing them; once the model loads
+//! one, its instructions join the system prompt and its tools (the built-in ones it names and
+//! every tool of its MCP servers) are offered from the next round on.
 //!
 //! ```
 //! use server::skills::SkillSet;
@@ -11,12 +12,13 @@
 //! std::fs::create_dir(dir.path().join("arithmetic"))?;
 //! std::fs::write(
 //!     dir.path().join("arithmetic/SKILL.md"),
-//!     "---\nname: arithmetic\ndescription: Exact sums and products.\ntools: [calculator]\n---\n\
-//!      Always use the calculator for arithmetic.\n",
+//!     "---\nname: arithmetic\ndescription: Exact sums and products.\ntools: [calculator]\n\
+//!      mcp_servers: [maths]\n---\nAlways use the calculator for arithmetic.\n",
 //! )?;
 //! let skills = SkillSet::load(&[dir.path().to_path_buf()])?;
 //! let skill = skills.get("arithmetic").unwrap();
 //! assert_eq!(skill.tools, ["calculator"]);
+//! assert_eq!(skill.mcp_servers, ["maths"]);
 //! assert_eq!(skill.instructions, "Always use the calculator for arithmetic.");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -42,6 +44,8 @@ pub struct Skill {
     pub description: String,
     /// The built-in tools it brings, by name.
     pub tools: Vec<String>,
+    /// The MCP servers whose tools it brings, by their configured names.
+    pub mcp_servers: Vec<String>,
     /// The instructions: the body of `SKILL.md`.
     pub instructions: String,
     /// Where its `SKILL.md` is.
@@ -94,6 +98,8 @@ struct FrontMatter {
     description: String,
     #[serde(default)]
     tools: Vec<String>,
+    #[serde(default)]
+    mcp_servers: Vec<String>,
 }
 
 impl SkillSet {
@@ -216,6 +222,7 @@ impl Skill {
             name,
             description,
             tools: front.tools,
+            mcp_servers: front.mcp_servers,
             instructions: body.trim().to_owned(),
             path: path.to_path_buf(),
         })
@@ -253,16 +260,19 @@ mod tests {
     fn front_matter_and_body() {
         let skill = parse(
             "---\nname: pdf-forms\ndescription: Fill PDF forms.\nlicense: MIT\n\
-             allowed-tools: [Bash]\ntools: [read_file]\n---\n\n# Filling forms\nStep one.\n",
+             allowed-tools: [Bash]\ntools: [read_file]\nmcp_servers: [pdf]\n---\n\n\
+             # Filling forms\nStep one.\n",
         )
         .unwrap();
         assert_eq!(skill.name, "pdf-forms");
         assert_eq!(skill.description, "Fill PDF forms.");
         assert_eq!(skill.tools, ["read_file"]);
+        assert_eq!(skill.mcp_servers, ["pdf"]);
         assert_eq!(skill.instructions, "# Filling forms\nStep one.");
         // No tools and no body are fine.
         let bare = parse("---\nname: a\ndescription: b\n---").unwrap();
-        assert!(bare.tools.is_empty() && bare.instructions.is_empty());
+        assert!(bare.tools.is_empty() && bare.mcp_servers.is_empty());
+        assert!(bare.instructions.is_empty());
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use toolchain::{DynTool, ExecutionContext, Tool, ToolError, ToolResult, ToolSet, async_trait};
 
 use super::{Skill, SkillSet};
+use crate::service::mcp::McpTools;
 use crate::service::tools::BuiltinTools;
 
 /// The name of the tool that loads a skill.
@@ -70,13 +71,14 @@ pub enum SkillRunError {
 }
 
 impl SkillRun {
-    /// The skills `names` of `skills` offered to a run with `builtin` tools; `preload` are
-    /// loaded from the start, and so is every skill the `history` loaded.
+    /// The skills `names` of `skills` offered to a run with `builtin` tools and the `mcp`
+    /// servers; `preload` are loaded from the start, and so is every skill the `history` loaded.
     pub(crate) fn new(
         skills: &SkillSet,
         names: &[String],
         preload: &[String],
         builtin: &BuiltinTools,
+        mcp: &McpTools,
         history: &[Message],
     ) -> Result<Self, SkillRunError> {
         let unknown = |name: &str| SkillRunError::Unknown {
@@ -86,12 +88,9 @@ impl SkillRun {
         let mut offered = Vec::new();
         for name in names {
             let skill = skills.get(name).ok_or_else(|| unknown(name))?;
-            let tools = builtin
-                .select(skill.tools.iter().map(String::as_str))
-                .map_err(|error| error.to_string());
             offered.push(Offered {
                 skill: skill.clone(),
-                tools,
+                tools: tools_of(skill, builtin, mcp),
             });
         }
         let mut loaded = BTreeSet::new();
@@ -174,6 +173,33 @@ impl SkillRun {
     pub(crate) fn loaded(&self) -> Vec<String> {
         self.shared.loaded().into_iter().collect()
     }
+}
+
+/// The tools `skill` brings: the built-in ones it names and every tool of its MCP servers; or
+/// why this server cannot offer them (the skill stays listed, and loading it says why).
+fn tools_of(skill: &Skill, builtin: &BuiltinTools, mcp: &McpTools) -> Result<ToolSet, String> {
+    let mut tools = builtin
+        .select(skill.tools.iter().map(String::as_str))
+        .map_err(|error| error.to_string())?;
+    for server in &skill.mcp_servers {
+        let Some(server_tools) = mcp.tools(server) else {
+            let names: Vec<&str> = mcp.names().collect();
+            let configured = if names.is_empty() {
+                "none is".to_owned()
+            } else {
+                format!("the configured ones are {}", names.join(", "))
+            };
+            return Err(format!(
+                "it needs the MCP server `{server}`, which is not configured ({configured})"
+            ));
+        };
+        // MCP tool names carry their server's name, so they cannot clash with built-in names
+        // or with another server's.
+        tools
+            .extend(server_tools)
+            .map_err(|error| error.to_string())?;
+    }
+    Ok(tools)
 }
 
 fn known(skills: &SkillSet) -> String {
@@ -317,7 +343,15 @@ mod tests {
     fn run(history: &[Message]) -> SkillRun {
         let builtin = BuiltinTools::new(&ToolsConfig::default()).unwrap();
         let names = ["arithmetic".to_owned(), "files".to_owned()];
-        SkillRun::new(&skills(), &names, &[], &builtin, history).unwrap()
+        SkillRun::new(
+            &skills(),
+            &names,
+            &[],
+            &builtin,
+            &McpTools::default(),
+            history,
+        )
+        .unwrap()
     }
 
     async fn load(run: &SkillRun, name: &str) -> Result<serde_json::Value, ToolError> {
@@ -360,5 +394,36 @@ mod tests {
             Message::tool_response("c1", LOAD_SKILL, "{}"),
         ];
         assert_eq!(run(&history).loaded(), ["arithmetic"]);
+    }
+
+    #[tokio::test]
+    async fn a_skill_brings_every_tool_of_its_mcp_servers() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, servers) in [("maths", "[calc]"), ("remote", "[calc, ghost]")] {
+            std::fs::create_dir(dir.path().join(name)).unwrap();
+            std::fs::write(
+                dir.path().join(name).join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: d\nmcp_servers: {servers}\n---\n"),
+            )
+            .unwrap();
+        }
+        let skills = SkillSet::load(&[dir.path().to_path_buf()]).unwrap();
+        let builtin = BuiltinTools::new(&ToolsConfig::default()).unwrap();
+        // A stand-in for a connected server: any tools under its name.
+        let calculator = builtin.select(["calculator"]).unwrap();
+        let mut mcp = McpTools::default();
+        mcp.insert("calc", calculator.iter().cloned().collect())
+            .unwrap();
+        let names = ["maths".to_owned(), "remote".to_owned()];
+        let run = SkillRun::new(&skills, &names, &[], &builtin, &mcp, &[]).unwrap();
+
+        let maths = load(&run, "maths").await.unwrap();
+        assert_eq!(maths["tools"], serde_json::json!(["calculator"]));
+        let remote = load(&run, "remote").await.unwrap_err().to_string();
+        assert!(
+            remote.contains("`ghost`") && remote.contains("the configured ones are calc"),
+            "{remote}"
+        );
+        assert_eq!(run.loaded(), ["maths"]);
     }
 }
