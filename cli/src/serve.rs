@@ -27,6 +27,8 @@ Examples:
   skein serve --listen 0.0.0.0:8080 --token-file tokens.txt
   skein serve --config skein.yaml        every setting of server::ServerConfig, as YAML
   skein serve --tool-root ./docs --allow-host api.github.com
+  skein serve --mcp 'files=npx -y @modelcontextprotocol/server-filesystem .' --skills ./skills \\
+    --kb docs
 
   curl -N http://127.0.0.1:8080/v1/response -H 'content-type: application/json' \\
     -d '{\"model_config\": {\"model_id\": \"echo\"}, \"input\": {\"text\": \"Hello\"}}'")]
@@ -91,6 +93,19 @@ pub(crate) struct ServeArgs {
     /// A host http_get may fetch from (repeat for several).
     #[arg(long = "allow-host", value_name = "HOST")]
     allow_hosts: Vec<String>,
+    /// An MCP server requests may use by name (`tools.mcp_servers: [{"name": NAME}]`):
+    /// NAME=COMMAND [ARG…] (a program speaking MCP on stdio, started now) or NAME=https://…
+    /// (streamable HTTP). Repeat for several.
+    #[arg(long = "mcp", value_name = "NAME=COMMAND|URL")]
+    mcp: Vec<String>,
+    /// A directory of skills (folders holding a SKILL.md), or one skill folder, that requests
+    /// may offer with `tools.skills`. Repeat for several.
+    #[arg(long = "skills", value_name = "DIR")]
+    skills: Vec<PathBuf>,
+    /// A knowledge base knowledge_base_search searches when a request names none (add files
+    /// with `skein kb add NAME FILES…`). Repeat for several.
+    #[arg(long = "kb", value_name = "NAME")]
+    knowledge_bases: Vec<String>,
 }
 
 pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliError> {
@@ -191,6 +206,23 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
     if !args.allow_hosts.is_empty() {
         config.tools.http_get = Some(HttpGetPolicy::allow(args.allow_hosts.clone()));
     }
+    #[cfg(feature = "mcp")]
+    for spec in &args.mcp {
+        config.mcp_servers.push(
+            mcp::McpServerConfig::parse(spec)
+                .map_err(|error| CliError::Usage(format!("--mcp {spec}: {error}")))?,
+        );
+    }
+    #[cfg(not(feature = "mcp"))]
+    if !args.mcp.is_empty() {
+        return Err(CliError::Usage(
+            "--mcp: this skein was built without MCP support (the `mcp` feature)".to_owned(),
+        ));
+    }
+    config.skills_dirs.extend(args.skills.iter().cloned());
+    config
+        .knowledge_bases
+        .extend(args.knowledge_bases.iter().cloned());
     if let Some(path) = &args.token_file {
         config.tokens.extend(tokens(&read(path)?, '\n'));
     }

@@ -126,4 +126,15 @@ fn unknown_bases_and_binary_files_are_named() {
         String::from_utf8_lossy(&run.stderr).contains("nothing"),
         "{run:?}"
     );
+    // A server whose default base does not exist does not start.
+    let serve = skein(&db)
+        .args(["serve", "--listen", "127.0.0.1:0", "--kb", "nothing"])
+        .output()
+        .unwrap();
+    assert!(!serve.status.success());
+    let stderr = String::from_utf8_lossy(&serve.stderr);
+    assert!(
+        stderr.contains("`knowledge_bases`") && stderr.contains("`nothing`"),
+        "{stderr}"
+    );
 }

@@ -105,6 +105,12 @@ pub struct ServerConfig {
     /// Directories of skills (folders holding a `SKILL.md`) that requests may offer with
     /// `tools.skills`. None by default.
     pub skills_dirs: Vec<std::path::PathBuf>,
+    /// The knowledge bases (`skein kb add NAME FILES…`, in the store's database) that
+    /// `knowledge_base_search` searches when a request enables it without naming any
+    /// (`tools.builtin.knowledge_base_search: {enabled: true}`), and when an agent alias or a
+    /// token's tools list `knowledge_base_search`. Each must exist when the server starts.
+    /// None by default.
+    pub knowledge_bases: Vec<String>,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -126,6 +132,7 @@ impl Default for ServerConfig {
             #[cfg(feature = "mcp")]
             mcp_servers: Vec::new(),
             skills_dirs: Vec::new(),
+            knowledge_bases: Vec::new(),
             allow_request_base_url: false,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
             tools: ToolsConfig::default(),
@@ -205,7 +212,8 @@ impl ProviderBaseUrls {
 pub struct TokenTools {
     /// The token (one of the server's `tokens`).
     pub token: Secret,
-    /// Built-in tools its requests may call, by name (each must be enabled in `tools`).
+    /// Built-in tools its requests may call, by name (each must be enabled in `tools`), and
+    /// `knowledge_base_search` for the configured `knowledge_bases`.
     pub tools: Vec<String>,
     /// A system prompt put before the client's own.
     #[serde(default)]
@@ -222,7 +230,8 @@ pub struct TokenTools {
 pub struct AgentAlias {
     /// The model the agent runs on.
     pub model: String,
-    /// Built-in tools it may call, by name (each must be enabled in `tools`).
+    /// Built-in tools it may call, by name (each must be enabled in `tools`), and
+    /// `knowledge_base_search` for the configured `knowledge_bases`.
     #[serde(default)]
     pub tools: Vec<String>,
     /// A system prompt put before the client's own.
@@ -231,4 +240,28 @@ pub struct AgentAlias {
     /// Tool rounds before it must answer (default 10).
     #[serde(default)]
     pub max_rounds: Option<usize>,
+}
+
+impl AgentAlias {
+    /// The built-in tools it names: its `tools` but `knowledge_base_search`.
+    pub fn builtin_tools(&self) -> impl Iterator<Item = &str> {
+        builtin_tools(&self.tools)
+    }
+
+    /// Whether it searches the configured knowledge bases (`knowledge_base_search` is among
+    /// its `tools`).
+    pub fn searches_knowledge(&self) -> bool {
+        self.tools
+            .iter()
+            .any(|tool| tool == knowledge_base::TOOL_NAME)
+    }
+}
+
+/// `tools` but `knowledge_base_search`, which is not a built-in tool: it searches the
+/// configured knowledge bases.
+pub(crate) fn builtin_tools(tools: &[String]) -> impl Iterator<Item = &str> {
+    tools
+        .iter()
+        .map(String::as_str)
+        .filter(|tool| *tool != knowledge_base::TOOL_NAME)
 }

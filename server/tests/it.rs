@@ -12,6 +12,8 @@ mod hostile_clients;
 mod hostile_provider;
 #[path = "interruptions.rs"]
 mod interruptions;
+#[path = "knowledge.rs"]
+mod knowledge;
 #[path = "limits.rs"]
 mod limits;
 #[path = "mcp.rs"]

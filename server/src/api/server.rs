@@ -34,8 +34,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server for `config`, opening the store it names.
-    /// A server for `config`, opening the store it names and connecting its MCP servers.
+    /// A server for `config`, opening the store it names, connecting its MCP servers and
+    /// checking that its knowledge bases exist.
     pub async fn new(config: ServerConfig) -> Result<Self, ServerError> {
         let store = open_store(&config.store).await?;
         let kind = StoreKind::of(&config.store);
@@ -49,14 +49,20 @@ impl Server {
         let knowledge = knowledge_base::KnowledgeStore::open(&config.store)
             .await
             .map_err(|err| ServerError::Config(format!("the knowledge store: {err}")))?;
+        // A missing base would otherwise fail every request that searches it.
+        if !config.knowledge_bases.is_empty() {
+            knowledge_base::KnowledgeBaseSearch::new(knowledge.clone(), &config.knowledge_bases)
+                .await
+                .map_err(|err| ServerError::Config(format!("`knowledge_bases`: {err}")))?;
+        }
         Ok(Server {
             app: Arc::new(App::new(config, store, kind, mcp, Some(knowledge))?),
         })
     }
 
     /// A server for `config` logging into `store` (of `kind`, for `/health`) instead of the
-    /// one `config.store` names. MCP servers are connected by [`Server::new`] only: a config
-    /// naming some is refused here.
+    /// one `config.store` names. MCP servers are connected, and knowledge bases searched, by
+    /// [`Server::new`] only: a config naming some is refused here.
     pub fn with_store(
         config: ServerConfig,
         store: Arc<dyn Store>,

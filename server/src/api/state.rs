@@ -68,10 +68,31 @@ impl App {
         }
         let cors = crate::api::guard::cors(&config)?;
         let tools = BuiltinTools::new(&config.tools)?;
+        if !config.knowledge_bases.is_empty() && knowledge.is_none() {
+            return Err(ServerError::Config(
+                "`knowledge_bases` are searched in the store `Server::new` opens; use it"
+                    .to_owned(),
+            ));
+        }
         // An agent alias naming a tool that is not enabled would fail every request it gets.
-        for (name, agent) in &config.agents {
+        let check = |tool_list: &[String]| -> Result<(), String> {
             tools
-                .select(agent.tools.iter().map(String::as_str))
+                .select(crate::config::builtin_tools(tool_list))
+                .map_err(|err| err.to_string())?;
+            if tool_list
+                .iter()
+                .any(|tool| tool == knowledge_base::TOOL_NAME)
+                && config.knowledge_bases.is_empty()
+            {
+                return Err(format!(
+                    "`{}` searches the configured `knowledge_bases`, and none is configured",
+                    knowledge_base::TOOL_NAME
+                ));
+            }
+            Ok(())
+        };
+        for (name, agent) in &config.agents {
+            check(&agent.tools)
                 .map_err(|err| ServerError::Config(format!("agent `{name}`: {err}")))?;
         }
         let mut token_agents = std::collections::HashMap::new();
@@ -86,8 +107,7 @@ impl App {
                      use its tools; add it to `tokens`"
                 )));
             };
-            tools
-                .select(entry.tools.iter().map(String::as_str))
+            check(&entry.tools)
                 .map_err(|err| ServerError::Config(format!("`token_tools[{index}]`: {err}")))?;
             token_agents.insert(caller, entry.clone());
         }

@@ -280,7 +280,8 @@ pub fn plan(
         &std::mem::take(&mut tools_config.mcp_servers),
         &mut problems,
     );
-    let (mut tools, knowledge_bases) = builtin_tools(tools_config, &mut problems);
+    let (mut tools, knowledge_bases) =
+        builtin_tools(tools_config, &config.knowledge_bases, &mut problems);
     // `features.web_search` offers the `web_search` tool (whether the server has a backend is
     // the service's to say, as for any built-in tool).
     if features.web_search && !tools.iter().any(|tool| tool == "web_search") {
@@ -434,8 +435,13 @@ fn skills(refs: &[SkillRef], problems: &mut Problems) -> (Vec<String>, Vec<Strin
 /// The name under `tools.builtin` that searches knowledge bases (its `kb_ids` name them).
 const KNOWLEDGE_BASE_TOOL: &str = "knowledge_base_search";
 
-/// The built-in tools enabled, and the knowledge bases `knowledge_base_search` searches.
-fn builtin_tools(tools: ToolsConfig, problems: &mut Problems) -> (Vec<String>, Vec<String>) {
+/// The built-in tools enabled, and the knowledge bases `knowledge_base_search` searches: those
+/// its `kb_ids` name, else the server's `configured` ones.
+fn builtin_tools(
+    tools: ToolsConfig,
+    configured: &[String],
+    problems: &mut Problems,
+) -> (Vec<String>, Vec<String>) {
     for (field, list) in [("tools.custom", &tools.custom)] {
         if !list.is_empty() {
             problems.unsupported(
@@ -467,10 +473,15 @@ fn builtin_tools(tools: ToolsConfig, problems: &mut Problems) -> (Vec<String>, V
                     }
                 }
                 if ids.is_empty() {
-                    problems.invalid(
-                        &format!("tools.builtin.{name}.kb_ids"),
-                        "name the knowledge bases to search (`skein kb list` shows them)",
-                    );
+                    if configured.is_empty() {
+                        problems.invalid(
+                            &format!("tools.builtin.{name}.kb_ids"),
+                            "name the knowledge bases to search (`skein kb list` shows them); \
+                             this server has no default ones (`knowledge_bases` in its \
+                             configuration)",
+                        );
+                    }
+                    bases.extend(configured.iter().cloned());
                 }
             }
             continue;

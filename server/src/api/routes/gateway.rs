@@ -215,7 +215,10 @@ async fn agent_run(
         RunInput::Messages(call.request.messages),
     );
     spec.system.clone_from(&agent.system);
-    spec.tools.clone_from(&agent.tools);
+    spec.tools = agent.builtin_tools().map(str::to_owned).collect();
+    if agent.searches_knowledge() {
+        spec.knowledge_bases.clone_from(&app.config.knowledge_bases);
+    }
     spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
     spec.temperature = options.temperature;
     spec.max_tokens = options.max_tokens;
