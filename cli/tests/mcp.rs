@@ -1,14 +1,11 @@
 //! `skein mcp list` and `skein run --mcp` against the reference MCP server
 //! `@modelcontextprotocol/server-everything` (stdio), installed by `cargo xtask mcp-servers`.
 
-use crate::support::{self, skein};
+use crate::support::skein;
 
 /// The reference server as a `--mcp` spec.
 fn everything() -> String {
-    format!(
-        "everything=node {} stdio",
-        support::server_everything().display()
-    )
+    ::mcp::testing::everything_spec("everything")
 }
 
 #[test]

@@ -143,20 +143,7 @@ pub fn chat_stream(delta: Value, finish: &str) -> Vec<u8> {
 }
 
 /// The installed `@modelcontextprotocol/server-everything` entry point; a missing install fails
-/// the test.
+/// the test with the hint to install it.
 pub fn server_everything() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
-        Some(dir) => root.join(dir),
-        None => root.join("target"),
-    };
-    let entry = target
-        .join("xtask-mcp/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.exists(),
-        "server-everything is not installed at {}: run `cargo xtask mcp-servers` (needs the npm \
-         registry and PyPI)",
-        entry.display()
-    );
-    entry
+    ::mcp::testing::server_everything_entry()
 }

@@ -69,6 +69,8 @@ mod error;
 mod names;
 mod result;
 mod server;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use config::{
     ConfigError, DEFAULT_TIMEOUT, MAX_SERVER_NAME_LEN, McpServerConfig, Secret, Transport,

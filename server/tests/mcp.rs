@@ -9,13 +9,7 @@ use server::ServerConfig;
 use support::{TestServer, content, events, terminal};
 
 fn everything() -> mcp::McpServerConfig {
-    let entry = support::server_everything();
-    mcp::McpServerConfig::stdio(
-        "everything",
-        "node",
-        [entry.display().to_string(), "stdio".to_owned()],
-    )
-    .unwrap()
+    mcp::testing::everything_config("everything")
 }
 
 #[tokio::test]

@@ -1,55 +1,15 @@
-//! Finding the installed servers, starting the HTTP one, and small helpers.
+//! Connecting to the installed servers (found and started by `mcp::testing`), and small
+//! helpers.
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use mcp::{McpError, McpServer, McpServerConfig};
+pub(crate) use mcp::testing::{FastMcp, everything_config};
+use mcp::{McpError, McpServer};
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use toolchain::{CancellationToken, DynTool, ExecutionContext, ToolError, ToolResult};
-
-const INSTALL_HINT: &str = "run `cargo xtask mcp-servers` (needs the npm registry and PyPI)";
-
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("the mcp crate sits in the workspace")
-        .to_owned()
-}
-
-/// `$CARGO_TARGET_DIR` (relative to the workspace root) or `target/`, then `xtask-mcp/`.
-fn install_dir() -> PathBuf {
-    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
-        Some(dir) => workspace_root().join(dir),
-        None => workspace_root().join("target"),
-    };
-    target.join("xtask-mcp")
-}
-
-fn installed(path: PathBuf, what: &str) -> PathBuf {
-    assert!(
-        path.exists(),
-        "{what} is not installed at {}: {INSTALL_HINT}",
-        path.display()
-    );
-    path
-}
-
-/// `server-everything` over stdio, run with `node` (which must be on PATH).
-pub(crate) fn everything_config(name: &str) -> McpServerConfig {
-    let entry = installed(
-        install_dir()
-            .join("node/node_modules/@modelcontextprotocol/server-everything/dist/index.js"),
-        "@modelcontextprotocol/server-everything",
-    );
-    McpServerConfig::stdio(
-        name,
-        "node",
-        [entry.to_string_lossy().into_owned(), "stdio".into()],
-    )
-    .expect("a valid config")
-}
 
 pub(crate) async fn everything(name: &str) -> McpServer {
     McpServer::connect(everything_config(name))
@@ -117,78 +77,4 @@ pub(crate) async fn reaped_within(pid: u32, limit: Duration) -> bool {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     false
-}
-
-/// The Python SDK's server (`xtask/mcp/fastmcp_server.py`) on a free loopback port, killed on
-/// drop.
-pub(crate) struct FastMcp {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl FastMcp {
-    /// Starts it; with `token`, requests must carry that bearer token.
-    pub(crate) fn start(token: Option<&str>) -> FastMcp {
-        let python = installed(
-            install_dir().join("venv/bin/python"),
-            "the Python `mcp` SDK virtualenv",
-        );
-        let script = workspace_root().join("xtask/mcp/fastmcp_server.py");
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let port_file = dir.path().join("port");
-        let mut command = Command::new(python);
-        command
-            .arg(&script)
-            .arg("--port-file")
-            .arg(&port_file)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .env_remove("SKEIN_TEST_MCP_TOKEN");
-        if let Some(token) = token {
-            command.env("SKEIN_TEST_MCP_TOKEN", token);
-        }
-        let mut child = command.spawn().expect("python starts");
-        let started = Instant::now();
-        let port = loop {
-            if let Ok(text) = std::fs::read_to_string(&port_file)
-                && let Ok(port) = text.trim().parse()
-            {
-                break port;
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!("fastmcp_server.py exited with {status} before listening ({INSTALL_HINT}?)");
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(30),
-                "fastmcp_server.py did not write its port within 30 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        FastMcp {
-            child,
-            port,
-            _dir: dir,
-        }
-    }
-
-    pub(crate) fn url(&self) -> String {
-        format!("http://127.0.0.1:{}/mcp", self.port)
-    }
-
-    pub(crate) fn config(&self, name: &str) -> McpServerConfig {
-        McpServerConfig::http(name, self.url()).expect("a valid config")
-    }
-
-    /// Kills the server (SIGKILL) and reaps it.
-    pub(crate) fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for FastMcp {
-    fn drop(&mut self) {
-        self.kill();
-    }
 }

@@ -3,7 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use futures::StreamExt as _;
 use serde_json::Value;
@@ -160,23 +160,4 @@ pub async fn received(mock: &MockServer) -> Vec<Value> {
         .iter()
         .map(|request| serde_json::from_slice(&request.body).unwrap_or(Value::Null))
         .collect()
-}
-
-/// The installed `@modelcontextprotocol/server-everything` entry point; a missing install fails
-/// the test.
-pub fn server_everything() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
-    let target = match std::env::var_os("CARGO_TARGET_DIR").filter(|dir| !dir.is_empty()) {
-        Some(dir) => root.join(dir),
-        None => root.join("target"),
-    };
-    let entry = target
-        .join("xtask-mcp/node/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(
-        entry.exists(),
-        "server-everything is not installed at {}: run `cargo xtask mcp-servers` (needs the npm \
-         registry and PyPI)",
-        entry.display()
-    );
-    entry
 }
