@@ -196,7 +196,8 @@ pub struct BuiltinTool {
     /// Result limit of search tools. Not supported: Skein's built-in tools have none.
     #[serde(default)]
     pub max_results: Option<u32>,
-    /// Knowledge bases to search. Not supported.
+    /// The knowledge bases `knowledge_base_search` searches, by name (`skein kb list`); left
+    /// out, the server's configured `knowledge_bases`. Only that tool takes them.
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub kb_ids: Option<Vec<Value>>,
