@@ -3,46 +3,11 @@
 //! half-sent request.
 #![cfg(unix)]
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-struct Served {
-    child: Child,
-    address: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn serve(dir: &std::path::Path, flags: &[&str]) -> Served {
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skein"))
-        .env("SKEIN_DB", dir.join("logs.db"))
-        .env_remove("SKEIN_TOKENS")
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(flags)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let address = line
-        .strip_prefix("skein: serving http://")
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-        .to_owned();
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    Served { child, address }
-}
+use crate::support::skein_serve as serve;
 
 fn answer(address: &str, request: &str) -> String {
     let mut stream = TcpStream::connect(address).unwrap();

@@ -1,11 +1,15 @@
 //! Shared by the `skein` process tests: a `skein` command with no provider keys, a loopback
-//! HTTP server that records what it was sent, and the reference MCP server's install.
+//! HTTP server that records what it was sent, the reference MCP server's install, a
+//! `skein serve` child process, and signals and child processes through `/proc`.
 #![allow(unreachable_pub)]
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use serde_json::{Value, json};
@@ -13,7 +17,12 @@ use serde_json::{Value, json};
 /// A `skein` command logging into `dir/logs.db`, with no provider keys, default model or
 /// tokens from the environment.
 pub fn skein(dir: &Path) -> Command {
-    let mut command = Command::cargo_bin("skein").unwrap();
+    Command::from_std(skein_process(dir))
+}
+
+/// [`skein`] as a `std` command, to spawn and watch while it runs.
+pub fn skein_process(dir: &Path) -> std::process::Command {
+    let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("skein"));
     command
         .env("SKEIN_DB", dir.join("logs.db"))
         .env_remove("OPENAI_API_KEY")
@@ -146,4 +155,217 @@ pub fn chat_stream(delta: Value, finish: &str) -> Vec<u8> {
 /// the test with the hint to install it.
 pub fn server_everything() -> PathBuf {
     ::mcp::testing::server_everything_entry()
+}
+
+/// A `skein serve --listen 127.0.0.1:0` child process made by [`skein_process`]; stopped when dropped (SIGTERM, then SIGKILL
+/// after 5 s), so that it can shut its MCP children down.
+pub struct Served {
+    pub child: Child,
+    /// `IP:PORT`, from its `skein: serving http://…` line.
+    pub address: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+/// Starts `skein serve` with `flags` and waits (at most 30 s) for the line naming its address;
+/// the log lines before it are kept in [`Served::stderr`] like the rest.
+pub fn skein_serve(dir: &Path, flags: &[&str]) -> Served {
+    let mut child = skein_process(dir)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(flags)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = Arc::new(Mutex::new(String::new()));
+    let lines = read_lines(child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let address = loop {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(wait) {
+            Ok(line) => {
+                let address = line
+                    .strip_prefix("skein: serving http://")
+                    .and_then(|rest| rest.split_whitespace().next())
+                    .map(str::to_owned);
+                stderr.lock().unwrap().push_str(&line);
+                stderr.lock().unwrap().push('\n');
+                if let Some(address) = address {
+                    break address;
+                }
+            }
+            Err(error) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "skein serve did not say where it serves ({error:?}): {}",
+                    stderr.lock().unwrap()
+                );
+            }
+        }
+    };
+    // Keep draining its stderr so that logging never blocks it.
+    let kept = Arc::clone(&stderr);
+    std::thread::spawn(move || {
+        for line in lines {
+            let mut kept = kept.lock().unwrap();
+            kept.push_str(&line);
+            kept.push('\n');
+        }
+    });
+    Served {
+        child,
+        address,
+        stderr,
+    }
+}
+
+impl Served {
+    /// Everything it wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            signal(self.child.id(), "TERM");
+            if wait_within(&mut self.child, Duration::from_secs(5)).is_none() {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+            }
+        }
+    }
+}
+
+/// The lines `from` yields, read on a thread so that a test can wait for them with a limit.
+pub fn read_lines(from: impl std::io::Read + Send + 'static) -> Receiver<String> {
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { return };
+            if send.send(line).is_err() {
+                return;
+            }
+        }
+    });
+    receive
+}
+
+/// Receives lines until one satisfies `found` (returned with every line before it), or panics
+/// naming `what` when the lines end or `limit` passes first.
+pub fn line_where(
+    lines: &Receiver<String>,
+    limit: Duration,
+    what: &str,
+    found: impl Fn(&str) -> bool,
+) -> (String, Vec<String>) {
+    let deadline = Instant::now() + limit;
+    let mut before = Vec::new();
+    loop {
+        match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(line) if found(&line) => return (line, before),
+            Ok(line) => before.push(line),
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("no {what} within {limit:?}; read: {before:#?}")
+            }
+            Err(RecvTimeoutError::Disconnected) => panic!("no {what} before the end: {before:#?}"),
+        }
+    }
+}
+
+/// Sends the signal `name` (`INT`, `TERM`, `KILL`…) to the process `pid`.
+pub fn signal(pid: u32, name: &str) {
+    let status = std::process::Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("`kill` runs");
+    assert!(status.success(), "kill -{name} {pid} failed");
+}
+
+/// Waits for `child` to exit; `None` when it still runs after `limit`.
+pub fn wait_within(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The child processes of `pid` whose command line contains `needle`.
+pub fn children_running(pid: u32, needle: &str) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let mut children: Vec<u32> = tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|list| {
+            list.split_whitespace()
+                .filter_map(|child| child.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .filter(|child| {
+            std::fs::read(format!("/proc/{child}/cmdline"))
+                .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains(needle))
+        })
+        .collect();
+    children.sort_unstable();
+    children.dedup();
+    children
+}
+
+/// Whether the process `pid` has exited (gone, or a zombie nobody reaped yet) within `limit`.
+pub fn exited_within(pid: u32, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        // The state is the first field after the command name in parentheses.
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| stat.rsplit(')').next()?.trim().chars().next());
+        if matches!(state, None | Some('Z')) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The media logged with each tool response of a conversation (the latest one, or `cid`), as
+/// `skein logs show --json` shows it: `(tool name, MIME type, base64 data)`, in order.
+pub fn logged_tool_media(dir: &Path, cid: Option<&str>) -> Vec<(String, String, String)> {
+    let output = skein(dir)
+        .args(["logs", "show", "--json"])
+        .args(cid)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let shown: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let mut media = Vec::new();
+    for message in shown["messages"].as_array().expect("messages") {
+        let parts = message["parts"].as_array().expect("parts");
+        let Some(tool) = parts
+            .iter()
+            .find(|part| part["type"] == "tool_response")
+            .and_then(|part| part["name"].as_str())
+        else {
+            continue;
+        };
+        for part in parts.iter().filter(|part| part["type"] == "binary") {
+            media.push((
+                tool.to_owned(),
+                part["mime_type"].as_str().unwrap_or_default().to_owned(),
+                part["data"].as_str().unwrap_or_default().to_owned(),
+            ));
+        }
+    }
+    media
 }
