@@ -112,8 +112,10 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
     let config = config(args, db)?;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
+            // The MCP SDK logs each server's whole handshake (its instructions, every
+            // capability) at info: one screenful per server at every start.
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
         )
         .with_writer(std::io::stderr)
         .try_init();
