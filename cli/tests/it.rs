@@ -12,6 +12,8 @@ mod interruptions;
 mod kb;
 #[path = "mcp.rs"]
 mod mcp;
+#[path = "mcp_serve.rs"]
+mod mcp_serve;
 #[path = "serve_hostile_clients.rs"]
 mod serve_hostile_clients;
 #[path = "skills.rs"]

@@ -1,0 +1,438 @@
+//! `skein serve` as a child process with two real MCP servers in its configuration file: the
+//! Python SDK's server `xtask/mcp/fastmcp_server.py` (streamable HTTP) and the reference server
+//! `@modelcontextprotocol/server-everything` (stdio, a child of `skein serve`), both installed
+//! by `cargo xtask mcp-servers`. Chat Shell requests (`POST /v1/response`) name them in
+//! `tools.mcp_servers` and the offline `echo` model calls their tools: results, errors, images,
+//! a client that hangs up mid-call, and each server killed mid-call.
+#![cfg(unix)]
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::{Shutdown, TcpStream};
+use std::time::{Duration, Instant};
+
+use ::mcp::testing::{FastMcp, server_everything_entry};
+use serde_json::{Value, json};
+
+use crate::mcp::{PNG_BASE64, RED_PIXEL_PNG, UNDER_WAY, tool_calls};
+use crate::support::{Served, children_running, logged_tool_media, signal, skein_serve};
+
+/// Longest a call whose server was killed may take to end (the slow tools run for 30 s).
+const PROMPTLY: Duration = Duration::from_secs(8);
+
+/// `skein serve` configured with both servers (`py` and `everything`), the Python one
+/// started first.
+struct Stack {
+    dir: tempfile::TempDir,
+    python: FastMcp,
+    served: Served,
+}
+
+impl Stack {
+    fn start() -> Stack {
+        let dir = tempfile::tempdir().unwrap();
+        let python = FastMcp::start(None);
+        // The file form documented on `mcp::McpServerConfig`; the values are JSON strings,
+        // which YAML reads as double-quoted scalars.
+        let config = format!(
+            "mcp_servers:\n  - name: py\n    url: {}\n  - name: everything\n    command: node\n    \
+             args: [{}, stdio]\n",
+            json!(python.url()),
+            json!(server_everything_entry().to_string_lossy()),
+        );
+        let path = dir.path().join("skein.yaml");
+        std::fs::write(&path, config).unwrap();
+        let served = skein_serve(dir.path(), &["--config", path.to_str().unwrap()]);
+        Stack {
+            dir,
+            python,
+            served,
+        }
+    }
+
+    /// Posts a Chat Shell request for the echo model with `prompt`, offering the tools of
+    /// `servers`.
+    fn post(&self, prompt: &str, servers: &[&str]) -> Events {
+        let servers: Vec<Value> = servers.iter().map(|name| json!({"name": name})).collect();
+        let body = json!({
+            "model_config": {"model_id": "echo"},
+            "input": {"text": prompt},
+            "tools": {"mcp_servers": servers},
+        })
+        .to_string();
+        Events::post(&self.served.address, &body)
+    }
+
+    /// Every event of the answer to `prompt` with the tools of `servers`.
+    fn all(&self, prompt: &str, servers: &[&str]) -> Vec<Sse> {
+        let all: Vec<Sse> = self.post(prompt, servers).collect();
+        assert!(
+            !all.is_empty(),
+            "no events; the server said: {}",
+            self.served.stderr()
+        );
+        all
+    }
+}
+
+/// One server-sent event: its name and JSON data.
+#[derive(Clone, Debug)]
+struct Sse {
+    name: String,
+    data: Value,
+}
+
+/// The events of one `POST /v1/response` answer, read from the socket as they arrive (each
+/// read waits at most 20 s).
+struct Events {
+    reader: BufReader<TcpStream>,
+    chunked: bool,
+    pending: Vec<u8>,
+}
+
+impl Events {
+    fn post(address: &str, body: &str) -> Events {
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        write!(
+            stream,
+            "POST /v1/response HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut reader = BufReader::new(stream);
+        let mut status = String::new();
+        reader.read_line(&mut status).unwrap();
+        let mut chunked = false;
+        loop {
+            let mut header = String::new();
+            reader.read_line(&mut header).unwrap();
+            let header = header.trim_end().to_ascii_lowercase();
+            if header.is_empty() {
+                break;
+            }
+            chunked |= header == "transfer-encoding: chunked";
+        }
+        if !status.starts_with("HTTP/1.1 200") {
+            let mut rest = String::new();
+            let _ = reader.read_to_string(&mut rest);
+            panic!("{status}{rest}");
+        }
+        Events {
+            reader,
+            chunked,
+            pending: Vec::new(),
+        }
+    }
+
+    /// Reads events until `tool.start` of `tool`.
+    fn until_tool_start(&mut self, tool: &str) {
+        for event in self.by_ref() {
+            if event.name == "tool.start" && event.data["name"] == tool {
+                return;
+            }
+        }
+        panic!("the answer ended before tool.start of {tool}");
+    }
+
+    /// The rest of the events.
+    fn rest(&mut self) -> Vec<Sse> {
+        self.by_ref().collect()
+    }
+
+    /// Appends more of the body to `pending`; false at its end.
+    fn read_more(&mut self) -> bool {
+        if !self.chunked {
+            let mut buffer = [0; 4096];
+            let read = self.reader.read(&mut buffer).expect("the answer goes on");
+            self.pending.extend_from_slice(&buffer[..read]);
+            return read > 0;
+        }
+        let mut size = String::new();
+        if self.reader.read_line(&mut size).expect("a chunk size") == 0 {
+            return false;
+        }
+        let size = size.trim_end();
+        let hex = size.split(';').next().unwrap_or_default();
+        let size = usize::from_str_radix(hex, 16).unwrap_or_else(|_| panic!("chunk size {size}"));
+        if size == 0 {
+            return false;
+        }
+        let mut chunk = vec![0; size + 2];
+        self.reader.read_exact(&mut chunk).expect("a whole chunk");
+        chunk.truncate(size);
+        self.pending.extend_from_slice(&chunk);
+        true
+    }
+
+    /// Hangs up: the connection is closed both ways.
+    fn hang_up(self) {
+        let _ = self.reader.get_ref().shutdown(Shutdown::Both);
+    }
+}
+
+impl Iterator for Events {
+    type Item = Sse;
+
+    /// The next event; `None` at the end of the answer.
+    fn next(&mut self) -> Option<Sse> {
+        loop {
+            if let Some(end) = self.pending.windows(2).position(|pair| pair == b"\n\n") {
+                let block: Vec<u8> = self.pending.drain(..end + 2).collect();
+                let block = String::from_utf8(block).expect("UTF-8 events");
+                let mut name = "message".to_owned();
+                let mut data = String::new();
+                for line in block.lines() {
+                    if let Some(value) = line.strip_prefix("event:") {
+                        value.trim().clone_into(&mut name);
+                    } else if let Some(value) = line.strip_prefix("data:") {
+                        data.push_str(value.trim_start());
+                    }
+                }
+                // Comments (keep-alives) carry no data.
+                if data.is_empty() {
+                    continue;
+                }
+                let data =
+                    serde_json::from_str(&data).unwrap_or_else(|error| panic!("{error}: {data}"));
+                return Some(Sse { name, data });
+            }
+            if !self.read_more() {
+                return None;
+            }
+        }
+    }
+}
+
+/// The `tool.done` data of `tool`.
+fn done<'a>(events: &'a [Sse], tool: &str) -> &'a Value {
+    events
+        .iter()
+        .find(|event| event.name == "tool.done" && event.data["name"] == tool)
+        .map(|event| &event.data)
+        .unwrap_or_else(|| panic!("no tool.done of {tool} in {events:#?}"))
+}
+
+/// Asserts the last event is `name` and returns its data.
+#[track_caller]
+fn terminal<'a>(events: &'a [Sse], name: &str) -> &'a Value {
+    let last = events.last().expect("at least one event");
+    assert_eq!(last.name, name, "{events:#?}");
+    &last.data
+}
+
+/// The echo model's report: the answer's text, as JSON.
+fn report(events: &[Sse]) -> Value {
+    let text: String = events
+        .iter()
+        .filter(|event| event.name == "content.delta")
+        .filter_map(|event| event.data["text"].as_str())
+        .collect();
+    serde_json::from_str(&text).unwrap_or_else(|error| panic!("{error}: {text}"))
+}
+
+#[test]
+fn a_request_lists_and_calls_both_servers_tools() {
+    let stack = Stack::start();
+    let calls = tool_calls(&[
+        ("py__add", json!({"a": 2, "b": 3})),
+        ("everything__get-sum", json!({"a": 2, "b": 40})),
+        ("py__fail", json!({"message": "disk on fire"})),
+        ("py__image", json!({})),
+        ("everything__get-tiny-image", json!({})),
+    ]);
+    let events = stack.all(&calls, &["py", "everything"]);
+
+    let add = done(&events, "py__add");
+    assert_eq!(add["output"], "5");
+    assert!(add["error"].is_null(), "{add}");
+    assert_eq!(
+        done(&events, "everything__get-sum")["output"],
+        "The sum of 2 and 40 is 42."
+    );
+    // The Python tool raised: an error on its event, which the model reads.
+    let failed = done(&events, "py__fail");
+    let error = failed["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{failed}"));
+    assert!(
+        error.contains("Error executing tool fail: disk on fire"),
+        "{error}"
+    );
+    // Images: the events show the tools' text only (none for the Python one).
+    let image = done(&events, "py__image");
+    assert_eq!(image["output"], "");
+    assert!(image["error"].is_null(), "{image}");
+    assert_eq!(
+        done(&events, "everything__get-tiny-image")["output"],
+        "Here's the image you requested:\n\nThe image above is the MCP logo."
+    );
+    let finished = terminal(&events, "response.done");
+
+    let report = report(&events);
+    let offered = report["options"]["tools"].as_array().unwrap();
+    for tool in [
+        "py__add",
+        "py__fail",
+        "py__slow",
+        "py__cancellations",
+        "py__image",
+        "everything__echo",
+        "everything__get-sum",
+        "everything__get-tiny-image",
+        "everything__trigger-long-running-operation",
+    ] {
+        assert!(
+            offered.iter().any(|name| name == tool),
+            "{tool}: {offered:?}"
+        );
+    }
+    let results = report["tool_results"].as_array().unwrap();
+    assert_eq!(results.len(), 5, "{report}");
+    let failed_result = results
+        .iter()
+        .find(|result| result["name"] == "py__fail")
+        .unwrap();
+    assert!(
+        failed_result["output"]
+            .as_str()
+            .unwrap()
+            .contains("disk on fire"),
+        "{report}"
+    );
+
+    // The images went to the model with the tools' responses, as the log shows.
+    let conversation = finished["conversation_id"].as_str().unwrap();
+    let media = logged_tool_media(stack.dir.path(), Some(conversation));
+    assert_eq!(media.len(), 2, "{media:?}");
+    assert!(
+        media.contains(&(
+            "py__image".to_owned(),
+            "image/png".to_owned(),
+            RED_PIXEL_PNG.to_owned()
+        )),
+        "{media:?}"
+    );
+    let tiny = media
+        .iter()
+        .find(|(tool, _, _)| tool == "everything__get-tiny-image")
+        .unwrap_or_else(|| panic!("{media:?}"));
+    assert_eq!(tiny.1, "image/png");
+    assert!(tiny.2.starts_with(PNG_BASE64), "{media:?}");
+}
+
+/// Asks the Python server, through `skein serve`, how many `slow` calls were cancelled, until it
+/// says `expected` (for up to 10 s).
+fn wait_for_cancellations(stack: &Stack, expected: &str) {
+    let calls = tool_calls(&[("py__cancellations", json!({}))]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let events = stack.all(&calls, &["py"]);
+        terminal(&events, "response.done");
+        let count = done(&events, "py__cancellations")["output"].clone();
+        if count == expected {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the server counted {count} cancellations, not {expected}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn a_client_that_hangs_up_mid_call_cancels_it_on_the_server() {
+    let stack = Stack::start();
+    wait_for_cancellations(&stack, "0");
+    let mut events = stack.post(
+        &tool_calls(&[("py__slow", json!({"seconds": 30}))]),
+        &["py"],
+    );
+    events.until_tool_start("py__slow");
+    std::thread::sleep(UNDER_WAY);
+    events.hang_up();
+    wait_for_cancellations(&stack, "1");
+
+    // Still serving, both servers.
+    let events = stack.all(
+        &tool_calls(&[
+            ("py__add", json!({"a": 20, "b": 22})),
+            ("everything__get-sum", json!({"a": 1, "b": 2})),
+        ]),
+        &["py", "everything"],
+    );
+    assert_eq!(done(&events, "py__add")["output"], "42");
+    assert_eq!(
+        done(&events, "everything__get-sum")["output"],
+        "The sum of 1 and 2 is 3."
+    );
+    terminal(&events, "response.done");
+}
+
+#[test]
+fn the_python_server_killed_mid_call_fails_that_call_and_the_answer_ends() {
+    let mut stack = Stack::start();
+    let mut events = stack.post(
+        &tool_calls(&[("py__slow", json!({"seconds": 30}))]),
+        &["py", "everything"],
+    );
+    events.until_tool_start("py__slow");
+    std::thread::sleep(UNDER_WAY);
+    let killed = Instant::now();
+    stack.python.kill();
+    let rest = events.rest();
+    assert!(killed.elapsed() < PROMPTLY, "{:?}", killed.elapsed());
+    let slow = done(&rest, "py__slow");
+    let error = slow["error"].as_str().unwrap_or_else(|| panic!("{slow}"));
+    assert!(error.contains("\"py\""), "{error}");
+    terminal(&rest, "response.done");
+
+    // The other server still answers.
+    let events = stack.all(
+        &tool_calls(&[("everything__get-sum", json!({"a": 2, "b": 40}))]),
+        &["py", "everything"],
+    );
+    assert_eq!(
+        done(&events, "everything__get-sum")["output"],
+        "The sum of 2 and 40 is 42."
+    );
+    terminal(&events, "response.done");
+}
+
+#[test]
+fn the_everything_child_killed_mid_call_fails_that_call_and_the_answer_ends() {
+    let stack = Stack::start();
+    let serve = stack.served.child.id();
+    let node = match children_running(serve, "server-everything")[..] {
+        [node] => node,
+        ref others => panic!("server-everything children of {serve}: {others:?}"),
+    };
+    let mut events = stack.post(
+        &tool_calls(&[(
+            "everything__trigger-long-running-operation",
+            json!({"duration": 30, "steps": 30}),
+        )]),
+        &["py", "everything"],
+    );
+    events.until_tool_start("everything__trigger-long-running-operation");
+    std::thread::sleep(UNDER_WAY);
+    let killed = Instant::now();
+    signal(node, "KILL");
+    let rest = events.rest();
+    assert!(killed.elapsed() < PROMPTLY, "{:?}", killed.elapsed());
+    let long = done(&rest, "everything__trigger-long-running-operation");
+    let error = long["error"].as_str().unwrap_or_else(|| panic!("{long}"));
+    assert!(error.contains("\"everything\""), "{error}");
+    terminal(&rest, "response.done");
+
+    // The other server still answers.
+    let events = stack.all(
+        &tool_calls(&[("py__add", json!({"a": 2, "b": 3}))]),
+        &["py", "everything"],
+    );
+    assert_eq!(done(&events, "py__add")["output"], "5");
+    terminal(&events, "response.done");
+}
