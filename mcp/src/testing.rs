@@ -48,6 +48,7 @@ pub fn install_dir() -> PathBuf {
 }
 
 /// `path`, or a panic naming `what` and [`INSTALL_HINT`] when it does not exist.
+#[track_caller]
 fn installed(path: PathBuf, what: &str) -> PathBuf {
     assert!(
         path.exists(),
@@ -63,6 +64,7 @@ fn installed(path: PathBuf, what: &str) -> PathBuf {
 /// # Panics
 ///
 /// When it is not installed, with [`INSTALL_HINT`].
+#[track_caller]
 pub fn server_everything_entry() -> PathBuf {
     installed(
         install_dir()
@@ -76,6 +78,7 @@ pub fn server_everything_entry() -> PathBuf {
 /// # Panics
 ///
 /// When it is not installed, with [`INSTALL_HINT`], or when `name` is not a valid server name.
+#[track_caller]
 pub fn everything_config(name: &str) -> McpServerConfig {
     McpServerConfig::stdio(name, "node", everything_args()).expect("a valid config")
 }
@@ -86,10 +89,12 @@ pub fn everything_config(name: &str) -> McpServerConfig {
 /// # Panics
 ///
 /// When it is not installed, with [`INSTALL_HINT`].
+#[track_caller]
 pub fn everything_spec(name: &str) -> String {
     format!("{name}=node {}", everything_args().join(" "))
 }
 
+#[track_caller]
 fn everything_args() -> [String; 2] {
     [
         server_everything_entry().to_string_lossy().into_owned(),
@@ -118,6 +123,7 @@ impl FastMcp {
     ///
     /// When the virtualenv is not installed (with [`INSTALL_HINT`]), or the server exits or
     /// does not listen within 30 seconds.
+    #[track_caller]
     pub fn start(token: Option<&str>) -> FastMcp {
         let python = installed(
             install_dir().join("venv/bin/python"),
