@@ -137,13 +137,15 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
     .await;
     let listener = TcpListener::bind(args.listen).await?;
     let address = listener.local_addr()?;
-    eprintln!("skein: serving http://{address} ({access}; log: {store})");
-    eprintln!(
+    say(format_args!(
+        "skein: serving http://{address} ({access}; log: {store})"
+    ));
+    say(format_args!(
         "skein: POST /v1/response (Chat Shell), POST /v1/chat/completions, POST /v1/responses, \
          GET /v1/models, GET /health, GET /openapi.json; Ctrl-C stops"
-    );
+    ));
     server.serve(listener, shutdown_signal()).await?;
-    eprintln!("skein: stopped");
+    say(format_args!("skein: stopped"));
     Ok(())
 }
 
@@ -250,10 +252,19 @@ fn read(path: &Path) -> Result<String, CliError> {
     })
 }
 
+/// A line on stderr. A server outlives its stderr: a closed pipe (`skein serve | head -1` in a
+/// start-up script) must not stop it, as `eprintln!` would by panicking.
+fn say(line: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
 /// Ctrl-C, or SIGTERM on Unix (what service managers send).
 async fn shutdown_signal() {
     crate::signal::interrupted().await;
-    eprintln!("skein: shutting down: finishing the responses in flight");
+    say(format_args!(
+        "skein: shutting down: finishing the responses in flight"
+    ));
 }
 
 #[cfg(test)]
