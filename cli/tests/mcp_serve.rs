@@ -3,7 +3,8 @@
 //! `@modelcontextprotocol/server-everything` (stdio, a child of `skein serve`), both installed
 //! by `cargo xtask mcp-servers`. Chat Shell requests (`POST /v1/response`) name them in
 //! `tools.mcp_servers` and the offline `echo` model calls their tools: results, errors, images,
-//! a client that hangs up mid-call, and each server killed mid-call.
+//! a client that hangs up mid-call, and each server killed mid-call (then connected again by
+//! the next request).
 #![cfg(unix)]
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -390,11 +391,17 @@ fn the_python_server_killed_mid_call_fails_that_call_and_the_answer_ends() {
     assert!(error.contains("\"py\""), "{error}");
     terminal(&rest, "response.done");
 
-    // The other server still answers.
+    // Once the server is back, the next request connects to it again (a new session: the
+    // new process knows nothing of the old one's); the other server answered throughout.
+    stack.python.restart(None);
     let events = stack.all(
-        &tool_calls(&[("everything__get-sum", json!({"a": 2, "b": 40}))]),
+        &tool_calls(&[
+            ("py__add", json!({"a": 2, "b": 3})),
+            ("everything__get-sum", json!({"a": 2, "b": 40})),
+        ]),
         &["py", "everything"],
     );
+    assert_eq!(done(&events, "py__add")["output"], "5");
     assert_eq!(
         done(&events, "everything__get-sum")["output"],
         "The sum of 2 and 40 is 42."
@@ -428,11 +435,21 @@ fn the_everything_child_killed_mid_call_fails_that_call_and_the_answer_ends() {
     assert!(error.contains("\"everything\""), "{error}");
     terminal(&rest, "response.done");
 
-    // The other server still answers.
+    // The next request starts the server again, and the other server still answers.
     let events = stack.all(
-        &tool_calls(&[("py__add", json!({"a": 2, "b": 3}))]),
+        &tool_calls(&[
+            ("py__add", json!({"a": 2, "b": 3})),
+            ("everything__get-sum", json!({"a": 1, "b": 2})),
+        ]),
         &["py", "everything"],
     );
     assert_eq!(done(&events, "py__add")["output"], "5");
+    assert_eq!(
+        done(&events, "everything__get-sum")["output"],
+        "The sum of 1 and 2 is 3."
+    );
     terminal(&events, "response.done");
+    let restarted = children_running(serve, "server-everything");
+    assert_eq!(restarted.len(), 1, "{restarted:?}");
+    assert_ne!(restarted[0], node);
 }

@@ -192,6 +192,19 @@ impl McpServer {
             .collect()
     }
 
+    /// Whether the server is known to be gone (its process exited, its connection closed, a
+    /// call saw it stop, or it was closed): its tools then fail at once, and a caller that
+    /// wants them back connects again.
+    pub fn is_stopped(&self) -> bool {
+        let seen = self
+            .shared
+            .stopped
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .is_some();
+        seen || self.shared.session.is_closed()
+    }
+
     /// The process id of the server's child process (stdio servers only).
     pub fn process_id(&self) -> Option<u32> {
         self.shared.session.pid()

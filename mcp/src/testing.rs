@@ -125,6 +125,24 @@ impl FastMcp {
     /// does not listen within 30 seconds.
     #[track_caller]
     pub fn start(token: Option<&str>) -> FastMcp {
+        Self::start_on(0, token)
+    }
+
+    /// Kills the server if it runs, and starts a new one on the same port (a restarted
+    /// deployment: the new process knows none of the old one's sessions).
+    ///
+    /// # Panics
+    ///
+    /// As [`start`](Self::start); also when the port cannot be listened on again.
+    #[track_caller]
+    pub fn restart(&mut self, token: Option<&str>) {
+        self.kill();
+        let port = self.port;
+        *self = Self::start_on(port, token);
+    }
+
+    #[track_caller]
+    fn start_on(port: u16, token: Option<&str>) -> FastMcp {
         let python = installed(
             install_dir().join("venv/bin/python"),
             "the Python `mcp` SDK virtualenv",
@@ -137,6 +155,8 @@ impl FastMcp {
             .arg(&script)
             .arg("--port-file")
             .arg(&port_file)
+            .arg("--port")
+            .arg(port.to_string())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .env_remove("SKEIN_TEST_MCP_TOKEN");

@@ -102,3 +102,60 @@ async fn a_client_cannot_name_an_unknown_server_or_say_how_to_reach_one() {
     }
     server.stop().await;
 }
+
+/// The `tool.done` of the only call of a request offering the server `py` that calls
+/// `py__add`.
+async fn add_through(server: &TestServer) -> Value {
+    let calls = json!({"tool_calls": [{"name": "py__add", "arguments": {"a": 2, "b": 3}}]});
+    let events = events_of(
+        server,
+        json!({"model_config": {"model_id": "echo"}, "input": {"text": calls.to_string()},
+               "tools": {"mcp_servers": [{"name": "py"}]}}),
+    )
+    .await;
+    terminal(&events, "response.done");
+    events
+        .iter()
+        .find(|event| event.name == "tool.done")
+        .map(|event| event.data.clone())
+        .expect("the call ran")
+}
+
+#[tokio::test]
+async fn a_stopped_server_is_tried_again_by_a_later_run_not_by_every_one() {
+    let mut python = mcp::testing::FastMcp::start(None);
+    let server = TestServer::start(ServerConfig {
+        mcp_servers: vec![python.config("py")],
+        ..ServerConfig::default()
+    })
+    .await;
+    assert_eq!(add_through(&server).await["output"], "5");
+
+    // Gone: the call finds out, and says the server stopped.
+    python.kill();
+    let down = add_through(&server).await;
+    let error = down["error"].as_str().unwrap_or_else(|| panic!("{down}"));
+    assert!(
+        error.contains("\"py\"") && error.contains("stopped"),
+        "{error}"
+    );
+    // The next run tries to connect again, which fails while it is down.
+    let still = add_through(&server).await;
+    assert!(
+        still["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("stopped")),
+        "{still}"
+    );
+    // Back, but that attempt was just now: runs go on failing at once rather than try to
+    // connect on every request.
+    python.restart(None);
+    let waiting = add_through(&server).await;
+    assert!(
+        waiting["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("stopped")),
+        "{waiting}"
+    );
+    server.stop().await;
+}

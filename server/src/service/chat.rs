@@ -220,6 +220,13 @@ impl ChatService {
         let info = model.info().clone();
 
         let mut tools = self.tools.select(spec.tools.iter().map(String::as_str))?;
+        // The MCP servers this run may call, its skills' included: one that stopped since an
+        // earlier run is connected again first.
+        let mut servers: Vec<&str> = spec.mcp_servers.iter().map(String::as_str).collect();
+        for skill in spec.skills.iter().filter_map(|name| self.skills.get(name)) {
+            servers.extend(skill.mcp_servers.iter().map(String::as_str));
+        }
+        self.mcp.revive(&servers).await;
         if !spec.knowledge_bases.is_empty() {
             let store = self.knowledge.clone().ok_or(RunError::NoKnowledge)?;
             let search =
@@ -241,7 +248,7 @@ impl ChatService {
                     known: self.mcp.names().collect::<Vec<_>>().join(", "),
                 })?;
             // Server names are unique and prefix their tools' names, so nothing clashes.
-            let _ = tools.extend(server);
+            let _ = tools.extend(&server);
         }
         if spec.silent_exit_tool {
             // `silent_exit` is not a built-in name, so it cannot clash.

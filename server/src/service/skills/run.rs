@@ -196,7 +196,7 @@ fn tools_of(skill: &Skill, builtin: &BuiltinTools, mcp: &McpTools) -> Result<Too
         // MCP tool names carry their server's name, so they cannot clash with built-in names
         // or with another server's.
         tools
-            .extend(server_tools)
+            .extend(&server_tools)
             .map_err(|error| error.to_string())?;
     }
     Ok(tools)
