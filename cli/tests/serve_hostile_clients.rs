@@ -1,13 +1,16 @@
 //! `skein serve` against hostile clients, as a real process: its timeout and browser-safety
-//! flags take effect, and SIGTERM stops it within the grace period while a client holds a
-//! half-sent request.
+//! flags take effect, SIGTERM stops it within the grace period while a client holds a
+//! half-sent request, and a reader of its stderr that goes away stops neither its serving nor
+//! its shutdown.
 #![cfg(unix)]
 
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::support::skein_serve as serve;
+use crate::support::{
+    Stderr, serve_command, signal, skein_process, skein_serve as serve, wait_within,
+};
 
 fn answer(address: &str, request: &str) -> String {
     let mut stream = TcpStream::connect(address).unwrap();
@@ -97,4 +100,23 @@ fn serve_flags_set_the_header_timeout_hosts_and_origins() {
         ),
     );
     assert!(form.starts_with("HTTP/1.1 415"), "{form}");
+}
+
+#[test]
+fn a_closed_stderr_stops_neither_serving_nor_the_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    // As `skein serve 2>&1 | head -1` leaves it: every notice after the first meets a closed
+    // pipe, and writing one must not panic.
+    let mut served = serve_command(skein_process(dir.path()), &[], Stderr::Close);
+    let health = answer(
+        &served.address,
+        "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+    );
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+
+    // Its "shutting down" and "stopped" notices go to the closed pipe too.
+    signal(served.child.id(), "TERM");
+    let exit = wait_within(&mut served.child, Duration::from_secs(5))
+        .expect("skein serve still runs 5 s after SIGTERM");
+    assert!(exit.success(), "{exit:?}");
 }

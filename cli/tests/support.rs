@@ -3,6 +3,7 @@
 //! `skein serve` child process, and signals and child processes through `/proc`.
 #![allow(unreachable_pub)]
 
+use std::ffi::OsStr;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -22,9 +23,14 @@ pub fn skein(dir: &Path) -> Command {
 
 /// [`skein`] as a `std` command, to spawn and watch while it runs.
 pub fn skein_process(dir: &Path) -> std::process::Command {
+    skein_logging_to(dir.join("logs.db"))
+}
+
+/// [`skein_process`] logging into `db`: a SQLite file or a PostgreSQL URL.
+pub fn skein_logging_to(db: impl AsRef<OsStr>) -> std::process::Command {
     let mut command = std::process::Command::new(assert_cmd::cargo::cargo_bin("skein"));
     command
-        .env("SKEIN_DB", dir.join("logs.db"))
+        .env("SKEIN_DB", db)
         .env_remove("OPENAI_API_KEY")
         .env_remove("ANTHROPIC_API_KEY")
         .env_remove("GEMINI_API_KEY")
@@ -157,8 +163,8 @@ pub fn server_everything() -> PathBuf {
     ::mcp::testing::server_everything_entry()
 }
 
-/// A `skein serve --listen 127.0.0.1:0` child process made by [`skein_process`]; stopped when dropped (SIGTERM, then SIGKILL
-/// after 5 s), so that it can shut its MCP children down.
+/// A `skein serve --listen 127.0.0.1:0` child process; stopped when dropped (SIGTERM, then
+/// SIGKILL after 5 s), so that it can shut its MCP children down.
 pub struct Served {
     pub child: Child,
     /// `IP:PORT`, from its `skein: serving http://…` line.
@@ -166,10 +172,25 @@ pub struct Served {
     stderr: Arc<Mutex<String>>,
 }
 
+/// What [`serve_command`] does with the server's stderr once it said where it serves.
+pub enum Stderr {
+    /// Reads on, into [`Served::stderr`], so that logging never blocks the server.
+    Keep,
+    /// Closes the pipe: every later write of the server to its stderr fails.
+    Close,
+}
+
 /// Starts `skein serve` with `flags` and waits (at most 30 s) for the line naming its address;
 /// the log lines before it are kept in [`Served::stderr`] like the rest.
 pub fn skein_serve(dir: &Path, flags: &[&str]) -> Served {
-    let mut child = skein_process(dir)
+    serve_command(skein_process(dir), flags, Stderr::Keep)
+}
+
+/// [`skein_serve`] with `command` (a `skein` command without arguments, as
+/// [`skein_logging_to`] makes), and `stderr` deciding what becomes of its stderr after the
+/// line naming its address.
+pub fn serve_command(mut command: std::process::Command, flags: &[&str], stderr: Stderr) -> Served {
+    let mut child = command
         .args(["serve", "--listen", "127.0.0.1:0"])
         .args(flags)
         .stdin(Stdio::null())
@@ -177,46 +198,56 @@ pub fn skein_serve(dir: &Path, flags: &[&str]) -> Served {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let stderr = Arc::new(Mutex::new(String::new()));
-    let lines = read_lines(child.stderr.take().unwrap());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let address = loop {
-        let wait = deadline.saturating_duration_since(Instant::now());
-        match lines.recv_timeout(wait) {
-            Ok(line) => {
-                let address = line
-                    .strip_prefix("skein: serving http://")
-                    .and_then(|rest| rest.split_whitespace().next())
-                    .map(str::to_owned);
-                stderr.lock().unwrap().push_str(&line);
-                stderr.lock().unwrap().push('\n');
-                if let Some(address) = address {
-                    break address;
-                }
-            }
-            Err(error) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "skein serve did not say where it serves ({error:?}): {}",
-                    stderr.lock().unwrap()
-                );
-            }
-        }
-    };
-    // Keep draining its stderr so that logging never blocks it.
-    let kept = Arc::clone(&stderr);
+    let kept = Arc::new(Mutex::new(String::new()));
+    // Read on a thread, to wait with a limit; the thread hands the pipe back with the address,
+    // for the caller to drain or close.
+    let (send, receive) = mpsc::channel();
+    let mut reader = BufReader::new(child.stderr.take().unwrap());
+    let lines = Arc::clone(&kept);
     std::thread::spawn(move || {
-        for line in lines {
-            let mut kept = kept.lock().unwrap();
-            kept.push_str(&line);
-            kept.push('\n');
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|read| read > 0) {
+            let text = line.trim_end_matches(['\n', '\r']);
+            lines.lock().unwrap().push_str(&format!("{text}\n"));
+            let address = text
+                .strip_prefix("skein: serving http://")
+                .and_then(|rest| rest.split_whitespace().next());
+            if let Some(address) = address {
+                let _ = send.send((address.to_owned(), reader));
+                return;
+            }
+            line.clear();
         }
     });
+    let (address, reader) = match receive.recv_timeout(Duration::from_secs(30)) {
+        Ok(said) => said,
+        Err(error) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "skein serve did not say where it serves ({error:?}): {}",
+                kept.lock().unwrap()
+            );
+        }
+    };
+    match stderr {
+        Stderr::Keep => {
+            let lines = Arc::clone(&kept);
+            std::thread::spawn(move || {
+                for line in reader.lines() {
+                    let Ok(line) = line else { return };
+                    let mut kept = lines.lock().unwrap();
+                    kept.push_str(&line);
+                    kept.push('\n');
+                }
+            });
+        }
+        Stderr::Close => drop(reader),
+    }
     Served {
         child,
         address,
-        stderr,
+        stderr: kept,
     }
 }
 
