@@ -15,6 +15,8 @@ use chain_ast::ChainAst;
 use conversation_tree::{NodeId, ResponseStatus, Store};
 use serde_json::Value;
 
+use crate::support;
+
 /// Where the processes log: a SQLite file or a PostgreSQL URL.
 struct Db {
     location: String,
@@ -40,16 +42,12 @@ impl Db {
         }
     }
 
-    /// A `skein` process logging here, with no keys and piped output.
+    /// A `skein` process logging here on the echo model, with no keys and piped output.
     fn skein(&self, args: &[&str]) -> Command {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_skein"));
+        let mut command = support::skein_logging_to(&self.location);
         command
             .args(args)
-            .env("SKEIN_DB", &self.location)
             .env("SKEIN_MODEL", "echo")
-            .env_remove("OPENAI_API_KEY")
-            .env_remove("ANTHROPIC_API_KEY")
-            .env_remove("GEMINI_API_KEY")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -584,36 +582,26 @@ fn option_changes_between_turns_keep_one_path_and_from_branches_after_a_node() {
     assert!(!tree.contains("supplied"), "{tree}");
 }
 
-/// A `skein serve` process on loopback, stopped with SIGTERM when dropped.
-struct Served {
-    child: Child,
-    address: String,
-}
+/// Two `skein serve` processes sharing one PostgreSQL database.
+#[cfg(feature = "postgres")]
+mod two_servers {
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
 
-impl Served {
-    fn start(db: &Db) -> Served {
-        let mut child = db
-            .skein(&["serve", "--listen", "127.0.0.1:0", "--concurrency", "200"])
-            .env_remove("SKEIN_TOKENS")
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let address = line
-            .strip_prefix("skein: serving http://")
-            .and_then(|rest| rest.split_whitespace().next())
-            .unwrap_or_else(|| panic!("unexpected first line: {line}"))
-            .to_owned();
-        // Keep draining its stderr so that logging never blocks it.
-        std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-        Served { child, address }
+    use conversation_tree::ResponseStatus;
+
+    use super::{Db, assert_store_sound, latest_node, latest_path_is_strictly_valid, tool_run};
+    use crate::support::{self, Served, Stderr};
+
+    /// A `skein serve` process on loopback logging into `db`, many requests at once.
+    fn serve(db: &Db) -> Served {
+        support::serve_command(db.skein(&[]), &["--concurrency", "200"], Stderr::Keep)
     }
 
     /// Sends `body` to `path` and returns the connection, the request written.
-    fn post(&self, path: &str, body: &str) -> std::net::TcpStream {
-        use std::io::Write as _;
-        let mut stream = std::net::TcpStream::connect(&self.address).unwrap();
+    fn post(served: &Served, path: &str, body: &str) -> TcpStream {
+        let mut stream = TcpStream::connect(&served.address).unwrap();
         stream
             .set_read_timeout(Some(Duration::from_secs(60)))
             .unwrap();
@@ -621,7 +609,7 @@ impl Served {
             stream,
             "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
              Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            self.address,
+            served.address,
             body.len()
         )
         .unwrap();
@@ -629,129 +617,136 @@ impl Served {
     }
 
     /// The whole answer to a request.
-    fn answer(&self, path: &str, body: &str) -> String {
+    fn answer(served: &Served, path: &str, body: &str) -> String {
         let mut answer = String::new();
-        self.post(path, body).read_to_string(&mut answer).unwrap();
+        post(served, path, body)
+            .read_to_string(&mut answer)
+            .unwrap();
         answer
     }
-}
 
-impl Drop for Served {
-    fn drop(&mut self) {
-        signal(&self.child, "TERM");
-        let _ = wait(&mut self.child);
+    /// A Chat Shell request in conversation `session` with the calculator on.
+    fn chat_request(session: &str, prompt: &str) -> String {
+        serde_json::json!({
+            "model_config": {"model_id": "echo"},
+            "session_id": session,
+            "tools": {"builtin": {"calculator": {"enabled": true}}},
+            "input": {"text": prompt},
+        })
+        .to_string()
     }
-}
 
-/// A Chat Shell request in conversation `session` with the calculator on.
-fn chat_request(session: &str, prompt: &str) -> String {
-    serde_json::json!({
-        "model_config": {"model_id": "echo"},
-        "session_id": session,
-        "tools": {"builtin": {"calculator": {"enabled": true}}},
-        "input": {"text": prompt},
-    })
-    .to_string()
-}
-
-/// Reads SSE from `stream` until an event named `name`; returns everything read.
-fn read_until_event(stream: &mut std::net::TcpStream, name: &str) -> String {
-    let mut seen = String::new();
-    let mut buffer = [0_u8; 4096];
-    while !seen.contains(&format!("event: {name}")) {
-        let read = stream.read(&mut buffer).unwrap();
-        assert!(read > 0, "the stream ended before {name}: {seen}");
-        seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
-    }
-    seen
-}
-
-/// Polls the store until the latest node of the only conversation is `status`.
-fn wait_for_status(db: &Db, runtime: &tokio::runtime::Runtime, status: ResponseStatus) -> String {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let (node, turn) = latest_node(db, runtime);
-        if node.status() == status {
-            return turn.response.text();
+    /// Reads SSE from `stream` until an event named `name`; returns everything read.
+    fn read_until_event(stream: &mut TcpStream, name: &str) -> String {
+        let mut seen = String::new();
+        let mut buffer = [0_u8; 4096];
+        while !seen.contains(&format!("event: {name}")) {
+            let read = stream.read(&mut buffer).unwrap();
+            assert!(read > 0, "the stream ended before {name}: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buffer[..read]));
         }
-        assert!(Instant::now() < deadline, "no {status} node: {node:?}");
-        std::thread::sleep(Duration::from_millis(50));
+        seen
     }
-}
 
-#[cfg(feature = "postgres")]
-#[test]
-fn two_server_processes_on_one_postgres_continue_one_conversation() {
-    const RUNS: usize = 80;
-    let db = Db::postgres();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let servers = [Served::start(&db), Served::start(&db)];
-    let first = servers[0].answer(
-        "/v1/response",
-        &chat_request("shared", r#"{"raw": "start"}"#),
-    );
-    assert!(first.contains("event: response.done"), "{first}");
+    /// Polls the store until the latest node of the only conversation is `status`.
+    fn wait_for_status(
+        db: &Db,
+        runtime: &tokio::runtime::Runtime,
+        status: ResponseStatus,
+    ) -> String {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (node, turn) = latest_node(db, runtime);
+            if node.status() == status {
+                return turn.response.text();
+            }
+            assert!(Instant::now() < deadline, "no {status} node: {node:?}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 
-    // 80 continuations at once, alternating between the two processes, each a tool round.
-    let prompt = tool_run(5);
-    let failures: Vec<String> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..RUNS)
-            .map(|run| {
-                let server = &servers[run % 2];
-                let body = chat_request("shared", &prompt);
-                scope.spawn(move || server.answer("/v1/response", &body))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().unwrap())
-            .filter(|answer| !answer.contains("event: response.done"))
-            .collect()
-    });
-    assert!(
-        failures.is_empty(),
-        "{} failed: {failures:?}",
-        failures.len()
-    );
-    let store = db.store(&runtime);
-    runtime.block_on(async {
-        let conversations = store.conversations(10).await.unwrap();
-        assert_eq!(conversations.len(), 1);
-        let nodes = store
-            .conversation_nodes(&conversations[0].id)
-            .await
-            .unwrap();
-        assert_eq!(nodes.len(), 1 + 2 * RUNS, "nothing lost, nothing twice");
-        assert!(nodes.iter().all(|node| !node.is_supplied()));
-    });
-    assert_store_sound(&db, &runtime);
+    #[test]
+    fn two_server_processes_on_one_postgres_continue_one_conversation() {
+        const RUNS: usize = 80;
+        let db = Db::postgres();
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let servers = [serve(&db), serve(&db)];
+        let first = answer(
+            &servers[0],
+            "/v1/response",
+            &chat_request("shared", r#"{"raw": "start"}"#),
+        );
+        assert!(first.contains("event: response.done"), "{first}");
 
-    // A client that disconnects mid-answer, on one process; the other continues.
-    let slow = r#"{"raw": "one two three four five six seven eight", "delay_ms": 150}"#;
-    let mut stream = servers[0].post("/v1/response", &chat_request("shared", slow));
-    read_until_event(&mut stream, "content.delta");
-    drop(stream);
-    let partial = wait_for_status(&db, &runtime, ResponseStatus::Cancelled);
-    assert!(partial.starts_with("one"), "{partial}");
-    let next = servers[1].answer("/v1/response", &chat_request("shared", r#"{"raw": "on"}"#));
-    assert!(next.contains("event: response.done"), "{next}");
+        // 80 continuations at once, alternating between the two processes, each a tool round.
+        let prompt = tool_run(5);
+        let failures: Vec<String> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..RUNS)
+                .map(|run| {
+                    let server = &servers[run % 2];
+                    let body = chat_request("shared", &prompt);
+                    scope.spawn(move || answer(server, "/v1/response", &body))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| handle.join().unwrap())
+                .filter(|answer| !answer.contains("event: response.done"))
+                .collect()
+        });
+        assert!(
+            failures.is_empty(),
+            "{} failed: {failures:?}",
+            failures.len()
+        );
+        let store = db.store(&runtime);
+        runtime.block_on(async {
+            let conversations = store.conversations(10).await.unwrap();
+            assert_eq!(conversations.len(), 1);
+            let nodes = store
+                .conversation_nodes(&conversations[0].id)
+                .await
+                .unwrap();
+            assert_eq!(nodes.len(), 1 + 2 * RUNS, "nothing lost, nothing twice");
+            assert!(nodes.iter().all(|node| !node.is_supplied()));
+        });
+        assert_store_sound(&db, &runtime);
 
-    // The cancel route, called on the process that streams.
-    let mut stream = servers[1].post("/v1/response", &chat_request("shared", slow));
-    let seen = read_until_event(&mut stream, "content.delta");
-    let id = seen
-        .split("\"id\":\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap_or_else(|| panic!("no response id in {seen}"))
-        .to_owned();
-    let cancelled = servers[1].answer(&format!("/v1/response/{id}/cancel"), "{}");
-    assert!(cancelled.starts_with("HTTP/1.1 2"), "{cancelled}");
-    let rest = read_until_event(&mut stream, "response.cancelled");
-    assert!(rest.contains("event: response.cancelled"));
-    wait_for_status(&db, &runtime, ResponseStatus::Cancelled);
-    let last = servers[0].answer("/v1/response", &chat_request("shared", r#"{"raw": "end"}"#));
-    assert!(last.contains("event: response.done"), "{last}");
-    latest_path_is_strictly_valid(&db, &runtime);
-    assert_store_sound(&db, &runtime);
+        // A client that disconnects mid-answer, on one process; the other continues.
+        let slow = r#"{"raw": "one two three four five six seven eight", "delay_ms": 150}"#;
+        let mut stream = post(&servers[0], "/v1/response", &chat_request("shared", slow));
+        read_until_event(&mut stream, "content.delta");
+        drop(stream);
+        let partial = wait_for_status(&db, &runtime, ResponseStatus::Cancelled);
+        assert!(partial.starts_with("one"), "{partial}");
+        let next = answer(
+            &servers[1],
+            "/v1/response",
+            &chat_request("shared", r#"{"raw": "on"}"#),
+        );
+        assert!(next.contains("event: response.done"), "{next}");
+
+        // The cancel route, called on the process that streams.
+        let mut stream = post(&servers[1], "/v1/response", &chat_request("shared", slow));
+        let seen = read_until_event(&mut stream, "content.delta");
+        let id = seen
+            .split("\"id\":\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap_or_else(|| panic!("no response id in {seen}"))
+            .to_owned();
+        let cancelled = answer(&servers[1], &format!("/v1/response/{id}/cancel"), "{}");
+        assert!(cancelled.starts_with("HTTP/1.1 2"), "{cancelled}");
+        let rest = read_until_event(&mut stream, "response.cancelled");
+        assert!(rest.contains("event: response.cancelled"));
+        wait_for_status(&db, &runtime, ResponseStatus::Cancelled);
+        let last = answer(
+            &servers[0],
+            "/v1/response",
+            &chat_request("shared", r#"{"raw": "end"}"#),
+        );
+        assert!(last.contains("event: response.done"), "{last}");
+        latest_path_is_strictly_valid(&db, &runtime);
+        assert_store_sound(&db, &runtime);
+    }
 }
