@@ -47,20 +47,13 @@ async fn list(specs: &[String], json: bool, out: &mut impl Write) -> Result<(), 
             .map_err(|error| CliError::Usage(error.to_string()))?;
         let info = server.info();
         if !json {
-            let about = [info.name.as_deref(), info.version.as_deref()]
-                .into_iter()
-                .flatten()
-                .collect::<Vec<_>>()
-                .join(" ");
             writeln!(
                 out,
                 "{}{}: {} tool(s)",
                 server.name(),
-                if about.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", terminal_safe(&about))
-                },
+                about(info.name.as_deref(), info.version.as_deref())
+                    .map(|about| format!(" ({})", terminal_safe(&about)))
+                    .unwrap_or_default(),
                 server.tool_list().len()
             )?;
         }
@@ -82,4 +75,46 @@ async fn list(specs: &[String], json: bool, out: &mut impl Write) -> Result<(), 
         server.close().await;
     }
     Ok(())
+}
+
+/// What a server says about itself in its handshake, `NAME VERSION`, or `None` when it says
+/// nothing. Servers send empty strings for what they do not know (an unset package version):
+/// those count as absent, so that no blank is left dangling inside the parentheses.
+fn about(name: Option<&str>, version: Option<&str>) -> Option<String> {
+    let parts: Vec<&str> = [name, version]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::about;
+
+    #[test]
+    fn about_joins_the_name_and_version_a_server_reports() {
+        assert_eq!(
+            about(Some("skein-test-fastmcp"), Some("1.2.0")).as_deref(),
+            Some("skein-test-fastmcp 1.2.0")
+        );
+        assert_eq!(about(Some("py"), None).as_deref(), Some("py"));
+        assert_eq!(about(None, Some("1.2.0")).as_deref(), Some("1.2.0"));
+        assert_eq!(about(None, None), None);
+    }
+
+    #[test]
+    fn about_treats_an_empty_or_blank_version_or_name_as_absent() {
+        for blank in ["", " ", "\t\n"] {
+            assert_eq!(
+                about(Some("skein-test-fastmcp"), Some(blank)).as_deref(),
+                Some("skein-test-fastmcp"),
+                "{blank:?}"
+            );
+            assert_eq!(about(Some(blank), Some("1.2.0")).as_deref(), Some("1.2.0"));
+            assert_eq!(about(Some(blank), Some(blank)), None);
+        }
+    }
 }
