@@ -313,8 +313,6 @@ fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), Provider
     Ok((header_name, header_value))
 }
 
-/// reqwest is built without a default TLS crypto provider (to avoid aws-lc); install rustls'
-/// `ring` provider unless the application installed one of its own.
 /// The reqwest client of every model with this connect timeout. Building one loads the
 /// system's root certificates (several milliseconds), which the first request of each new
 /// model configuration would otherwise wait for; the models differ only in what each request
@@ -344,8 +342,9 @@ pub fn preload() -> Result<(), ProviderError> {
 }
 
 /// Installs rustls's `ring` crypto provider as the process default, once, unless one is
-/// installed already: every reqwest client built with rustls (here, and in the tools that fetch
-/// over HTTP) needs a default provider when more than one could be linked in.
+/// installed already. reqwest is built without a crypto provider of its own (its default pulls
+/// aws-lc, a much heavier C build), so every reqwest client built with rustls (here, and in the
+/// tools that fetch over HTTP) needs this default.
 pub fn install_crypto_provider() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
