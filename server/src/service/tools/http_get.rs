@@ -3,12 +3,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use reqwest::Url;
 use reqwest::redirect;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolchain::{ExecutionContext, Tool, ToolError, ToolResult, async_trait};
+
+use super::http::{read_capped, with_causes};
 
 /// Where `http_get` may go and how much it may bring back. Without a policy the tool does not
 /// exist: a server offers it only when its configuration says which hosts are allowed.
@@ -244,17 +245,9 @@ impl Tool<HttpGetInput, HttpGetOutput> for HttpGet {
         self.allow
             .check(&url)
             .map_err(|reason| ToolError::failed(format!("cannot fetch `{url}`: {reason}")))?;
+        // reqwest's message names the URL without credentials (refused above).
         let failed = |err: reqwest::Error| {
-            // reqwest's message names the URL without credentials (refused above); the reason
-            // (a refused redirect, a timeout) is in its sources.
-            let mut message = format!("fetching `{url}` failed: {err}");
-            let mut source = std::error::Error::source(&err);
-            while let Some(cause) = source {
-                message.push_str(": ");
-                message.push_str(&cause.to_string());
-                source = cause.source();
-            }
-            ToolError::failed(message)
+            ToolError::failed(format!("fetching `{url}` failed: {}", with_causes(&err)))
         };
         let response = self.client.get(url.clone()).send().await.map_err(failed)?;
         let status = response.status().as_u16();
@@ -264,19 +257,9 @@ impl Tool<HttpGetInput, HttpGetOutput> for HttpGet {
             .get(reqwest::header::CONTENT_TYPE)
             .and_then(|value| value.to_str().ok())
             .map(str::to_owned);
-        let mut body = Vec::new();
-        let mut truncated = false;
-        let mut chunks = response.bytes_stream();
-        while let Some(chunk) = chunks.next().await {
-            let chunk = chunk.map_err(failed)?;
-            let room = self.max_bytes - body.len();
-            if chunk.len() > room {
-                body.extend_from_slice(&chunk[..room]);
-                truncated = true;
-                break;
-            }
-            body.extend_from_slice(&chunk);
-        }
+        let (body, truncated) = read_capped(response, self.max_bytes)
+            .await
+            .map_err(failed)?;
         Ok(ToolResult::text(HttpGetOutput {
             url: final_url,
             status,

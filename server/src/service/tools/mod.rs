@@ -15,6 +15,7 @@
 mod calculator;
 mod expr;
 mod files;
+mod http;
 mod http_get;
 mod silent_exit;
 mod web_search;

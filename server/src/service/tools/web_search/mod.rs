@@ -18,13 +18,14 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt as _;
 use reqwest::header::HeaderValue;
 use reqwest::{StatusCode, Url, redirect};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolchain::{ExecutionContext, Tool, ToolError, ToolResult, async_trait};
+
+use super::http::{read_capped, with_causes};
 
 /// Results returned when neither the configuration nor the model asks for another number.
 pub const DEFAULT_MAX_RESULTS: usize = 5;
@@ -704,18 +705,15 @@ impl WebSearch {
     }
 
     async fn read_body(&self, response: reqwest::Response) -> Result<Vec<u8>, ToolError> {
-        let mut body = Vec::new();
-        let mut chunks = response.bytes_stream();
-        while let Some(chunk) = chunks.next().await {
-            let chunk = chunk.map_err(|err| self.transport(err))?;
-            if body.len() + chunk.len() > MAX_ANSWER_BYTES {
-                return Err(ToolError::failed(format!(
-                    "web search failed: {}'s answer is larger than {} MiB",
-                    self.backend.name(),
-                    MAX_ANSWER_BYTES / (1024 * 1024)
-                )));
-            }
-            body.extend_from_slice(&chunk);
+        let (body, more) = read_capped(response, MAX_ANSWER_BYTES)
+            .await
+            .map_err(|err| self.transport(err))?;
+        if more {
+            return Err(ToolError::failed(format!(
+                "web search failed: {}'s answer is larger than {} MiB",
+                self.backend.name(),
+                MAX_ANSWER_BYTES / (1024 * 1024)
+            )));
         }
         Ok(body)
     }
@@ -731,13 +729,10 @@ impl WebSearch {
         }
         // Without the URL: it holds the query, which the model knows, and nothing else of use.
         let err = err.without_url();
-        let mut message = format!("web search failed: cannot reach {name}: {err}");
-        let mut source = std::error::Error::source(&err);
-        while let Some(cause) = source {
-            message.push_str(": ");
-            message.push_str(&cause.to_string());
-            source = cause.source();
-        }
+        let mut message = format!(
+            "web search failed: cannot reach {name}: {}",
+            with_causes(&err)
+        );
         if let Some(key) = self.backend.key() {
             message = key.scrub(&message);
         }
