@@ -199,11 +199,13 @@ impl Document {
 
     /// The document's chunks, each with its text and span.
     pub fn chunks(&self, chunker: &Chunker) -> Vec<(Chunk, Span)> {
+        // The page breaks are found once, not once per chunk: a long PDF has thousands.
+        let breaks = self.page_breaks();
         chunker
             .chunks(&self.text)
             .into_iter()
             .map(|chunk| {
-                let span = self.span(&chunk);
+                let span = self.span_among(&chunk, &breaks);
                 (chunk, span)
             })
             .collect()
@@ -212,6 +214,25 @@ impl Document {
     /// Where `chunk` (a chunk of this document's text) lies: its lines, or for a paged document
     /// its pages.
     pub fn span(&self, chunk: &Chunk) -> Span {
+        self.span_among(chunk, &self.page_breaks())
+    }
+
+    /// The byte offsets of the form feeds that separate pages, in order (none when spans count
+    /// lines).
+    fn page_breaks(&self) -> Vec<usize> {
+        match self.kind {
+            SpanKind::Lines => Vec::new(),
+            SpanKind::Pages => self
+                .text
+                .bytes()
+                .enumerate()
+                .filter_map(|(offset, byte)| (byte == 0x0c).then_some(offset))
+                .collect(),
+        }
+    }
+
+    /// [`Document::span`] given the document's [`page_breaks`](Document::page_breaks).
+    fn span_among(&self, chunk: &Chunk, breaks: &[usize]) -> Span {
         let clamp = |value: usize| u32::try_from(value).unwrap_or(u32::MAX);
         match self.kind {
             SpanKind::Lines => Span {
@@ -220,11 +241,8 @@ impl Document {
                 end: clamp(chunk.end_line),
             },
             SpanKind::Pages => {
-                let bytes = self.text.as_bytes();
-                let page = |offset: usize| {
-                    let offset = offset.min(bytes.len());
-                    1 + bytes[..offset].iter().filter(|&&b| b == 0x0c).count()
-                };
+                // The page of a byte: one more than the breaks before it.
+                let page = |offset: usize| 1 + breaks.partition_point(|&at| at < offset);
                 Span {
                     kind: SpanKind::Pages,
                     start: clamp(page(chunk.range.start)),
