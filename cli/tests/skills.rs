@@ -166,10 +166,7 @@ fn a_skill_brings_its_mcp_servers_tools_once_loaded() {
         call("call_2", "everything__get-sum", json!({"a": 2, "b": 40})),
         json!({"role": "assistant", "content": "42."}),
     ]);
-    let everything = format!(
-        "everything=node {} stdio",
-        support::server_everything().display()
-    );
+    let everything = ::mcp::testing::everything_spec("everything");
     let output = skein(dir.path())
         .args(["run", "-m", "gpt-4o-mini", "--base-url", &base_url])
         .args(["--api-key", "sk-test", "--mcp", &everything, "--skills"])

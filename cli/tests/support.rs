@@ -1,12 +1,12 @@
 //! Shared by the `skein` process tests: a `skein` command with no provider keys, a loopback
-//! HTTP server that records what it was sent, the reference MCP server's install, a
-//! `skein serve` child process, and signals and child processes through `/proc`.
+//! HTTP server that records what it was sent, a `skein serve` child process, and signals and
+//! child processes through `/proc`.
 #![allow(unreachable_pub)]
 
 use std::ffi::OsStr;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
@@ -155,12 +155,6 @@ pub fn chat_stream(delta: Value, finish: &str) -> Vec<u8> {
     body.push_str(&format!("data: {}\n\n", chunk(json!({}), json!(finish))));
     body.push_str("data: [DONE]\n\n");
     ok("text/event-stream", body.as_bytes())
-}
-
-/// The installed `@modelcontextprotocol/server-everything` entry point; a missing install fails
-/// the test with the hint to install it.
-pub fn server_everything() -> PathBuf {
-    ::mcp::testing::server_everything_entry()
 }
 
 /// A `skein serve --listen 127.0.0.1:0` child process; stopped when dropped (SIGTERM, then
