@@ -3,20 +3,9 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn skein(db: &Path) -> Command {
-    let mut command = Command::cargo_bin("skein").unwrap();
-    command
-        .arg("--db")
-        .arg(db)
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("ANTHROPIC_API_KEY")
-        .env_remove("GEMINI_API_KEY")
-        .env_remove("SKEIN_MODEL");
-    command
-}
+use crate::support::skein;
 
 fn workspace() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap()
@@ -25,8 +14,7 @@ fn workspace() -> &'static Path {
 #[test]
 fn the_workspace_docs_are_searchable_from_the_cli_and_by_the_model() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("logs.db");
-    let add = skein(&db)
+    let add = skein(dir.path())
         .args(["kb", "add", "docs"])
         .arg(workspace().join("ARCHITECTURE.md"))
         .arg(workspace().join("SECURITY.md"))
@@ -36,7 +24,7 @@ fn the_workspace_docs_are_searchable_from_the_cli_and_by_the_model() {
     let said = String::from_utf8(add.stdout).unwrap();
     assert!(said.starts_with("docs: added 2 document(s) in "), "{said}");
 
-    let search = skein(&db)
+    let search = skein(dir.path())
         .args([
             "kb",
             "search",
@@ -79,7 +67,7 @@ fn the_workspace_docs_are_searchable_from_the_cli_and_by_the_model() {
     let calls = serde_json::json!({"tool_calls": [
         {"name": "knowledge_base_search", "arguments": {"query": "token retires conversations"}},
     ]});
-    let run = skein(&db)
+    let run = skein(dir.path())
         .args(["run", "-m", "echo", "--kb", "docs", &calls.to_string()])
         .output()
         .unwrap();
@@ -90,7 +78,7 @@ fn the_workspace_docs_are_searchable_from_the_cli_and_by_the_model() {
         serde_json::from_str(report["tool_results"][0]["output"].as_str().unwrap()).unwrap();
     assert_eq!(output["passages"][0]["location"], top["location"]);
 
-    let list = skein(&db).args(["kb", "list"]).output().unwrap();
+    let list = skein(dir.path()).args(["kb", "list"]).output().unwrap();
     assert!(
         String::from_utf8(list.stdout)
             .unwrap()
@@ -101,8 +89,7 @@ fn the_workspace_docs_are_searchable_from_the_cli_and_by_the_model() {
 #[test]
 fn unknown_bases_and_binary_files_are_named() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("logs.db");
-    let missing = skein(&db)
+    let missing = skein(dir.path())
         .args(["kb", "search", "nothing", "x"])
         .output()
         .unwrap();
@@ -110,14 +97,14 @@ fn unknown_bases_and_binary_files_are_named() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nothing"));
     let binary = dir.path().join("blob.bin");
     std::fs::write(&binary, [0u8, 159, 146, 150, 0, 1]).unwrap();
-    let refused = skein(&db)
+    let refused = skein(dir.path())
         .args(["kb", "add", "b"])
         .arg(&binary)
         .output()
         .unwrap();
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("blob.bin"));
-    let run = skein(&db)
+    let run = skein(dir.path())
         .args(["run", "-m", "echo", "--kb", "nothing", "hi"])
         .output()
         .unwrap();
@@ -127,7 +114,7 @@ fn unknown_bases_and_binary_files_are_named() {
         "{run:?}"
     );
     // A server whose default base does not exist does not start.
-    let serve = skein(&db)
+    let serve = skein(dir.path())
         .args(["serve", "--listen", "127.0.0.1:0", "--kb", "nothing"])
         .output()
         .unwrap();
