@@ -253,6 +253,19 @@ async fn a_request_searches_the_knowledge_bases_it_names() {
     );
     let finished = terminal(&events, "response.done");
     assert_eq!(finished["sources"], done.data["sources"]);
+    // A whole answer lists the same sources.
+    let whole: Value = server
+        .post(&json!({
+            "model_config": {"model_id": "echo"},
+            "input": {"text": call.to_string()},
+            "tools": {"builtin": {"knowledge_base_search": {"enabled": true, "kb_ids": ["docs"]}}},
+            "features": {"streaming": false},
+        }))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(whole["sources"], finished["sources"]);
 
     // An unknown base is a 422 that lists the known ones.
     let unknown = server

@@ -57,35 +57,46 @@ impl ChatShellEncoder {
     /// The event of `event`, sources included.
     pub fn encode(&mut self, event: &AgentEvent) -> ChatShellEvent {
         let mut frame = ChatShellEvent::new(event);
-        match (&mut frame, event) {
-            (
-                ChatShellEvent::ToolDone(done),
-                AgentEvent::ToolDone {
-                    name,
-                    value: Some(value),
-                    ..
-                },
-            ) => {
-                let found = crate::service::sources::of_tool(name, value);
-                if !found.is_empty() {
-                    for source in &found {
-                        self.sources.add(source.clone());
-                    }
-                    done.sources = Some(found.into_iter().map(SourcePayload::from).collect());
-                }
-            }
-            (ChatShellEvent::Done(done), _) => {
-                done.sources = Some(
-                    std::mem::take(&mut self.sources)
-                        .into_vec()
-                        .into_iter()
-                        .map(SourcePayload::from)
-                        .collect(),
-                );
+        match &mut frame {
+            ChatShellEvent::ToolDone(ToolDoneEvent { sources, .. })
+            | ChatShellEvent::Done(ResponseDoneEvent { sources, .. }) => {
+                *sources = self.sources(event);
             }
             _ => {}
         }
         frame
+    }
+
+    /// The sources of `event`, as its frame carries them: what a search tool's `tool.done`
+    /// found (kept for the end), and on `response.done` everything the run's tools found, each
+    /// once. `None` for other events and for a tool that found nothing.
+    ///
+    /// For a caller that needs the sources without the frames (a whole answer).
+    pub fn sources(&mut self, event: &AgentEvent) -> Option<Vec<SourcePayload>> {
+        match event {
+            AgentEvent::ToolDone {
+                name,
+                value: Some(value),
+                ..
+            } => {
+                let found = crate::service::sources::of_tool(name, value);
+                if found.is_empty() {
+                    return None;
+                }
+                for source in &found {
+                    self.sources.add(source.clone());
+                }
+                Some(found.into_iter().map(SourcePayload::from).collect())
+            }
+            AgentEvent::ResponseDone { .. } => Some(
+                std::mem::take(&mut self.sources)
+                    .into_vec()
+                    .into_iter()
+                    .map(SourcePayload::from)
+                    .collect(),
+            ),
+            _ => None,
+        }
     }
 }
 

@@ -218,11 +218,9 @@ fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
 async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody, ApiError> {
     let mut body = ResponseBody::default();
     let mut reasoning = String::new();
-    let mut encoder = ChatShellEncoder::default();
+    let mut sources = ChatShellEncoder::default();
     while let Some(event) = events.next().await {
-        if let ChatShellEvent::Done(done) = encoder.encode(&event) {
-            body.sources = done.sources.unwrap_or_default();
-        }
+        let found = sources.sources(&event);
         match event {
             AgentEvent::ResponseStart { id, model, created } => {
                 body.id = id;
@@ -260,6 +258,7 @@ async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody,
                 outcome,
                 ..
             } => {
+                body.sources = found.unwrap_or_default();
                 body.content.clone_from(&outcome.text);
                 body.usage = UsagePayload::from(&usage);
                 body.stop_reason = StopReasonName::from(stop_reason);
