@@ -12,17 +12,13 @@ use agent_loop::history::continuation;
 use agent_loop::{Agent, AgentEvent, AgentInput, ConversationId, Store};
 use chain_ast::{ChainAst, FALLBACK_RESPONSE_CONTENT};
 use common::*;
-use conversation_tree::{ContentPart, NewResponse, ResponseStatus, SqliteStore};
+use conversation_tree::{ContentPart, NewResponse, ResponseStatus};
 use futures::StreamExt;
 use messages::{Message, Role};
 use providers::ProviderError;
 use providers::testing::ScriptedResponse;
 use tokio_util::sync::CancellationToken;
 use toolchain::ToolSet;
-
-async fn store() -> Arc<dyn Store> {
-    Arc::new(SqliteStore::open_in_memory().await.unwrap())
-}
 
 /// Runs until `stop` says so, then cancels and drains the stream.
 async fn cancel_when(
@@ -71,7 +67,7 @@ async fn assert_every_path_continues(store: &Arc<dyn Store>, conversation: &Conv
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_answer_is_logged_with_its_partial_text_and_reasoning() {
-    let store = store().await;
+    let store = memory_store().await;
     let slow = ScriptedResponse::new()
         .reasoning("Counting slowly")
         .with_text("one two three four five six")
@@ -130,7 +126,7 @@ async fn a_cancelled_answer_is_logged_with_its_partial_text_and_reasoning() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_during_a_tool_keeps_the_results_that_finished() {
-    let store = store().await;
+    let store = memory_store().await;
     let tools = ToolSet::new()
         .with(GetCourseOutline)
         .and_then(|set| set.with(Slow(Duration::from_secs(30))))
@@ -198,7 +194,7 @@ async fn cancelling_during_a_tool_keeps_the_results_that_finished() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_provider_error_mid_stream_is_logged_as_failed() {
-    let store = store().await;
+    let store = memory_store().await;
     let failing = ScriptedResponse::text("Half an ans").fail_mid_stream(ProviderError::Stream {
         provider: providers::Provider::OpenAi,
         error_type: Some("server_error".into()),
@@ -230,7 +226,7 @@ async fn a_provider_error_mid_stream_is_logged_as_failed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_question_cancelled_before_any_answer_is_logged_but_not_carried_on() {
-    let store = store().await;
+    let store = memory_store().await;
     // It thinks aloud first, then would answer after 30 s.
     let slow = ScriptedResponse::new()
         .reasoning("Hmm")
@@ -286,7 +282,7 @@ async fn a_question_cancelled_before_any_answer_is_logged_but_not_carried_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dropping_the_stream_logs_what_was_said() {
-    let store = store().await;
+    let store = memory_store().await;
     let slow = ScriptedResponse::text("alpha beta gamma delta").delay(Duration::from_millis(200));
     let agent = Agent::builder()
         .model(scripted([slow]))
@@ -321,7 +317,7 @@ async fn dropping_the_stream_logs_what_was_said() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_silent_exit_keeps_its_tool_results() {
-    let store = store().await;
+    let store = memory_store().await;
     let tools = ToolSet::new().with(Quiet).unwrap();
     let model = scripted([
         ScriptedResponse::new().tool_call("c1", "silent_exit", r#"{"query":"bye"}"#),
@@ -355,7 +351,7 @@ async fn a_silent_exit_keeps_its_tool_results() {
 #[tokio::test]
 async fn a_killed_run_s_open_calls_get_the_fallback_answer() {
     // What a `kill -9` between the model's tool calls and their results leaves behind.
-    let store = store().await;
+    let store = memory_store().await;
     let conversation = ConversationId::random();
     let node = store
         .log_response(NewResponse::new(

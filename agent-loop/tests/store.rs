@@ -12,13 +12,13 @@ use agent_loop::{
     Store, StoreLog, Usage,
 };
 use common::*;
-use conversation_tree::{ResponseStatus, SqliteStore};
+use conversation_tree::ResponseStatus;
 use messages::Message;
-use providers::testing::ScriptedResponse;
+use providers::testing::{ScriptedModel, ScriptedResponse};
 
 #[tokio::test]
 async fn every_response_is_logged_and_the_conversation_continues_from_the_store() {
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let store = memory_store().await;
     let model = scripted([
         ScriptedResponse::new().tool_call("c1", "get_course_outline", r#"{"course":"X"}"#),
         ScriptedResponse::text("Lesson 4 is about RAG."),
@@ -71,16 +71,22 @@ async fn every_response_is_logged_and_the_conversation_continues_from_the_store(
     assert_eq!(store.verify().await.unwrap().problems.len(), 0);
 }
 
-#[tokio::test]
-async fn a_deterministic_request_is_answered_from_the_store() {
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
-    let model = scripted([ScriptedResponse::text("Paris.")]);
-    let agent = Agent::builder()
+/// An agent asking `model` at temperature 0 and logging into `store`: a question asked again
+/// in the same conversation is answered from the store.
+fn deterministic_agent(model: &Arc<ScriptedModel>, store: &Arc<dyn Store>) -> Agent {
+    Agent::builder()
         .model(model.clone())
         .temperature(0.0)
-        .store(Arc::clone(&store))
+        .store(Arc::clone(store))
         .build()
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_deterministic_request_is_answered_from_the_store() {
+    let store = memory_store().await;
+    let model = scripted([ScriptedResponse::text("Paris.")]);
+    let agent = deterministic_agent(&model, &store);
     let conversation = ConversationId::random();
     let ask = || AgentInput::text("Capital of France?").in_conversation(conversation.clone());
     let first = agent.run(ask()).await.unwrap();
@@ -156,7 +162,7 @@ async fn log_answer(
 async fn a_labelled_owned_log_leaves_the_label_on_the_last_answer() {
     use conversation_tree::{Claim, StoreError};
 
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let store = memory_store().await;
     let conversation = ConversationId::random();
     let mut log =
         labelled_log(&store, &conversation, Reuse::Never, "resp_two_rounds").owner("alice");
@@ -231,7 +237,7 @@ async fn a_labelled_owned_log_leaves_the_label_on_the_last_answer() {
 async fn a_cached_answer_takes_the_label_of_the_log_that_reuses_it() {
     use conversation_tree::{CallKind, StoreError};
 
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let store = memory_store().await;
     let conversation = ConversationId::random();
     let transcript = [Message::human("Capital of France?")];
     let mut first = labelled_log(&store, &conversation, Reuse::Always, "resp_generated");
@@ -284,14 +290,9 @@ async fn a_cached_answer_takes_the_label_of_the_log_that_reuses_it() {
 /// the reused node.
 #[tokio::test]
 async fn a_labelled_run_answered_from_the_store_labels_the_cached_node() {
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let store = memory_store().await;
     let model = scripted([ScriptedResponse::text("Paris.")]);
-    let agent = Agent::builder()
-        .model(model.clone())
-        .temperature(0.0)
-        .store(Arc::clone(&store))
-        .build()
-        .unwrap();
+    let agent = deterministic_agent(&model, &store);
     let conversation = ConversationId::random();
     let ask = |label: &str| {
         AgentInput::text("Capital of France?")

@@ -7,16 +7,15 @@ use crate::common;
 
 use std::sync::Arc;
 
-use agent_loop::{Agent, AgentInput, ConversationId, Store};
+use agent_loop::{Agent, AgentInput, ConversationId};
 use common::*;
-use conversation_tree::SqliteStore;
 use providers::testing::ScriptedResponse;
 use providers::{ChatOptions, ReasoningEffort, ToolChoice};
 
 /// Asks the same question twice in one conversation at temperature 0, first with `first`,
 /// then with `second`; whether the second answer came from the store.
 async fn second_is_cached(first: ChatOptions, second: ChatOptions) -> bool {
-    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let store = memory_store().await;
     let model = scripted([
         ScriptedResponse::text("First answer."),
         ScriptedResponse::text("Second answer."),

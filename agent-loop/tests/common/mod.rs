@@ -158,6 +158,16 @@ pub fn scripted(responses: impl IntoIterator<Item = ScriptedResponse>) -> Arc<Sc
     Arc::new(ScriptedModel::new(responses))
 }
 
+/// An empty SQLite store in memory, shared by the agents of a test.
+#[cfg(feature = "store")]
+pub async fn memory_store() -> Arc<dyn agent_loop::Store> {
+    Arc::new(
+        conversation_tree::SqliteStore::open_in_memory()
+            .await
+            .unwrap(),
+    )
+}
+
 /// Every event of a streamed run.
 pub async fn events(agent: &Agent, input: impl Into<AgentInput>) -> Vec<AgentEvent> {
     let input = input.into().with_response_id("resp-test");
