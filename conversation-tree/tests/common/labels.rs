@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use conversation_tree::{
-    CallOptions, Claim, ConversationId, Message, NewResponse, NodeId, StoreError,
+    CallOptions, Claim, ConversationId, Message, NewResponse, Node, NodeId, Store, StoreError,
 };
 
 use super::{Harness, assert_consistent, deterministic, sampling, step};
@@ -25,6 +25,11 @@ fn answer(
     )
 }
 
+/// The node `label` names.
+async fn labelled(store: &dyn Store, label: &str) -> Option<Node> {
+    store.node_by_label(label).await.unwrap()
+}
+
 /// Labels that no node can have: empty, too long, with control characters.
 fn invalid_labels() -> [String; 4] {
     [
@@ -39,16 +44,13 @@ pub(crate) async fn a_label_finds_its_node_and_moves_to_the_latest(harness: &imp
     let store = harness.open().await;
     let conversation = ConversationId::random();
     let options = sampling();
-    assert_eq!(store.node_by_label("resp_run").await.unwrap(), None);
+    assert_eq!(labelled(&*store, "resp_run").await, None);
 
     let first = store
         .log_response(answer(&conversation, None, "one", &options).label("resp_run"))
         .await
         .unwrap();
-    assert_eq!(
-        store.node_by_label("resp_run").await.unwrap(),
-        Some(first.clone())
-    );
+    assert_eq!(labelled(&*store, "resp_run").await, Some(first.clone()));
     // 128 characters, any script: the longest label there is.
     let long = "é".repeat(128);
     let other = store
@@ -61,17 +63,11 @@ pub(crate) async fn a_label_finds_its_node_and_moves_to_the_latest(harness: &imp
         .log_response(answer(&conversation, Some(first.id()), "two", &options).label("resp_run"))
         .await
         .unwrap();
-    assert_eq!(
-        store.node_by_label("resp_run").await.unwrap(),
-        Some(second.clone())
-    );
-    assert_eq!(
-        store.node_by_label(&long).await.unwrap(),
-        Some(other.clone())
-    );
+    assert_eq!(labelled(&*store, "resp_run").await, Some(second.clone()));
+    assert_eq!(labelled(&*store, &long).await, Some(other.clone()));
     // A label is exact: no prefix, case or whitespace matching.
     for near in ["resp_", "RESP_RUN", "resp_run ", "resp_ru"] {
-        assert_eq!(store.node_by_label(near).await.unwrap(), None, "{near:?}");
+        assert_eq!(labelled(&*store, near).await, None, "{near:?}");
     }
     // A label may move to another conversation's node.
     let elsewhere = ConversationId::random();
@@ -79,10 +75,7 @@ pub(crate) async fn a_label_finds_its_node_and_moves_to_the_latest(harness: &imp
         .log_response(answer(&elsewhere, None, "three", &options).label(long.as_str()))
         .await
         .unwrap();
-    assert_eq!(
-        store.node_by_label(&long).await.unwrap(),
-        Some(moved.clone())
-    );
+    assert_eq!(labelled(&*store, &long).await, Some(moved.clone()));
     // Unlabelled writes leave labels alone.
     step(
         &*store,
@@ -92,17 +85,14 @@ pub(crate) async fn a_label_finds_its_node_and_moves_to_the_latest(harness: &imp
         &options,
     )
     .await;
-    assert_eq!(
-        store.node_by_label("resp_run").await.unwrap(),
-        Some(second.clone())
-    );
+    assert_eq!(labelled(&*store, "resp_run").await, Some(second.clone()));
 
     // Labels survive reopening the store.
     drop(store);
     let store = harness.open().await;
-    assert_eq!(store.node_by_label("resp_run").await.unwrap(), Some(second));
-    assert_eq!(store.node_by_label(&long).await.unwrap(), Some(moved));
-    assert_eq!(store.node_by_label("resp_unknown").await.unwrap(), None);
+    assert_eq!(labelled(&*store, "resp_run").await, Some(second));
+    assert_eq!(labelled(&*store, &long).await, Some(moved));
+    assert_eq!(labelled(&*store, "resp_unknown").await, None);
     assert_consistent(&*store).await;
 }
 
@@ -168,8 +158,8 @@ pub(crate) async fn invalid_labels_and_owners_are_refused_and_nothing_is_written
     );
     assert_eq!(store.calls(&conversation).await.unwrap().len(), 1);
     assert!(store.conversation(&fresh).await.unwrap().is_none());
-    assert_eq!(store.node_by_label("resp_kept").await.unwrap(), Some(root));
-    assert_eq!(store.node_by_label("resp_never").await.unwrap(), None);
+    assert_eq!(labelled(&*store, "resp_kept").await, Some(root));
+    assert_eq!(labelled(&*store, "resp_never").await, None);
 }
 
 pub(crate) async fn a_new_conversation_is_owned_by_its_first_write_and_writes_keep_owners(
@@ -279,12 +269,10 @@ pub(crate) async fn concurrent_writes_with_one_label_leave_it_on_one_of_them(
             .into_iter()
             .map(|joined| joined.unwrap().unwrap())
             .collect();
-        let labelled = store
-            .node_by_label(&label)
+        let named = labelled(&*store, &label)
             .await
-            .unwrap()
             .expect("the label names a node");
-        assert!(nodes.contains(&labelled), "{labelled:?} in {nodes:?}");
+        assert!(nodes.contains(&named), "{named:?} in {nodes:?}");
     }
     assert_consistent(&*store).await;
 }
@@ -313,43 +301,28 @@ pub(crate) async fn label_node_labels_a_stored_node_and_moves_labels(harness: &i
     store.label_node("resp_b", first.id()).await.unwrap();
     for label in ["resp_a", "resp_b"] {
         assert_eq!(
-            store.node_by_label(label).await.unwrap(),
+            labelled(&*store, label).await,
             Some(first.clone()),
             "{label}"
         );
     }
     // Labelling again with the same node changes nothing.
     store.label_node("resp_a", first.id()).await.unwrap();
-    assert_eq!(
-        store.node_by_label("resp_a").await.unwrap(),
-        Some(first.clone())
-    );
+    assert_eq!(labelled(&*store, "resp_a").await, Some(first.clone()));
 
     // A label that named another node moves; the node keeps its other labels.
     store.label_node("resp_two", first.id()).await.unwrap();
     store.label_node("resp_b", second.id()).await.unwrap();
-    assert_eq!(
-        store.node_by_label("resp_two").await.unwrap(),
-        Some(first.clone())
-    );
-    assert_eq!(
-        store.node_by_label("resp_b").await.unwrap(),
-        Some(second.clone())
-    );
-    assert_eq!(
-        store.node_by_label("resp_a").await.unwrap(),
-        Some(first.clone())
-    );
+    assert_eq!(labelled(&*store, "resp_two").await, Some(first.clone()));
+    assert_eq!(labelled(&*store, "resp_b").await, Some(second.clone()));
+    assert_eq!(labelled(&*store, "resp_a").await, Some(first.clone()));
     // ... to another conversation's node too.
     let elsewhere = store
         .log_response(answer(&ConversationId::random(), None, "three", &options))
         .await
         .unwrap();
     store.label_node("resp_a", elsewhere.id()).await.unwrap();
-    assert_eq!(
-        store.node_by_label("resp_a").await.unwrap(),
-        Some(elsewhere.clone())
-    );
+    assert_eq!(labelled(&*store, "resp_a").await, Some(elsewhere.clone()));
     // Labels are not calls: the conversation's calls and nodes are as they were.
     assert_eq!(store.calls(&conversation).await.unwrap(), calls);
     assert_eq!(
@@ -372,30 +345,21 @@ pub(crate) async fn label_node_labels_a_stored_node_and_moves_labels(harness: &i
         .expect("a deterministic repeat is a cache hit");
     assert_eq!(hit, second);
     store.label_node("resp_cached", hit.id()).await.unwrap();
-    assert_eq!(
-        store.node_by_label("resp_cached").await.unwrap(),
-        Some(second.clone())
-    );
+    assert_eq!(labelled(&*store, "resp_cached").await, Some(second.clone()));
     let later = store
         .log_response(
             answer(&conversation, Some(second.id()), "four", &options).label("resp_cached"),
         )
         .await
         .unwrap();
-    assert_eq!(
-        store.node_by_label("resp_cached").await.unwrap(),
-        Some(later)
-    );
+    assert_eq!(labelled(&*store, "resp_cached").await, Some(later));
 
     // Labels survive reopening the store.
     drop(store);
     let store = harness.open().await;
-    assert_eq!(store.node_by_label("resp_two").await.unwrap(), Some(first));
-    assert_eq!(store.node_by_label("resp_b").await.unwrap(), Some(second));
-    assert_eq!(
-        store.node_by_label("resp_a").await.unwrap(),
-        Some(elsewhere)
-    );
+    assert_eq!(labelled(&*store, "resp_two").await, Some(first));
+    assert_eq!(labelled(&*store, "resp_b").await, Some(second));
+    assert_eq!(labelled(&*store, "resp_a").await, Some(elsewhere));
     assert_consistent(&*store).await;
 }
 
@@ -433,11 +397,8 @@ pub(crate) async fn label_node_refuses_unknown_nodes_and_invalid_labels_writing_
         }
     }
 
-    assert_eq!(
-        store.node_by_label("resp_kept").await.unwrap(),
-        Some(root.clone())
-    );
-    assert_eq!(store.node_by_label("resp_new").await.unwrap(), None);
+    assert_eq!(labelled(&*store, "resp_kept").await, Some(root.clone()));
+    assert_eq!(labelled(&*store, "resp_new").await, None);
     assert_eq!(
         store.conversation_nodes(&conversation).await.unwrap(),
         vec![root]
@@ -466,11 +427,9 @@ pub(crate) async fn concurrent_label_moves_leave_the_label_on_one_node(harness: 
     for moved in futures::future::join_all(moves).await {
         moved.unwrap().unwrap();
     }
-    let labelled = store
-        .node_by_label("resp_raced")
+    let named = labelled(&*store, "resp_raced")
         .await
-        .unwrap()
         .expect("the label names a node");
-    assert!(nodes.contains(&labelled), "{labelled:?} in {nodes:?}");
+    assert!(nodes.contains(&named), "{named:?} in {nodes:?}");
     assert_consistent(&*store).await;
 }
