@@ -45,6 +45,21 @@ static SEARCH_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// A document's chunks, each with the `tsvector` of its text and (weighted lower) of the
+/// document's title `$2`, in the order of the arrays `$3`, `$4`, `$5`. Built once; each
+/// connection prepares it once.
+static INSERT_CHUNKS_SQL: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "INSERT INTO kb_chunks (document_id, span_start, span_end, body, tsv)
+         SELECT $1, chunk.span_start, chunk.span_end, chunk.body,
+                setweight(to_tsvector('{CONFIG}', $2), 'C')
+                || setweight(to_tsvector('{CONFIG}', chunk.body), 'A')
+         FROM unnest($3::integer[], $4::integer[], $5::text[])
+              WITH ORDINALITY AS chunk (span_start, span_end, body, ordinal)
+         ORDER BY chunk.ordinal"
+    )
+});
+
 /// Schema version 1.
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS kb_bases (
@@ -174,13 +189,24 @@ impl PostgresKnowledge {
             .await
             .map_err(&sql)?
             .get(0);
+        // Prepared once per connection, not once per document: a statement given as text is
+        // parsed by the server on every call, one more round trip each.
+        let delete_document = tx
+            .prepare_cached("DELETE FROM kb_documents WHERE base_id = $1 AND location = $2")
+            .await
+            .map_err(&sql)?;
+        let insert_document = tx
+            .prepare_cached(
+                "INSERT INTO kb_documents (base_id, location, title, kind, chunks)
+                 VALUES ($1, $2, $3, $4, $5) RETURNING id",
+            )
+            .await
+            .map_err(&sql)?;
+        let insert_chunks = tx.prepare_cached(&INSERT_CHUNKS_SQL).await.map_err(&sql)?;
         let mut report = AddReport::default();
         for document in prepared {
             let deleted = tx
-                .execute(
-                    "DELETE FROM kb_documents WHERE base_id = $1 AND location = $2",
-                    &[&base_id, &document.location],
-                )
+                .execute(&delete_document, &[&base_id, &document.location])
                 .await
                 .map_err(&sql)?;
             if deleted > 0 {
@@ -189,8 +215,7 @@ impl PostgresKnowledge {
             let count = i32::try_from(document.chunks.len()).unwrap_or(i32::MAX);
             let document_id: i64 = tx
                 .query_one(
-                    "INSERT INTO kb_documents (base_id, location, title, kind, chunks)
-                     VALUES ($1, $2, $3, $4, $5) RETURNING id",
+                    &insert_document,
                     &[
                         &base_id,
                         &document.location,
@@ -219,15 +244,7 @@ impl PostgresKnowledge {
                     .map(|(_, text)| text.as_str())
                     .collect();
                 tx.execute(
-                    &format!(
-                        "INSERT INTO kb_chunks (document_id, span_start, span_end, body, tsv)
-                         SELECT $1, chunk.span_start, chunk.span_end, chunk.body,
-                                setweight(to_tsvector('{CONFIG}', $2), 'C')
-                                || setweight(to_tsvector('{CONFIG}', chunk.body), 'A')
-                         FROM unnest($3::integer[], $4::integer[], $5::text[])
-                              WITH ORDINALITY AS chunk (span_start, span_end, body, ordinal)
-                         ORDER BY chunk.ordinal"
-                    ),
+                    &insert_chunks,
                     &[&document_id, &document.title, &starts, &ends, &bodies],
                 )
                 .await
