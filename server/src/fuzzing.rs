@@ -2,7 +2,8 @@
 //! (`tests/fuzz_targets.rs`); not a stable API.
 //!
 //! [`chat_completion`]: the bytes become a `POST /v1/chat/completions` body, read and checked
-//! as the handler does; the answer is a call or an OpenAI-shaped 400.
+//! as the handler does; the answer is a call or an OpenAI-shaped 400. [`responses`]: likewise
+//! for a `POST /v1/responses` body.
 //!
 //! The bytes become a `POST /v1/response` body (raw, or a full request with every field,
 //! mutated: arbitrary numbers in every numeric field, dropped members, wrong types), read by
@@ -14,6 +15,7 @@ use std::sync::OnceLock;
 use messages::fuzzing::{Input, mutate};
 use serde_json::Value;
 
+use crate::api::encode::openai_error::OpenAiError;
 use crate::config::ServerConfig;
 
 const TEMPLATE: &str = r#"{
@@ -189,17 +191,31 @@ const CHAT_TEMPLATE: &str = r#"{
 /// the template mutated), parsed and checked as the handler does. Returns whether it became
 /// a call.
 pub fn chat_completion(data: &[u8]) -> bool {
+    openai_target(data, CHAT_TEMPLATE, |body| {
+        crate::api::routes::gateway::parse(body)
+            .and_then(crate::api::plan::chat_completions::chat_completion)
+            .map(drop)
+    })
+}
+
+/// An OpenAI-compatible endpoint's target: `data` becomes a body (raw when its first byte is a
+/// multiple of 4, else `template` mutated) that `check` reads as the handler does; `true`
+/// when it becomes a call, `false` when it is refused with a 400 `invalid_request_error`,
+/// and a panic when it is refused with anything else.
+fn openai_target(
+    data: &[u8],
+    template: &str,
+    check: impl FnOnce(&[u8]) -> Result<(), OpenAiError>,
+) -> bool {
     let mut input = Input::new(data);
     let body = if input.byte().is_multiple_of(4) {
         input.rest().to_vec()
     } else {
-        let template: Value = serde_json::from_str(CHAT_TEMPLATE).expect("the template is JSON");
+        let template: Value = serde_json::from_str(template).expect("the template is JSON");
         mutate(&template, &mut input, WORDS).into_bytes()
     };
-    let checked = crate::api::routes::gateway::parse(&body)
-        .and_then(crate::api::plan::chat_completions::chat_completion);
-    match checked {
-        Ok(_) => true,
+    match check(&body) {
+        Ok(()) => true,
         Err(error) => {
             let status = error.status().as_u16();
             assert_eq!(status, 400, "{:?}", error.body());
@@ -237,26 +253,11 @@ const RESPONSES_TEMPLATE: &str = r#"{
 ///
 /// Like [`chat_completion`]: raw bytes or a mutated template, picked by the first byte.
 pub fn responses(data: &[u8]) -> bool {
-    let mut input = Input::new(data);
-    let body = if input.byte().is_multiple_of(4) {
-        input.rest().to_vec()
-    } else {
-        let template: Value =
-            serde_json::from_str(RESPONSES_TEMPLATE).expect("the template is JSON");
-        mutate(&template, &mut input, WORDS).into_bytes()
-    };
-    let checked = crate::api::routes::gateway::parse(&body)
-        .and_then(crate::api::plan::responses::response_call)
-        .and_then(|mut planned| {
-            crate::api::plan::responses::name_outputs(&mut planned.call.request.messages)
-        });
-    match checked {
-        Ok(()) => true,
-        Err(error) => {
-            let status = error.status().as_u16();
-            assert_eq!(status, 400, "{:?}", error.body());
-            assert_eq!(error.body().error.kind, "invalid_request_error");
-            false
-        }
-    }
+    openai_target(data, RESPONSES_TEMPLATE, |body| {
+        crate::api::routes::gateway::parse(body)
+            .and_then(crate::api::plan::responses::response_call)
+            .and_then(|mut planned| {
+                crate::api::plan::responses::name_outputs(&mut planned.call.request.messages)
+            })
+    })
 }
