@@ -1,6 +1,6 @@
 //! Everything that touches `rmcp`, the official Rust MCP SDK. It changes often: the rest of the
-//! crate speaks only this module's [`Session`], [`RemoteTool`], [`ServerDetails`] and
-//! [`CallOutput`](crate::result::CallOutput), and [`McpError`].
+//! crate speaks only this module's [`Session`] and [`RemoteTool`], and the crate's own
+//! [`McpServerInfo`], [`CallOutput`](crate::result::CallOutput) and [`McpError`].
 //!
 //! - stdio: the command runs in its own process group (so closing kills whatever it started)
 //!   with a short allowlist of the environment plus the configured variables, its stderr read
@@ -42,6 +42,7 @@ use tokio::sync::watch;
 use crate::config::{McpServerConfig, Transport};
 use crate::error::{McpError, redact_url};
 use crate::result::{CallOutput, Part};
+use crate::server::McpServerInfo;
 
 /// Variables a stdio server inherits from Skein's environment (plus every `LC_*`).
 const INHERITED_ENV: &[&str] = &[
@@ -67,14 +68,6 @@ pub(crate) struct RemoteTool {
     pub(crate) input_schema: Map<String, Value>,
 }
 
-/// What the server said about itself in the handshake.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ServerDetails {
-    pub(crate) name: Option<String>,
-    pub(crate) version: Option<String>,
-    pub(crate) instructions: Option<String>,
-}
-
 /// One live connection to a server.
 pub(crate) struct Session {
     server: String,
@@ -93,10 +86,10 @@ impl Session {
     /// within `config.timeout`.
     pub(crate) async fn connect(
         config: &McpServerConfig,
-    ) -> Result<(Session, Vec<RemoteTool>, ServerDetails), McpError> {
+    ) -> Result<(Session, Vec<RemoteTool>, McpServerInfo), McpError> {
         let server = config.name.clone();
         let timeout = config.timeout;
-        let (session, details) = match tokio::time::timeout(timeout, Self::start(config)).await {
+        let (session, info) = match tokio::time::timeout(timeout, Self::start(config)).await {
             Ok(started) => started?,
             Err(_) => {
                 return Err(McpError::Timeout {
@@ -133,10 +126,10 @@ impl Session {
                 input_schema: Arc::unwrap_or_clone(tool.input_schema),
             })
             .collect();
-        Ok((session, tools, details))
+        Ok((session, tools, info))
     }
 
-    async fn start(config: &McpServerConfig) -> Result<(Session, ServerDetails), McpError> {
+    async fn start(config: &McpServerConfig) -> Result<(Session, McpServerInfo), McpError> {
         let server = config.name.clone();
         let client_config = ClientConfig::new(
             ClientCapabilities::default(),
@@ -212,13 +205,13 @@ impl Session {
                 )
             }
         };
-        let details = client
+        let info = client
             .peer()
             .peer_info()
-            .map(|info| ServerDetails {
-                name: info.server_info.as_ref().map(|i| i.name.clone()),
-                version: info.server_info.as_ref().map(|i| i.version.clone()),
-                instructions: info.instructions.clone(),
+            .map(|peer| McpServerInfo {
+                name: peer.server_info.as_ref().map(|i| i.name.clone()),
+                version: peer.server_info.as_ref().map(|i| i.version.clone()),
+                instructions: peer.instructions.clone(),
             })
             .unwrap_or_default();
         let session = Session {
@@ -230,7 +223,7 @@ impl Session {
             stderr,
             closed_detail,
         };
-        Ok((session, details))
+        Ok((session, info))
     }
 
     /// The child's process id (stdio only).

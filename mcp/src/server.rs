@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use tokio::time::Instant;
 use toolchain::{DynTool, ExecutionContext, JsonTool, ToolError, ToolResult};
 
-use crate::adapter::{RemoteTool, ServerDetails, Session};
+use crate::adapter::{RemoteTool, Session};
 use crate::config::McpServerConfig;
 use crate::error::McpError;
 use crate::names::model_names;
@@ -77,7 +77,7 @@ impl McpServer {
     /// `_3`…, whatever the order the server lists them in. Calls use the original name. A tool
     /// whose input schema is not an object schema is left out (with a warning in the log).
     pub async fn connect(config: McpServerConfig) -> Result<McpServer, McpError> {
-        let (session, remote_tools, details) = Session::connect(&config).await?;
+        let (session, remote_tools, info) = Session::connect(&config).await?;
         let remote_tools: Vec<RemoteTool> = remote_tools
             .into_iter()
             .filter(|tool| {
@@ -120,11 +120,6 @@ impl McpServer {
                 }
             })
             .collect();
-        let ServerDetails {
-            name,
-            version,
-            instructions,
-        } = details;
         Ok(McpServer {
             shared: Arc::new(Shared {
                 name: config.name,
@@ -133,11 +128,7 @@ impl McpServer {
                 stopped: Mutex::new(None),
             }),
             tools,
-            info: McpServerInfo {
-                name,
-                version,
-                instructions,
-            },
+            info,
         })
     }
 
