@@ -123,19 +123,12 @@ fn mcp_list_shows_the_servers_tools_as_a_model_sees_them() {
 #[test]
 fn a_run_calls_mcp_tools_and_reads_their_text_and_image_results() {
     let dir = tempfile::tempdir().unwrap();
-    let calls = serde_json::json!({"tool_calls": [
-        {"name": "everything__get-sum", "arguments": {"a": 2, "b": 40}},
-        {"name": "everything__get-tiny-image", "arguments": {}},
-    ]});
+    let calls = tool_calls(&[
+        ("everything__get-sum", json!({"a": 2, "b": 40})),
+        ("everything__get-tiny-image", json!({})),
+    ]);
     let output = skein(dir.path())
-        .args([
-            "run",
-            "-m",
-            "echo",
-            "--mcp",
-            &everything(),
-            &calls.to_string(),
-        ])
+        .args(["run", "-m", "echo", "--mcp", &everything(), &calls])
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
@@ -144,9 +137,7 @@ fn a_run_calls_mcp_tools_and_reads_their_text_and_image_results() {
         stderr.contains("[everything__get-sum] → The sum of 2 and 40 is 42."),
         "{stderr}"
     );
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let report: serde_json::Value =
-        serde_json::from_str(&stdout[stdout.find('{').unwrap()..]).unwrap();
+    let report = report(&String::from_utf8(output.stdout).unwrap());
     let results = report["tool_results"].as_array().unwrap();
     assert_eq!(results.len(), 2);
     assert_eq!(results[0]["output"], "The sum of 2 and 40 is 42.");
@@ -367,6 +358,31 @@ impl Run {
             .filter_map(|event| event["data"]["text"].as_str())
             .collect()
     }
+
+    /// A run stopped by Ctrl-C while `tool` ran: it exited with 130, the call failed and the
+    /// response was cancelled.
+    #[track_caller]
+    fn assert_interrupted(&self, status: ExitStatus, tool: &str) {
+        assert_eq!(status.code(), Some(130), "{status:?}");
+        let done = self.done(tool);
+        assert!(done["error"].is_string(), "{done}");
+        assert_eq!(self.last_event(), "response.cancelled", "{:#?}", self.seen);
+    }
+
+    /// A run whose MCP server `server` was killed while `tool` ran: the call failed naming the
+    /// server, and the run went on to its answer, in which the model read that error.
+    #[track_caller]
+    fn assert_outlived_its_server(&self, status: ExitStatus, tool: &str, server: &str) {
+        assert!(status.success(), "{status:?}: {:#?}", self.seen);
+        let error = self.done(tool)["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no error: {:#?}", self.seen));
+        assert!(error.contains(&format!("\"{server}\"")), "{error}");
+        assert_eq!(self.last_event(), "response.done", "{:#?}", self.seen);
+        let report = report(&self.content());
+        let output = result(&report, tool)["output"].as_str().unwrap();
+        assert!(output.contains(error), "{output}");
+    }
 }
 
 impl Drop for Run {
@@ -424,9 +440,7 @@ fn ctrl_c_during_a_python_sdk_call_cancels_it_on_the_server() {
         "{:?}",
         interrupted.elapsed()
     );
-    assert_eq!(status.code(), Some(130), "{status:?}");
-    assert!(run.done("py__slow")["error"].is_string(), "{:#?}", run.seen);
-    assert_eq!(run.last_event(), "response.cancelled", "{:#?}", run.seen);
+    run.assert_interrupted(status, "py__slow");
     // The server was told, and stopped the sleep.
     wait_for_cancellations(dir.path(), &python, "1");
 }
@@ -446,17 +460,7 @@ fn a_python_sdk_server_killed_mid_call_fails_that_call_and_the_run_finishes() {
     python.kill();
     let status = run.finish();
     assert!(killed.elapsed() < PROMPTLY, "{:?}", killed.elapsed());
-    assert!(status.success(), "{status:?}: {:#?}", run.seen);
-    let error = run.done("py__slow")["error"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no error: {:#?}", run.seen))
-        .to_owned();
-    assert!(error.contains("\"py\""), "{error}");
-    assert_eq!(run.last_event(), "response.done", "{:#?}", run.seen);
-    // The model read the error and answered.
-    let report = report(&run.content());
-    let output = result(&report, "py__slow")["output"].as_str().unwrap();
-    assert!(output.contains(&error), "{output}");
+    run.assert_outlived_its_server(status, "py__slow", "py");
 }
 
 /// The `node` child running server-everything under `skein`.
@@ -496,10 +500,7 @@ fn ctrl_c_during_a_server_everything_call_ends_the_run_and_its_server() {
         "{:?}",
         interrupted.elapsed()
     );
-    assert_eq!(status.code(), Some(130), "{status:?}");
-    let done = run.done("everything__trigger-long-running-operation");
-    assert!(done["error"].is_string(), "{done}");
-    assert_eq!(run.last_event(), "response.cancelled", "{:#?}", run.seen);
+    run.assert_interrupted(status, "everything__trigger-long-running-operation");
     assert!(
         exited_within(node, Duration::from_secs(5)),
         "server-everything ({node}) outlived skein"
@@ -517,16 +518,9 @@ fn a_server_everything_child_killed_mid_call_fails_that_call_and_the_run_finishe
     signal(node, "KILL");
     let status = run.finish();
     assert!(killed.elapsed() < PROMPTLY, "{:?}", killed.elapsed());
-    assert!(status.success(), "{status:?}: {:#?}", run.seen);
-    let error = run.done("everything__trigger-long-running-operation")["error"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no error: {:#?}", run.seen))
-        .to_owned();
-    assert!(error.contains("\"everything\""), "{error}");
-    assert_eq!(run.last_event(), "response.done", "{:#?}", run.seen);
-    let report = report(&run.content());
-    let output = result(&report, "everything__trigger-long-running-operation")["output"]
-        .as_str()
-        .unwrap();
-    assert!(output.contains(&error), "{output}");
+    run.assert_outlived_its_server(
+        status,
+        "everything__trigger-long-running-operation",
+        "everything",
+    );
 }
