@@ -432,9 +432,6 @@ fn skills(refs: &[SkillRef], problems: &mut Problems) -> (Vec<String>, Vec<Strin
     (offered, preload)
 }
 
-/// The name under `tools.builtin` that searches knowledge bases (its `kb_ids` name them).
-const KNOWLEDGE_BASE_TOOL: &str = "knowledge_base_search";
-
 /// The built-in tools enabled, and the knowledge bases `knowledge_base_search` searches: those
 /// its `kb_ids` name, else the server's `configured` ones.
 fn builtin_tools(
@@ -442,13 +439,11 @@ fn builtin_tools(
     configured: &[String],
     problems: &mut Problems,
 ) -> (Vec<String>, Vec<String>) {
-    for (field, list) in [("tools.custom", &tools.custom)] {
-        if !list.is_empty() {
-            problems.unsupported(
-                field,
-                "only the built-in tools (calculator, read_file, list_files, http_get) are offered",
-            );
-        }
+    if !tools.custom.is_empty() {
+        problems.unsupported(
+            "tools.custom",
+            "only the built-in tools (calculator, read_file, list_files, http_get) are offered",
+        );
     }
     let mut names = Vec::new();
     let mut bases = Vec::new();
@@ -460,29 +455,9 @@ fn builtin_tools(
             );
         }
         let ids = tool.kb_ids.unwrap_or_default();
-        if name == KNOWLEDGE_BASE_TOOL {
+        if name == knowledge_base::TOOL_NAME {
             if tool.enabled {
-                for (index, id) in ids.iter().enumerate() {
-                    match id {
-                        Value::String(base) => bases.push(base.clone()),
-                        Value::Number(number) => bases.push(number.to_string()),
-                        _ => problems.invalid(
-                            &format!("tools.builtin.{name}.kb_ids[{index}]"),
-                            "must be a knowledge base name",
-                        ),
-                    }
-                }
-                if ids.is_empty() {
-                    if configured.is_empty() {
-                        problems.invalid(
-                            &format!("tools.builtin.{name}.kb_ids"),
-                            "name the knowledge bases to search (`skein kb list` shows them); \
-                             this server has no default ones (`knowledge_bases` in its \
-                             configuration)",
-                        );
-                    }
-                    bases.extend(configured.iter().cloned());
-                }
+                bases.extend(knowledge_bases(&ids, configured, problems));
             }
             continue;
         }
@@ -497,6 +472,34 @@ fn builtin_tools(
         }
     }
     (names, bases)
+}
+
+/// The knowledge bases `knowledge_base_search` searches: those its `kb_ids` name, else the
+/// server's `configured` ones (and a problem when there are none).
+fn knowledge_bases(ids: &[Value], configured: &[String], problems: &mut Problems) -> Vec<String> {
+    let field = format!("tools.builtin.{}.kb_ids", knowledge_base::TOOL_NAME);
+    if ids.is_empty() {
+        if configured.is_empty() {
+            problems.invalid(
+                &field,
+                "name the knowledge bases to search (`skein kb list` shows them); this server \
+                 has no default ones (`knowledge_bases` in its configuration)",
+            );
+        }
+        return configured.to_vec();
+    }
+    let mut bases = Vec::new();
+    for (index, id) in ids.iter().enumerate() {
+        match id {
+            Value::String(base) => bases.push(base.clone()),
+            Value::Number(number) => bases.push(number.to_string()),
+            _ => problems.invalid(
+                &format!("{field}[{index}]"),
+                "must be a knowledge base name",
+            ),
+        }
+    }
+    bases
 }
 
 fn tool_choice(
