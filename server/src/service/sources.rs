@@ -2,6 +2,7 @@
 //! end shows them under an answer, each once.
 
 use knowledge_base::Source;
+use serde::Deserialize as _;
 use serde_json::Value;
 
 pub(crate) use knowledge_base::SourceSet;
@@ -20,7 +21,7 @@ pub(crate) fn of_tool(name: &str, value: &Value) -> Vec<Source> {
             .map(|sources| {
                 sources
                     .iter()
-                    .filter_map(|source| serde_json::from_value(source.clone()).ok())
+                    .filter_map(|source| Source::deserialize(source).ok())
                     .collect()
             })
             .unwrap_or_default(),
