@@ -16,8 +16,8 @@ use crate::document::{Document, Span, SpanKind};
 use crate::error::{Backend, check_base_name, redact};
 use crate::query::Phrases;
 use crate::store::{
-    APPLICATION, AddReport, BaseSummary, Passage, SCHEMA_VERSION, candidates, check_bases,
-    clamp_limit, deduplicate, foreign_table, meta_version, prepare,
+    APPLICATION, AddReport, BaseSummary, Passage, SCHEMA_VERSION, blocking, candidates,
+    check_bases, clamp_limit, count, deduplicate, foreign_table, meta_version, prepare,
 };
 
 /// Connections a store opens at most.
@@ -170,12 +170,7 @@ impl PostgresKnowledge {
         const OPERATION: &str = "adding documents";
         let base_name = base.to_owned();
         let prepared =
-            tokio::task::spawn_blocking(move || prepare(&base_name, documents, &chunker))
-                .await
-                .map_err(|error| KbError::Interrupted {
-                    operation: OPERATION,
-                    reason: error.to_string(),
-                })??;
+            blocking(OPERATION, move || prepare(&base_name, documents, &chunker)).await?;
         let sql = pg(OPERATION);
         let mut client = self.client(OPERATION).await?;
         let tx = client.transaction().await.map_err(&sql)?;
@@ -368,11 +363,6 @@ impl PostgresKnowledge {
         tx.commit().await.map_err(&sql)?;
         Ok(summary)
     }
-}
-
-/// A count read from the database.
-fn count(value: i64) -> usize {
-    usize::try_from(value).unwrap_or(0)
 }
 
 async fn known_bases(client: &impl GenericClient) -> Result<Vec<String>, KbError> {

@@ -25,8 +25,8 @@ use crate::document::{Document, Span, SpanKind};
 use crate::error::{Backend, check_base_name};
 use crate::query::Phrases;
 use crate::store::{
-    APPLICATION, AddReport, BaseSummary, Passage, SCHEMA_VERSION, candidates, check_bases,
-    clamp_limit, deduplicate, foreign_table, meta_version, prepare,
+    APPLICATION, AddReport, BaseSummary, Passage, SCHEMA_VERSION, blocking, candidates,
+    check_bases, clamp_limit, count, deduplicate, foreign_table, meta_version, prepare,
 };
 
 /// How long a write waits for another process's lock, as the conversation store does.
@@ -447,11 +447,6 @@ fn delete_chunks(conn: &Connection, first: i64, count: i64) -> rusqlite::Result<
     Ok(())
 }
 
-/// A count read from the database.
-fn count(value: i64) -> usize {
-    usize::try_from(value).unwrap_or(0)
-}
-
 fn known_bases(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut statement = conn.prepare_cached("SELECT name FROM kb_bases ORDER BY name")?;
     let rows = statement.query_map([], |row| row.get(0))?;
@@ -551,17 +546,4 @@ fn sql(location: &str, operation: &'static str) -> impl Fn(rusqlite::Error) -> K
         },
         _ => KbError::database(Backend::Sqlite, operation, error),
     }
-}
-
-/// Runs `f` on tokio's blocking pool.
-async fn blocking<T: Send + 'static>(
-    operation: &'static str,
-    f: impl FnOnce() -> Result<T, KbError> + Send + 'static,
-) -> Result<T, KbError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|error| KbError::Interrupted {
-            operation,
-            reason: error.to_string(),
-        })?
 }

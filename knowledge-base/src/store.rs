@@ -349,6 +349,24 @@ pub(crate) fn clamp_limit(limit: usize) -> usize {
     limit.min(MAX_SEARCH_LIMIT)
 }
 
+/// A count read from the database.
+pub(crate) fn count(value: i64) -> usize {
+    usize::try_from(value).unwrap_or(0)
+}
+
+/// Runs `f` on tokio's blocking pool: SQLite's calls, and chunking, which is CPU work.
+pub(crate) async fn blocking<T: Send + 'static>(
+    operation: &'static str,
+    f: impl FnOnce() -> Result<T, KbError> + Send + 'static,
+) -> Result<T, KbError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|error| KbError::Interrupted {
+            operation,
+            reason: error.to_string(),
+        })?
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
