@@ -44,7 +44,7 @@ fn error(result: Result<Value, ToolError>) -> String {
     }
 }
 
-/// The query parameters of the only request `mock` received.
+/// The only request `mock` received (asserting it received one).
 async fn only_request(mock: &MockServer) -> wiremock::Request {
     let mut requests = mock.received_requests().await.unwrap();
     assert_eq!(requests.len(), 1, "{requests:?}");
