@@ -63,9 +63,9 @@ pub(crate) async fn create_chat_completion(
     let opened = open(&app, agent.as_ref(), call, owner, cancel).await?;
     let (repairs, cache) = (opened.repairs, opened.cache);
 
-    let mut response = if stream {
+    if stream {
         let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
-        sse(opened.events.map(move |event| {
+        let mut response = sse(opened.events.map(move |event| {
             let _held = (&permit, &disconnect);
             match event {
                 Ok(event) => encoder
@@ -76,20 +76,18 @@ pub(crate) async fn create_chat_completion(
                 // A stream that already began can only report its failure in-band.
                 Err(error) => vec![serde_json::to_string(error.body()).unwrap_or_default()],
             }
-        }))
-    } else {
-        let answer = collect(opened.events).await;
-        drop((permit, disconnect));
-        let answer = answer?;
-        let node = logged_node(opened.node).await;
-        let mut response =
-            axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();
-        gateway_headers(&mut response, repairs, cache, node);
-        response
-    };
-    if stream {
+        }));
         gateway_headers(&mut response, repairs, cache, None);
+        return Ok(response);
     }
+
+    let answer = collect(opened.events).await;
+    drop((permit, disconnect));
+    let answer = answer?;
+    let node = logged_node(opened.node).await;
+    let mut response =
+        axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();
+    gateway_headers(&mut response, repairs, cache, node);
     Ok(response)
 }
 
