@@ -387,15 +387,11 @@ fn json(response: ResponseObject) -> Response {
     response
 }
 
-/// The SSE answer: each event named by its type.
+/// The SSE answer: each event named by its type (`no-cache`, as every SSE answer is).
 fn sse(events: impl Stream<Item = ResponseEvent> + Send + 'static) -> Response {
     let events = events.map(|event| {
         let data = serde_json::to_string(&event).unwrap_or_default();
         Ok::<_, Infallible>(Event::default().event(event.name()).data(data))
     });
-    let mut response = Sse::new(events).into_response();
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+    Sse::new(events).into_response()
 }
