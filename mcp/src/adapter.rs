@@ -72,6 +72,9 @@ pub(crate) struct RemoteTool {
 pub(crate) struct Session {
     server: String,
     peer: Peer<RoleClient>,
+    /// Taken by [`close`](Session::close). Dropped with the session, it cancels its task,
+    /// which shuts the transport (and child) down; without a runtime, `kill_on_drop` kills the
+    /// child when the task is dropped.
     client: tokio::sync::Mutex<Option<Client>>,
     pid: Option<u32>,
     /// The HTTP endpoint, redacted, for messages.
@@ -380,16 +383,6 @@ impl Session {
                 server,
                 message: other.to_string(),
             },
-        }
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        // Dropping the client cancels its task, which shuts the transport (and child) down;
-        // without a runtime, `kill_on_drop` kills the child when the task is dropped.
-        if let Some(client) = self.client.get_mut().take() {
-            drop(client);
         }
     }
 }
