@@ -29,6 +29,9 @@ use crate::store::{
     check_bases, clamp_limit, count, deduplicate, foreign_table, meta_version, prepare,
 };
 
+/// What opening a store is called in its errors.
+const OPENING: &str = "opening the knowledge bases";
+
 /// How long a write waits for another process's lock, as the conversation store does.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -114,19 +117,9 @@ impl SqliteKnowledge {
                 location: location.to_string(),
                 source,
             })?;
-        blocking("opening the knowledge bases", move || {
-            let mut writer =
-                Connection::open(&path).map_err(sql(&location, "opening the knowledge bases"))?;
-            configure(&writer, &location, true)?;
-            migrate(&mut writer, &location)?;
-            Ok(SqliteKnowledge {
-                inner: Arc::new(Inner {
-                    location,
-                    path: Some(path),
-                    writer: Mutex::new(writer),
-                    readers: Mutex::new(Vec::new()),
-                }),
-            })
+        blocking(OPENING, move || {
+            let writer = Connection::open(&path).map_err(sql(&location, OPENING))?;
+            SqliteKnowledge::with_writer(writer, location, Some(path))
         })
         .await
     }
@@ -134,21 +127,30 @@ impl SqliteKnowledge {
     /// Knowledge bases in memory, gone when the last clone is dropped: for tests and examples.
     pub async fn open_in_memory() -> Result<Self, KbError> {
         let location: Arc<str> = ":memory:".into();
-        blocking("opening the knowledge bases", move || {
-            let mut writer = Connection::open_in_memory()
-                .map_err(sql(&location, "opening the knowledge bases"))?;
-            configure(&writer, &location, false)?;
-            migrate(&mut writer, &location)?;
-            Ok(SqliteKnowledge {
-                inner: Arc::new(Inner {
-                    location,
-                    path: None,
-                    writer: Mutex::new(writer),
-                    readers: Mutex::new(Vec::new()),
-                }),
-            })
+        blocking(OPENING, move || {
+            let writer = Connection::open_in_memory().map_err(sql(&location, OPENING))?;
+            SqliteKnowledge::with_writer(writer, location, None)
         })
         .await
+    }
+
+    /// The store around its writer connection, configured and migrated; `path` is `None` in
+    /// memory.
+    fn with_writer(
+        mut writer: Connection,
+        location: Arc<str>,
+        path: Option<PathBuf>,
+    ) -> Result<Self, KbError> {
+        configure(&writer, &location, path.is_some())?;
+        migrate(&mut writer, &location)?;
+        Ok(SqliteKnowledge {
+            inner: Arc::new(Inner {
+                location,
+                path,
+                writer: Mutex::new(writer),
+                readers: Mutex::new(Vec::new()),
+            }),
+        })
     }
 
     /// The file's path as given, or `:memory:`.
