@@ -394,22 +394,13 @@ impl Drop for Run {
     }
 }
 
-/// What the Python server's `cancellations` tool answers, through a run, once it is `expected`
-/// (asked again for up to 10 s); panics with the last answer otherwise.
-fn wait_for_cancellations(dir: &std::path::Path, python: &FastMcp, expected: &str) {
-    let calls = tool_calls(&[("py__cancellations", json!({}))]);
+/// Asks `count` what the Python server's `cancellations` tool answers until it is `expected`
+/// (again every 200 ms, for up to 10 s: the server hears of a cancellation after the client
+/// stopped waiting); panics with the last answer otherwise.
+pub(crate) fn until_cancellations(expected: &str, count: impl Fn() -> Value) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let output = skein(dir)
-            .args(["run", "-m", "echo", "--mcp", &py(python), &calls])
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{output:?}");
-        let count = result(
-            &report(&String::from_utf8(output.stdout).unwrap()),
-            "py__cancellations",
-        )["output"]
-            .clone();
+        let count = count();
         if count == expected {
             return;
         }
@@ -419,6 +410,20 @@ fn wait_for_cancellations(dir: &std::path::Path, python: &FastMcp, expected: &st
         );
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// [`until_cancellations`], asking through a run.
+fn wait_for_cancellations(dir: &std::path::Path, python: &FastMcp, expected: &str) {
+    let calls = tool_calls(&[("py__cancellations", json!({}))]);
+    until_cancellations(expected, || {
+        let output = skein(dir)
+            .args(["run", "-m", "echo", "--mcp", &py(python), &calls])
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        let report = report(&String::from_utf8(output.stdout).unwrap());
+        result(&report, "py__cancellations")["output"].clone()
+    });
 }
 
 #[test]

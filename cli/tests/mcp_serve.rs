@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use ::mcp::testing::{FastMcp, server_everything_entry};
 use serde_json::{Value, json};
 
-use crate::mcp::{PNG_BASE64, RED_PIXEL_PNG, UNDER_WAY, tool_calls};
+use crate::mcp::{PNG_BASE64, RED_PIXEL_PNG, UNDER_WAY, tool_calls, until_cancellations};
 use crate::support::{Served, children_running, logged_tool_media, signal, skein_serve};
 
 /// Longest a call whose server was killed may take to end (the slow tools run for 30 s).
@@ -324,24 +324,14 @@ fn a_request_lists_and_calls_both_servers_tools() {
     assert!(tiny.2.starts_with(PNG_BASE64), "{media:?}");
 }
 
-/// Asks the Python server, through `skein serve`, how many `slow` calls were cancelled, until it
-/// says `expected` (for up to 10 s).
+/// [`until_cancellations`], asking through `skein serve`.
 fn wait_for_cancellations(stack: &Stack, expected: &str) {
     let calls = tool_calls(&[("py__cancellations", json!({}))]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
+    until_cancellations(expected, || {
         let events = stack.all(&calls, &["py"]);
         terminal(&events, "response.done");
-        let count = done(&events, "py__cancellations")["output"].clone();
-        if count == expected {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the server counted {count} cancellations, not {expected}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+        done(&events, "py__cancellations")["output"].clone()
+    });
 }
 
 #[test]
