@@ -234,7 +234,7 @@ async fn agent_run(
     })?;
     let events = prepared
         .stream(cancel)
-        .flat_map(|event| futures::stream::iter(agent_events(&event)))
+        .flat_map(|event| futures::stream::iter(agent_events(event)))
         .boxed();
     Ok(Opened {
         events,
@@ -244,13 +244,13 @@ async fn agent_run(
     })
 }
 
-/// The answer events an agent event stands for: its answer text and reasoning, its end, or
-/// its failure.
-fn agent_events(event: &AgentEvent) -> Vec<Result<StreamEvent, OpenAiError>> {
-    match event {
-        AgentEvent::ContentDelta { text, .. } => vec![Ok(StreamEvent::TextDelta(text.clone()))],
+/// The answer events an agent event stands for (at most two): its answer text and reasoning,
+/// its end, or its failure. The event is taken whole, so a delta's text moves on uncopied.
+fn agent_events(event: AgentEvent) -> impl Iterator<Item = Result<StreamEvent, OpenAiError>> {
+    let events = match event {
+        AgentEvent::ContentDelta { text, .. } => [Some(Ok(StreamEvent::TextDelta(text))), None],
         AgentEvent::ReasoningDelta { text } => {
-            vec![Ok(StreamEvent::ReasoningDelta { text: text.clone() })]
+            [Some(Ok(StreamEvent::ReasoningDelta { text })), None]
         }
         AgentEvent::ResponseDone {
             usage, stop_reason, ..
@@ -259,26 +259,33 @@ fn agent_events(event: &AgentEvent) -> Vec<Result<StreamEvent, OpenAiError>> {
                 StopReason::MaxTokens => FinishReason::Length,
                 _ => FinishReason::Stop,
             };
-            vec![
-                Ok(StreamEvent::Usage(*usage)),
-                Ok(StreamEvent::Done { finish }),
+            [
+                Some(Ok(StreamEvent::Usage(usage))),
+                Some(Ok(StreamEvent::Done { finish })),
             ]
         }
         AgentEvent::ResponseError { error, .. } => {
-            let status = FailureKind::of(error).status();
-            vec![Err(OpenAiError::new(
-                status,
-                "agent_error",
-                error.to_string(),
-            ))]
+            let status = FailureKind::of(&error).status();
+            [
+                Some(Err(OpenAiError::new(
+                    status,
+                    "agent_error",
+                    error.to_string(),
+                ))),
+                None,
+            ]
         }
-        AgentEvent::ResponseCancelled { .. } => vec![Err(OpenAiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "cancelled",
-            "the run was cancelled (the server is shutting down); send the request again",
-        ))],
-        _ => Vec::new(),
-    }
+        AgentEvent::ResponseCancelled { .. } => [
+            Some(Err(OpenAiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "cancelled",
+                "the run was cancelled (the server is shutting down); send the request again",
+            ))),
+            None,
+        ],
+        _ => [None, None],
+    };
+    events.into_iter().flatten()
 }
 
 /// A whole answer from its events, or the first failure.
