@@ -323,11 +323,7 @@ pub(crate) fn deduplicate(candidates: Vec<Passage>, limit: usize) -> Vec<Passage
         if kept.len() == limit {
             break;
         }
-        let text: String = passage
-            .text
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+        let text = collapse_space(&passage.text);
         let overlaps = kept.iter().any(|better| {
             better.document == passage.document
                 && better.span.kind == passage.span.kind
@@ -342,6 +338,12 @@ pub(crate) fn deduplicate(candidates: Vec<Passage>, limit: usize) -> Vec<Passage
         kept.push(passage);
     }
     kept
+}
+
+/// `text` with each run of white space made one space and none at its ends: passages equal up
+/// to white space count as one.
+pub(crate) fn collapse_space(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// `limit` brought into `0..=MAX_SEARCH_LIMIT`.

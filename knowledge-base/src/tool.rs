@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use toolchain::{DynTool, ExecutionContext, Tool, ToolError, ToolResult, async_trait};
 
+use crate::store::collapse_space;
 use crate::{KbError, KnowledgeStore, Passage};
 
 /// The tool's name, as the model calls it and as tool events report it.
@@ -260,27 +261,21 @@ pub fn sources(output: &Value) -> Vec<Source> {
 #[derive(Clone, Debug, Default)]
 pub struct SourceSet {
     sources: Vec<Source>,
-    seen: HashSet<(String, String)>,
+    locations: HashSet<String>,
+    /// The passages' texts, white space collapsed.
+    passages: HashSet<String>,
 }
 
 impl SourceSet {
-    /// Adds `source` unless one with the same location or the same passage text is there;
-    /// returns whether it was added.
+    /// Adds `source` unless one with the same location or the same passage text (up to white
+    /// space) is there; returns whether it was added.
     pub fn add(&mut self, source: Source) -> bool {
-        let by_location = ("location".to_owned(), source.location.clone());
-        let by_text = (
-            "passage".to_owned(),
-            source
-                .passage
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" "),
-        );
-        if self.seen.contains(&by_location) || self.seen.contains(&by_text) {
+        let passage = collapse_space(&source.passage);
+        if self.locations.contains(&source.location) || self.passages.contains(&passage) {
             return false;
         }
-        self.seen.insert(by_location);
-        self.seen.insert(by_text);
+        self.locations.insert(source.location.clone());
+        self.passages.insert(passage);
         self.sources.push(source);
         true
     }
