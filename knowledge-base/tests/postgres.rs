@@ -50,18 +50,18 @@ async fn log_one(store: &PostgresStore) {
     store.log_response(response).await.unwrap();
 }
 
+/// Adds a one-line note to the base `notes`.
+async fn add_notes(knowledge: &PostgresKnowledge) {
+    let note = Document::new("N", "n.md", "descaling monthly\n");
+    knowledge.add("notes", vec![note]).await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_conversation_store_shares_the_database_in_both_orders() {
     // Knowledge first, then the conversation store.
     let url = fresh_postgres_database().await;
     let knowledge = PostgresKnowledge::connect(&url).await.unwrap();
-    knowledge
-        .add(
-            "notes",
-            vec![Document::new("N", "n.md", "descaling monthly\n")],
-        )
-        .await
-        .unwrap();
+    add_notes(&knowledge).await;
     let tree = PostgresStore::connect(&url).await.unwrap();
     log_one(&tree).await;
     PostgresStore::connect_read_only(&url).await.unwrap();
@@ -81,13 +81,7 @@ async fn the_conversation_store_shares_the_database_in_both_orders() {
     let meta = "SELECT key || '=' || value FROM skein_meta ORDER BY key";
     let before = query_strings(&url, meta).await;
     let knowledge = PostgresKnowledge::connect(&url).await.unwrap();
-    knowledge
-        .add(
-            "notes",
-            vec![Document::new("N", "n.md", "descaling monthly\n")],
-        )
-        .await
-        .unwrap();
+    add_notes(&knowledge).await;
     drop(tree);
     let tree = PostgresStore::connect(&url).await.unwrap();
     assert_eq!(tree.conversations(10).await.unwrap().len(), 1);
