@@ -256,13 +256,6 @@ struct McpTool {
     shared: Arc<Shared>,
 }
 
-/// Which limit ends a call first.
-enum Limit {
-    Server(Duration),
-    Context(Duration),
-    Deadline,
-}
-
 #[async_trait]
 impl JsonTool for McpTool {
     fn spec(&self) -> &ToolSpec {
@@ -285,7 +278,7 @@ impl JsonTool for McpTool {
             Value::Object(arguments) => arguments,
             _ => Map::new(),
         };
-        let (limit, deadline) = self.limit(ctx);
+        let (deadline, late) = self.bound(ctx);
         let call = self.shared.session.call(&self.original_name, arguments);
         // Losing the race drops `call`, which cancels the request on the server.
         let outcome = tokio::select! {
@@ -294,14 +287,7 @@ impl JsonTool for McpTool {
                 return Err(ToolError::Cancelled { tool: tool.clone() });
             }
             outcome = call => outcome,
-            () = tokio::time::sleep_until(deadline) => {
-                return Err(match limit {
-                    Limit::Server(timeout) | Limit::Context(timeout) => {
-                        ToolError::Timeout { tool: tool.clone(), timeout }
-                    }
-                    Limit::Deadline => ToolError::DeadlineExceeded { tool: tool.clone() },
-                });
-            }
+            () = tokio::time::sleep_until(deadline) => return Err(late),
         };
         match outcome {
             Ok(output) => output.into_tool_result(tool),
@@ -316,24 +302,29 @@ impl JsonTool for McpTool {
 }
 
 impl McpTool {
-    /// The earliest of the server's timeout, the context's call timeout and its deadline.
-    fn limit(&self, ctx: &ExecutionContext) -> (Limit, Instant) {
+    /// When a call starting now must end, and the error it then ends with: the earliest of the
+    /// server's timeout, the context's call timeout and its deadline (on a tie, the first of
+    /// these).
+    fn bound(&self, ctx: &ExecutionContext) -> (Instant, ToolError) {
         let now = Instant::now();
-        let mut best = (
-            Limit::Server(self.shared.timeout),
-            now + self.shared.timeout,
-        );
-        if let Some(timeout) = ctx.call_timeout()
-            && now + timeout < best.1
-        {
-            best = (Limit::Context(timeout), now + timeout);
-        }
-        if let Some(deadline) = ctx.deadline() {
-            let deadline = Instant::from_std(deadline);
-            if deadline < best.1 {
-                best = (Limit::Deadline, deadline);
-            }
-        }
-        best
+        let timeout = |timeout: Duration| {
+            let error = ToolError::Timeout {
+                tool: self.spec.name.clone(),
+                timeout,
+            };
+            (now + timeout, error)
+        };
+        let deadline = ctx.deadline().map(|deadline| {
+            let error = ToolError::DeadlineExceeded {
+                tool: self.spec.name.clone(),
+            };
+            (Instant::from_std(deadline), error)
+        });
+        [ctx.call_timeout().map(timeout), deadline]
+            .into_iter()
+            .flatten()
+            .fold(timeout(self.shared.timeout), |best, next| {
+                if next.0 < best.0 { next } else { best }
+            })
     }
 }
