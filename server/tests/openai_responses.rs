@@ -26,6 +26,41 @@ async fn get(server: &TestServer, path: &str) -> reqwest::Response {
     client().get(server.url(path)).send().await.unwrap()
 }
 
+/// `POST /v1/responses` as the caller of `token`.
+async fn create_as(server: &TestServer, token: &str, body: &Value) -> reqwest::Response {
+    client()
+        .post(server.url("/v1/responses"))
+        .bearer_auth(token)
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `GET path` as the caller of `token`.
+async fn get_as(server: &TestServer, token: &str, path: &str) -> reqwest::Response {
+    client()
+        .get(server.url(path))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// `POST /v1/responses/{id}/cancel`.
+async fn cancel(server: &TestServer, id: &str) -> reqwest::Response {
+    client()
+        .post(server.url(&format!("/v1/responses/{id}/cancel")))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The events of a streamed `POST /v1/responses`.
+async fn events_of(server: &TestServer, body: Value) -> Vec<Sse> {
+    events(create(server, &body).await).await
+}
+
 /// The text of a `response` object's message items.
 fn output_text(response: &Value) -> String {
     response["output"]
@@ -87,7 +122,7 @@ async fn echo_answers_as_one_object_and_as_events() {
 
     let mut streamed = request.clone();
     streamed["stream"] = json!(true);
-    let events = events(create(&server, &streamed).await).await;
+    let events = events_of(&server, streamed.clone()).await;
     assert_eq!(
         names(&events),
         [
@@ -157,13 +192,10 @@ async fn previous_response_id_continues_across_a_restart_and_get_reads_it_back()
     assert_eq!(output_text(&read), output_text(&first));
     assert_eq!(read["usage"], first["usage"]);
 
-    let events = events(
-        create(
-            &server,
-            &json!({"model": "echo", "stream": true, "previous_response_id": first_id,
+    let events = events_of(
+        &server,
+        json!({"model": "echo", "stream": true, "previous_response_id": first_id,
                     "instructions": "Be brief.", "input": "What is my name?"}),
-        )
-        .await,
     )
     .await;
     let second = finished(&events);
@@ -252,13 +284,10 @@ async fn an_openai_tool_round_trip_continues_with_the_function_output() {
     let server = TestServer::start(keyed(&mock)).await;
     let tools = json!([{"type": "function", "name": "multiply", "description": "a * b",
         "parameters": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}}]);
-    let events = events(
-        create(
-            &server,
-            &json!({"model": "gpt-4o-mini", "stream": true, "tools": tools,
+    let events = events_of(
+        &server,
+        json!({"model": "gpt-4o-mini", "stream": true, "tools": tools,
                     "input": [{"role": "user", "content": "What is 1231 * 2331?"}]}),
-        )
-        .await,
     )
     .await;
     let first = finished(&events);
@@ -322,13 +351,10 @@ async fn anthropic_thinking_is_a_reasoning_item_and_a_continuation_sends_it_back
     let server = TestServer::start(keyed(&mock)).await;
     let tools =
         json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}]);
-    let events = events(
-        create(
-            &server,
-            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
+    let events = events_of(
+        &server,
+        json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
                     "input": "Which version? Then a joke."}),
-        )
-        .await,
     )
     .await;
     let first = finished(&events);
@@ -404,12 +430,9 @@ async fn a_gemini_continuation_keeps_the_thought_signature_of_its_call() {
                         "description": declaration["description"],
                         "parameters": declaration["parameters"]}]);
     let question = recorded["contents"][0]["parts"][0]["text"].clone();
-    let events = events(
-        create(
-            &server,
-            &json!({"model": "gemini-2.5-flash", "stream": true, "tools": tools, "input": question}),
-        )
-        .await,
+    let events = events_of(
+        &server,
+        json!({"model": "gemini-2.5-flash", "stream": true, "tools": tools, "input": question}),
     )
     .await;
     let first = finished(&events);
@@ -464,10 +487,6 @@ async fn a_gemini_continuation_keeps_the_thought_signature_of_its_call() {
     server.stop().await;
 }
 
-async fn events_of(server: &TestServer, body: Value) -> Vec<Sse> {
-    events(create(server, &body).await).await
-}
-
 #[tokio::test]
 async fn unknown_and_other_callers_responses_are_not_found() {
     let tokens = ["responses-token-a", "responses-token-b"];
@@ -476,78 +495,64 @@ async fn unknown_and_other_callers_responses_are_not_found() {
         ..ServerConfig::default()
     })
     .await;
-    let send = |token: &'static str, body: Value| {
-        client()
-            .post(server.url("/v1/responses"))
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-    };
-    let own: Value = send(tokens[0], json!({"model": "echo", "input": "mine"}))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let own: Value = create_as(
+        &server,
+        tokens[0],
+        &json!({"model": "echo", "input": "mine"}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     let id = own["id"].as_str().unwrap();
     for (token, path) in [
         (tokens[1], format!("/v1/responses/{id}")),
         (tokens[0], "/v1/responses/resp_nothing".to_owned()),
     ] {
-        let answer = client()
-            .get(server.url(&path))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
+        let answer = get_as(&server, token, &path).await;
         assert_eq!(answer.status(), 404, "{path}");
         let body: Value = answer.json().await.unwrap();
         assert_eq!(body["error"]["type"], "not_found_error");
     }
-    let taken = send(
+    let taken = create_as(
+        &server,
         tokens[1],
-        json!({"model": "echo", "input": "theirs", "previous_response_id": id}),
+        &json!({"model": "echo", "input": "theirs", "previous_response_id": id}),
     )
-    .await
-    .unwrap();
+    .await;
     assert_eq!(taken.status(), 404);
     let body: Value = taken.json().await.unwrap();
     assert_eq!(body["error"]["param"], "previous_response_id");
     // Ids that could never name a response (control characters, too long) name none.
     for id in ["\u{1}\u{2}".to_owned(), "x".repeat(5000)] {
-        let odd = send(
+        let odd = create_as(
+            &server,
             tokens[0],
-            json!({"model": "echo", "input": "x", "previous_response_id": id}),
+            &json!({"model": "echo", "input": "x", "previous_response_id": id}),
         )
-        .await
-        .unwrap();
+        .await;
         assert_eq!(odd.status(), 404);
     }
-    let read = client()
-        .get(server.url(&format!("/v1/responses/{id}")))
-        .bearer_auth(tokens[0])
-        .send()
-        .await
-        .unwrap();
+    let read = get_as(&server, tokens[0], &format!("/v1/responses/{id}")).await;
     assert_eq!(read.status(), 200);
 
     // `store: false` keeps nothing to read or continue.
-    let unkept: Value = send(
+    let unkept: Value = create_as(
+        &server,
         tokens[0],
-        json!({"model": "echo", "input": "x", "store": false}),
+        &json!({"model": "echo", "input": "x", "store": false}),
     )
     .await
-    .unwrap()
     .json()
     .await
     .unwrap();
     assert_eq!(unkept["store"], false);
-    let gone = client()
-        .get(server.url(&format!("/v1/responses/{}", unkept["id"].as_str().unwrap())))
-        .bearer_auth(tokens[0])
-        .send()
-        .await
-        .unwrap();
+    let gone = get_as(
+        &server,
+        tokens[0],
+        &format!("/v1/responses/{}", unkept["id"].as_str().unwrap()),
+    )
+    .await;
     assert_eq!(gone.status(), 404);
     server.stop().await;
 }
@@ -625,11 +630,7 @@ async fn a_response_in_progress_is_read_and_cancelled_and_keeps_what_it_said() {
         .unwrap();
     assert_eq!(running["status"], "in_progress");
 
-    let cancelled = client()
-        .post(server.url(&format!("/v1/responses/{id}/cancel")))
-        .send()
-        .await
-        .unwrap();
+    let cancelled = cancel(&server, &id).await;
     assert_eq!(cancelled.status(), 200);
     let cancelled: Value = cancelled.json().await.unwrap();
     assert_eq!(cancelled["status"], "cancelled");
@@ -657,11 +658,7 @@ async fn a_response_in_progress_is_read_and_cancelled_and_keeps_what_it_said() {
     }
     let stored = stored.expect("the cancelled response is kept");
     assert!(output_text(&stored).starts_with("one"));
-    let again = client()
-        .post(server.url(&format!("/v1/responses/{id}/cancel")))
-        .send()
-        .await
-        .unwrap();
+    let again = cancel(&server, &id).await;
     assert_eq!(again.status(), 400);
     let next = create(
         &server,
@@ -696,12 +693,8 @@ async fn server_tools_run_for_a_configured_token_or_alias_and_never_by_default()
         ..ServerConfig::default()
     })
     .await;
-    let ask = |token: &'static str, body: Value| {
-        let request = client()
-            .post(server.url("/v1/responses"))
-            .bearer_auth(token)
-            .json(&body);
-        async move { request.send().await.unwrap().json::<Value>().await.unwrap() }
+    let ask = async |token: &str, body: Value| -> Value {
+        create_as(&server, token, &body).await.json().await.unwrap()
     };
     let call = json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]});
     let result = |answer: &Value| {
@@ -747,14 +740,12 @@ async fn server_tools_run_for_a_configured_token_or_alias_and_never_by_default()
     assert_eq!(output_text(&second), "done");
 
     // Client tools are refused for a caller whose requests run server tools.
-    let refused = client()
-        .post(server.url("/v1/responses"))
-        .bearer_auth(tokens[0])
-        .json(&json!({"model": "echo", "input": "x",
-                      "tools": [{"type": "function", "name": "f"}]}))
-        .send()
-        .await
-        .unwrap();
+    let refused = create_as(
+        &server,
+        tokens[0],
+        &json!({"model": "echo", "input": "x", "tools": [{"type": "function", "name": "f"}]}),
+    )
+    .await;
     assert_eq!(refused.status(), 400);
     server.stop().await;
 }
@@ -767,28 +758,22 @@ async fn a_resent_history_is_its_callers_alone() {
         ..ServerConfig::default()
     })
     .await;
-    let answer: Value = client()
-        .post(server.url("/v1/responses"))
-        .bearer_auth(tokens[0])
-        .json(&json!({"model": "echo", "input": [
+    let answer: Value = create_as(
+        &server,
+        tokens[0],
+        &json!({"model": "echo", "input": [
             {"role": "user", "content": "Hi"},
             {"role": "assistant", "content": "Hello."},
             {"role": "user", "content": "{\"raw\": \"Again.\"}"},
-        ]}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        ]}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
     let path = format!("/v1/responses/{}", answer["id"].as_str().unwrap());
     for (token, status) in [(tokens[0], 200), (tokens[1], 404)] {
-        let read = client()
-            .get(server.url(&path))
-            .bearer_auth(token)
-            .send()
-            .await
-            .unwrap();
+        let read = get_as(&server, token, &path).await;
         assert_eq!(read.status(), status, "{token}");
     }
     server.stop().await;
