@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chain_ast::ChainAst;
 use conversation_tree::{NodeId, ResponseStatus, Store};
@@ -140,23 +140,9 @@ impl Events {
     }
 }
 
-fn signal(child: &Child, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
+/// Waits (at most 20 s) for `child` to exit.
 fn wait(child: &mut Child) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        assert!(Instant::now() < deadline, "skein did not stop");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    support::wait_within(child, Duration::from_secs(20)).expect("skein did not stop")
 }
 
 /// Every conversation's every node: its stored path continues as a valid chain, and after
@@ -354,7 +340,7 @@ fn interrupt_mid_answer(db: &Db, signal_name: &str) {
     let mut events = Events::of(&mut child);
     assert!(events.until("content.delta"));
     assert!(events.until("content.delta"));
-    signal(&child, signal_name);
+    support::signal(child.id(), signal_name);
     assert!(events.until("response.cancelled"), "{:?}", events.seen);
     let status = wait(&mut child);
     assert_eq!(status.code(), Some(130), "{signal_name}");
@@ -408,7 +394,7 @@ fn interrupt_mid_tool(db: &Db, signal_name: &str) {
         }
     }
     std::thread::sleep(Duration::from_millis(100));
-    signal(&child, signal_name);
+    support::signal(child.id(), signal_name);
     assert!(events.until("response.cancelled"), "{:?}", events.seen);
     assert_eq!(wait(&mut child).code(), Some(130));
 
