@@ -9,6 +9,11 @@ use server::ServerConfig;
 use support::{TestServer, client, content, events, received, replay, terminal};
 use wiremock::MockServer;
 
+/// The events of a streamed `POST /v1/response`.
+async fn events_of_post(server: &TestServer, body: Value) -> Vec<support::Sse> {
+    events(server.post(&body).await).await
+}
+
 #[tokio::test]
 async fn a_text_protocol_runs_the_tool_and_formats_the_observation() {
     let server = TestServer::start(ServerConfig::default()).await;
@@ -16,15 +21,14 @@ async fn a_text_protocol_runs_the_tool_and_formats_the_observation() {
     // call is JSON.
     let reply = "<thinking>I will compute.</thinking>\n<action>\n\
                  {\"tool\": \"calculator\", \"args\": {\"expression\": \"6*7\"}}\n</action>";
-    let events = events(
-        server
-            .post(&json!({
-                "model_config": {"model_id": "echo"},
-                "input": {"text": json!({"raw": reply}).to_string()},
-                "tools": {"builtin": {"calculator": {"enabled": true}}, "max_tool_calls": 1},
-                "features": {"tool_mode": "json", "text_format": "xml"},
-            }))
-            .await,
+    let events = events_of_post(
+        &server,
+        json!({
+            "model_config": {"model_id": "echo"},
+            "input": {"text": json!({"raw": reply}).to_string()},
+            "tools": {"builtin": {"calculator": {"enabled": true}}, "max_tool_calls": 1},
+            "features": {"tool_mode": "json", "text_format": "xml"},
+        }),
     )
     .await;
     let start = events
@@ -130,15 +134,14 @@ async fn a_request_offers_configured_skills_and_the_model_loads_one() {
     })
     .await;
     let load = json!({"tool_calls": [{"name": "load_skill", "arguments": {"name": "arithmetic"}}]});
-    let events = events(
-        server
-            .post(&json!({
-                "model_config": {"model_id": "echo"},
-                "system": "Be careful.",
-                "input": {"text": load.to_string()},
-                "tools": {"skills": [{"name": "arithmetic"}]},
-            }))
-            .await,
+    let events = events_of_post(
+        &server,
+        json!({
+            "model_config": {"model_id": "echo"},
+            "system": "Be careful.",
+            "input": {"text": load.to_string()},
+            "tools": {"skills": [{"name": "arithmetic"}]},
+        }),
     )
     .await;
     let started: Vec<&str> = events
@@ -168,10 +171,6 @@ async fn a_request_offers_configured_skills_and_the_model_loads_one() {
     .await;
     terminal(&preloaded, "response.done");
     server.stop().await;
-}
-
-async fn events_of_post(server: &TestServer, body: Value) -> Vec<support::Sse> {
-    events(server.post(&body).await).await
 }
 
 #[tokio::test]
@@ -223,14 +222,13 @@ async fn a_request_searches_the_knowledge_bases_it_names() {
     })
     .await;
     let call = json!({"tool_calls": [{"name": "knowledge_base_search", "arguments": {"query": "rotating a token"}}]});
-    let events = events(
-        server
-            .post(&json!({
-                "model_config": {"model_id": "echo"},
-                "input": {"text": call.to_string()},
-                "tools": {"builtin": {"knowledge_base_search": {"enabled": true, "kb_ids": ["docs"]}}},
-            }))
-            .await,
+    let events = events_of_post(
+        &server,
+        json!({
+            "model_config": {"model_id": "echo"},
+            "input": {"text": call.to_string()},
+            "tools": {"builtin": {"knowledge_base_search": {"enabled": true, "kb_ids": ["docs"]}}},
+        }),
     )
     .await;
     let done = events
