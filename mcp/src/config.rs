@@ -127,18 +127,25 @@ impl McpServerConfig {
         command: impl Into<String>,
         args: impl IntoIterator<Item = impl Into<String>>,
     ) -> Result<Self, ConfigError> {
-        let command = command.into();
+        Self::stdio_with_env(
+            name.into(),
+            command.into(),
+            args.into_iter().map(Into::into).collect(),
+            BTreeMap::new(),
+        )
+    }
+
+    /// A server started as `command args…` with the extra environment `env`.
+    fn stdio_with_env(
+        name: String,
+        command: String,
+        args: Vec<String>,
+        env: BTreeMap<String, String>,
+    ) -> Result<Self, ConfigError> {
         if command.trim().is_empty() {
             return Err(ConfigError::new("the MCP server command is empty"));
         }
-        Self::new(
-            name.into(),
-            Transport::Stdio {
-                command,
-                args: args.into_iter().map(Into::into).collect(),
-                env: BTreeMap::new(),
-            },
-        )
+        Self::new(name, Transport::Stdio { command, args, env })
     }
 
     /// A streamable-HTTP server at `url` (`http://` or `https://`), with [`DEFAULT_TIMEOUT`]
@@ -208,14 +215,7 @@ impl McpServerConfig {
                 "MCP server `{name}` has no command: write {name}=COMMAND ARG… or {name}=URL"
             )));
         };
-        let mut config = Self::stdio(name, command, words)?;
-        if let Transport::Stdio {
-            env: config_env, ..
-        } = &mut config.transport
-        {
-            *config_env = env;
-        }
-        Ok(config)
+        Self::stdio_with_env(name.to_owned(), command, words.collect(), env)
     }
 
     /// Sets the call (and connection) timeout.
@@ -276,11 +276,12 @@ impl TryFrom<ServerFile> for McpServerConfig {
                          give a child process its token through `env`"
                     )));
                 }
-                let mut config = Self::stdio(name, command, file.args.unwrap_or_default())?;
-                if let Transport::Stdio { env, .. } = &mut config.transport {
-                    *env = file.env.unwrap_or_default();
-                }
-                config
+                Self::stdio_with_env(
+                    name,
+                    command,
+                    file.args.unwrap_or_default(),
+                    file.env.unwrap_or_default(),
+                )?
             }
             (None, Some(url)) => {
                 if file.args.is_some() || file.env.is_some() {
