@@ -17,12 +17,11 @@ fn last_report(stdout: &str) -> Value {
     serde_json::from_str(&stdout[start..]).expect("the report is JSON")
 }
 
-#[test]
-fn a_json_tool_call_in_markdown_sections_runs_and_its_observation_comes_back_in_markdown() {
+/// A one-round run of the echo model with the calculator under `--tool-mode mode` and `flags`,
+/// the model answering the first request with `reply` verbatim: the report of the last request,
+/// and stderr.
+fn text_protocol_run(mode: &str, flags: &[&str], reply: &str) -> (Value, String) {
     let dir = tempfile::tempdir().unwrap();
-    // The echo model answers the first request with this text verbatim: an action section.
-    let reply = "# thinking\nI will compute.\n\n# action\n```json\n\
-                 {\"tool\": \"calculator\", \"args\": {\"expression\": \"6*7\"}}\n```";
     let prompt = serde_json::json!({ "raw": reply }).to_string();
     let output = skein(dir.path())
         .args([
@@ -32,14 +31,23 @@ fn a_json_tool_call_in_markdown_sections_runs_and_its_observation_comes_back_in_
             "--tool",
             "calculator",
             "--tool-mode",
-            "json",
+            mode,
         ])
+        .args(flags)
         .args(["--max-rounds", "1", &prompt])
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let report = last_report(&stdout);
+    let report = last_report(&String::from_utf8(output.stdout).unwrap());
+    (report, String::from_utf8(output.stderr).unwrap())
+}
+
+#[test]
+fn a_json_tool_call_in_markdown_sections_runs_and_its_observation_comes_back_in_markdown() {
+    // The model's first answer: an action section.
+    let reply = "# thinking\nI will compute.\n\n# action\n```json\n\
+                 {\"tool\": \"calculator\", \"args\": {\"expression\": \"6*7\"}}\n```";
+    let (report, stderr) = text_protocol_run("json", &[], reply);
     // What the model read after its action: the calculator's result, in Markdown sections.
     let observation = report["previous"][1]["prompt"].as_str().unwrap();
     assert_eq!(
@@ -48,32 +56,14 @@ fn a_json_tool_call_in_markdown_sections_runs_and_its_observation_comes_back_in_
     );
     // Text protocol: no tools are offered as function specs.
     assert_eq!(report["options"]["tools"], serde_json::json!([]));
-    let stderr = String::from_utf8(output.stderr).unwrap();
     assert!(stderr.contains("[calculator]"), "{stderr}");
 }
 
 #[test]
 fn a_yaml_tool_call_in_xml_sections_comes_back_as_an_xml_observation() {
-    let dir = tempfile::tempdir().unwrap();
     let reply = "<thinking>I will compute.</thinking>\n<action>\ntool: calculator\nargs:\n  \
                  expression: 6*7\n</action>";
-    let prompt = serde_json::json!({ "raw": reply }).to_string();
-    let output = skein(dir.path())
-        .args([
-            "run",
-            "-m",
-            "echo",
-            "--tool",
-            "calculator",
-            "--tool-mode",
-            "yaml",
-        ])
-        .args(["--format", "xml", "--max-rounds", "1", &prompt])
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    let stdout = String::from_utf8(output.stdout).unwrap();
-    let report = last_report(&stdout);
+    let (report, _) = text_protocol_run("yaml", &["--format", "xml"], reply);
     assert_eq!(
         report["previous"][1]["prompt"],
         "<observation>\n<calculator>\nexpression: 6*7\nresult: 42.0\n</calculator>\n</observation>"
