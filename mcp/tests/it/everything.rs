@@ -4,11 +4,11 @@ use std::time::{Duration, Instant};
 
 use mcp::{McpError, McpServer};
 use serde_json::{Value, json};
-use toolchain::{CancellationToken, ContentPart, ExecutionContext, ToolError};
+use toolchain::{ContentPart, ExecutionContext, ToolError};
 
 use crate::support::{
-    assert_echoes, assert_within, call, cancel_after, everything, everything_config, kill,
-    mcp_error, reaped_within, tool,
+    assert_cancelled_promptly, assert_echoes, assert_within, call, everything, everything_config,
+    kill, mcp_error, reaped_within, tool,
 };
 
 /// The PNG signature.
@@ -166,17 +166,7 @@ async fn an_error_result_is_a_failed_call_with_the_servers_text() {
 async fn cancellation_ends_a_long_call_promptly_and_the_server_stays_usable() {
     let server = everything("ev").await;
     let long = tool(&server, "ev__trigger-long-running-operation");
-    let cancel = CancellationToken::new();
-    let ctx = ExecutionContext::new().with_cancellation(cancel.clone());
-    let canceller = cancel_after(&cancel, Duration::from_millis(500));
-    let started = Instant::now();
-    let error = long
-        .call_json(&ctx, json!({"duration": 30, "steps": 30}))
-        .await
-        .unwrap_err();
-    canceller.await.unwrap();
-    assert!(matches!(error, ToolError::Cancelled { .. }), "{error:?}");
-    assert_within(started, Duration::from_secs(5));
+    assert_cancelled_promptly(&long, json!({"duration": 30, "steps": 30})).await;
 
     let echo = tool(&server, "ev__echo");
     assert_echoes(&echo, "still here").await;

@@ -5,9 +5,9 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use mcp::{McpError, McpServer, Secret};
 use serde_json::json;
-use toolchain::{CancellationToken, ContentPart, ExecutionContext, ToolError};
+use toolchain::{ContentPart, ToolError};
 
-use crate::support::{FastMcp, assert_within, call, cancel_after, mcp_error, tool};
+use crate::support::{FastMcp, assert_cancelled_promptly, assert_within, call, mcp_error, tool};
 
 /// The PNG `image()` returns (see `xtask/mcp/fastmcp_server.py`).
 const RED_PIXEL_PNG: &str =
@@ -80,17 +80,7 @@ async fn an_image_comes_back_as_png_bytes() {
 async fn cancellation_reaches_the_server() {
     let python = FastMcp::start(None);
     let server = connect(&python).await;
-    let cancel = CancellationToken::new();
-    let ctx = ExecutionContext::new().with_cancellation(cancel.clone());
-    let canceller = cancel_after(&cancel, Duration::from_millis(500));
-    let started = Instant::now();
-    let error = tool(&server, "py__slow")
-        .call_json(&ctx, json!({"seconds": 30}))
-        .await
-        .unwrap_err();
-    canceller.await.unwrap();
-    assert!(matches!(error, ToolError::Cancelled { .. }), "{error:?}");
-    assert_within(started, Duration::from_secs(5));
+    assert_cancelled_promptly(&tool(&server, "py__slow"), json!({"seconds": 30})).await;
 
     // The server saw `notifications/cancelled` and stopped the sleep.
     let cancellations = tool(&server, "py__cancellations");

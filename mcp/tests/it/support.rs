@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 pub(crate) use mcp::testing::{FastMcp, everything_config};
 use mcp::{McpError, McpServer};
 use serde_json::{Value, json};
-use tokio::task::JoinHandle;
 use toolchain::{CancellationToken, DynTool, ExecutionContext, ToolError, ToolResult};
 
 pub(crate) async fn everything(name: &str) -> McpServer {
@@ -37,13 +36,23 @@ pub(crate) async fn assert_echoes(echo: &DynTool, message: &str) {
     assert_eq!(result.text, json!(format!("Echo: {message}")));
 }
 
-/// Cancels `cancel` after `delay`, on a task to await.
-pub(crate) fn cancel_after(cancel: &CancellationToken, delay: Duration) -> JoinHandle<()> {
-    let cancel = cancel.clone();
-    tokio::spawn(async move {
-        tokio::time::sleep(delay).await;
-        cancel.cancel();
-    })
+/// Calls `tool` with `input` (a long call), cancels the context after 500 ms and checks that
+/// the call ends as cancelled within 5 s of its start.
+pub(crate) async fn assert_cancelled_promptly(tool: &DynTool, input: Value) {
+    let cancel = CancellationToken::new();
+    let ctx = ExecutionContext::new().with_cancellation(cancel.clone());
+    let canceller = tokio::spawn({
+        let cancel = cancel.clone();
+        async move {
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            cancel.cancel();
+        }
+    });
+    let started = Instant::now();
+    let error = tool.call_json(&ctx, input).await.unwrap_err();
+    canceller.await.unwrap();
+    assert!(matches!(error, ToolError::Cancelled { .. }), "{error:?}");
+    assert_within(started, Duration::from_secs(5));
 }
 
 /// Asserts that less than `limit` has passed since `started`.
