@@ -12,25 +12,29 @@ fn everything() -> mcp::McpServerConfig {
     mcp::testing::everything_config("everything")
 }
 
-#[tokio::test]
-async fn a_request_uses_a_configured_servers_tools_by_name() {
-    let server = TestServer::start(ServerConfig {
-        mcp_servers: vec![everything()],
+/// A server whose configuration has only the MCP server `config`.
+async fn serving(config: mcp::McpServerConfig) -> TestServer {
+    TestServer::start(ServerConfig {
+        mcp_servers: vec![config],
         ..ServerConfig::default()
     })
-    .await;
+    .await
+}
+
+#[tokio::test]
+async fn a_request_uses_a_configured_servers_tools_by_name() {
+    let server = serving(everything()).await;
     let calls = json!({"tool_calls": [
         {"name": "everything__get-sum", "arguments": {"a": 2, "b": 40}},
         {"name": "everything__echo", "arguments": {}},
     ]});
-    let events = events(
-        server
-            .post(&json!({
-                "model_config": {"model_id": "echo"},
-                "input": {"text": calls.to_string()},
-                "tools": {"mcp_servers": [{"name": "everything"}]},
-            }))
-            .await,
+    let events = events_of(
+        &server,
+        json!({
+            "model_config": {"model_id": "echo"},
+            "input": {"text": calls.to_string()},
+            "tools": {"mcp_servers": [{"name": "everything"}]},
+        }),
     )
     .await;
     // Calls run at once: find each by name.
@@ -74,11 +78,7 @@ async fn events_of(server: &TestServer, body: Value) -> Vec<support::Sse> {
 
 #[tokio::test]
 async fn a_client_cannot_name_an_unknown_server_or_say_how_to_reach_one() {
-    let server = TestServer::start(ServerConfig {
-        mcp_servers: vec![everything()],
-        ..ServerConfig::default()
-    })
-    .await;
+    let server = serving(everything()).await;
     for (servers, expected) in [
         (json!([{"name": "shell"}]), "everything"),
         (
@@ -124,11 +124,7 @@ async fn add_through(server: &TestServer) -> Value {
 #[tokio::test]
 async fn a_stopped_server_is_tried_again_by_a_later_run_not_by_every_one() {
     let mut python = mcp::testing::FastMcp::start(None);
-    let server = TestServer::start(ServerConfig {
-        mcp_servers: vec![python.config("py")],
-        ..ServerConfig::default()
-    })
-    .await;
+    let server = serving(python.config("py")).await;
     assert_eq!(add_through(&server).await["output"], "5");
 
     // Gone: the call finds out, and says the server stopped.
