@@ -170,30 +170,41 @@ pub(crate) struct AgentArgs {
     pub(crate) allow_hosts: Vec<String>,
 }
 
-/// The servers of `--mcp`, connected.
+/// The servers of `--mcp` (`skein run`, `skein chat`, `skein serve`), parsed.
 #[cfg(feature = "mcp")]
-pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
-    let configs = specs
+pub(crate) fn mcp_configs(specs: &[String]) -> Result<Vec<mcp::McpServerConfig>, CliError> {
+    specs
         .iter()
         .map(|spec| {
             mcp::McpServerConfig::parse(spec)
                 .map_err(|error| CliError::Usage(format!("--mcp {spec}: {error}")))
         })
-        .collect::<Result<Vec<_>, _>>()?;
-    server::mcp::McpTools::connect(&configs)
-        .await
-        .map_err(|error| CliError::Usage(error.to_string()))
+        .collect()
 }
 
 /// Without MCP support, `--mcp` is refused.
 #[cfg(not(feature = "mcp"))]
-pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
+pub(crate) fn refuse_mcp(specs: &[String]) -> Result<(), CliError> {
     match specs.first() {
-        None => Ok(server::mcp::McpTools::default()),
+        None => Ok(()),
         Some(_) => Err(CliError::Usage(
             "--mcp: this skein was built without MCP support (the `mcp` feature)".to_owned(),
         )),
     }
+}
+
+/// The servers of `--mcp`, connected.
+#[cfg(feature = "mcp")]
+pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
+    server::mcp::McpTools::connect(&mcp_configs(specs)?)
+        .await
+        .map_err(|error| CliError::Usage(error.to_string()))
+}
+
+/// Without MCP support, none: `--mcp` is refused.
+#[cfg(not(feature = "mcp"))]
+pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
+    refuse_mcp(specs).map(|()| server::mcp::McpTools::default())
 }
 
 /// `--tool-mode`.

@@ -211,18 +211,11 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
         config.tools.http_get = Some(HttpGetPolicy::allow(args.allow_hosts.clone()));
     }
     #[cfg(feature = "mcp")]
-    for spec in &args.mcp {
-        config.mcp_servers.push(
-            mcp::McpServerConfig::parse(spec)
-                .map_err(|error| CliError::Usage(format!("--mcp {spec}: {error}")))?,
-        );
-    }
+    config
+        .mcp_servers
+        .extend(crate::common::mcp_configs(&args.mcp)?);
     #[cfg(not(feature = "mcp"))]
-    if !args.mcp.is_empty() {
-        return Err(CliError::Usage(
-            "--mcp: this skein was built without MCP support (the `mcp` feature)".to_owned(),
-        ));
-    }
+    crate::common::refuse_mcp(&args.mcp)?;
     config.skills_dirs.extend(args.skills.iter().cloned());
     config
         .knowledge_bases
