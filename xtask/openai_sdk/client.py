@@ -601,10 +601,10 @@ def function_calls(response):
     return [item for item in response.output if item.type == "function_call"]
 
 
-def streamed_response(stream):
+def streamed_response(client, **request):
     """The final response of a raw `responses.create(stream=True)` stream, checking the order
     and numbering of its events on the way."""
-    events = list(stream)
+    events = list(client.responses.create(**request, stream=True))
     expect(events, "no events")
     expect_equal(events[0].type, "response.created", "first event")
     numbers = [event.sequence_number for event in events]
@@ -615,16 +615,27 @@ def streamed_response(stream):
     return last.response
 
 
+def final_response(client, **request):
+    """The final response of a stream accumulated by the SDK's own stream helper, which checks
+    the events' identities on the way."""
+    with client.responses.stream(**request) as stream:
+        return stream.get_final_response()
+
+
+def call_output(call, output):
+    """The input item answering the function call `call` with `output`."""
+    return {"type": "function_call_output", "call_id": call.call_id, "output": output}
+
+
 @check
 def responses_openai_tool_round_trip(client):
     tools = [MULTIPLY_RESPONSES_TOOL]
-    # The SDK's own stream helper accumulates the events and checks their identities.
-    with client.responses.stream(
+    first = final_response(
+        client,
         model="gpt-4o-mini",
         input="What is 1231 * 2331? [replay:openai-tool-call]",
         tools=tools,
-    ) as stream:
-        first = stream.get_final_response()
+    )
     calls = function_calls(first)
     expect_equal(len(calls), 1, "function calls")
     expect_equal(calls[0].call_id, MULTIPLY_CALL_ID, "call_id")
@@ -633,15 +644,11 @@ def responses_openai_tool_round_trip(client):
     expect_equal(responses_usage(first.usage), MULTIPLY_USAGE, "usage")
 
     second = streamed_response(
-        client.responses.create(
-            model="gpt-4o-mini",
-            previous_response_id=first.id,
-            input=[
-                {"type": "function_call_output", "call_id": calls[0].call_id, "output": MULTIPLY_RESULT}
-            ],
-            tools=tools,
-            stream=True,
-        )
+        client,
+        model="gpt-4o-mini",
+        previous_response_id=first.id,
+        input=[call_output(calls[0], MULTIPLY_RESULT)],
+        tools=tools,
     )
     expect_equal(second.output_text, MULTIPLY_ANSWER, "follow-up output_text")
     expect_equal(second.previous_response_id, first.id, "previous_response_id")
@@ -657,15 +664,13 @@ def responses_anthropic_reasoning_across_a_restart(client):
     model = "claude-haiku-4-5-20251001"
     tools = [FIXED_VERSION_RESPONSES_TOOL]
     first = streamed_response(
-        client.responses.create(
-            model=model,
-            input=(
-                "Use the fixed_version tool. Then tell me the version and make one short joke "
-                "about it. Think about it first. [replay:anthropic-thinking-tool]"
-            ),
-            tools=tools,
-            stream=True,
-        )
+        client,
+        model=model,
+        input=(
+            "Use the fixed_version tool. Then tell me the version and make one short joke "
+            "about it. Think about it first. [replay:anthropic-thinking-tool]"
+        ),
+        tools=tools,
     )
     reasoning = [item for item in first.output if item.type == "reasoning"]
     expect_equal(len(reasoning), 1, "reasoning items")
@@ -678,19 +683,11 @@ def responses_anthropic_reasoning_across_a_restart(client):
     # server answers only if the thinking's signature reaches Anthropic.
     restart_skein()
     second = streamed_response(
-        client.responses.create(
-            model=model,
-            previous_response_id=first.id,
-            input=[
-                {
-                    "type": "function_call_output",
-                    "call_id": calls[0].call_id,
-                    "output": FIXED_VERSION_RESULT,
-                }
-            ],
-            tools=tools,
-            stream=True,
-        )
+        client,
+        model=model,
+        previous_response_id=first.id,
+        input=[call_output(calls[0], FIXED_VERSION_RESULT)],
+        tools=tools,
     )
     expect_equal(second.output_text, FIXED_VERSION_ANSWER, "follow-up output_text")
     expect_equal(responses_usage(second.usage), FIXED_VERSION_ANSWER_USAGE, "follow-up usage")
@@ -700,30 +697,24 @@ def responses_anthropic_reasoning_across_a_restart(client):
 @check
 def responses_gemini_function_call_round_trip(client):
     tools = [COUNTRY_TOOL]
-    with client.responses.stream(
+    first = final_response(
+        client,
         model="gemini-2.5-flash",
         input="What is the capital of the user country? Call the tool [replay:gemini-function-call]",
         tools=tools,
-    ) as stream:
-        first = stream.get_final_response()
+    )
     calls = function_calls(first)
     expect_equal([call.name for call in calls], ["get_country"], "function calls")
     expect_equal(arguments_of(calls[0].arguments), {}, "arguments")
 
     # Gemini needs the call's thought signature back: the tree holds it.
-    with client.responses.stream(
+    second = final_response(
+        client,
         model="gemini-2.5-flash",
         previous_response_id=first.id,
-        input=[
-            {
-                "type": "function_call_output",
-                "call_id": calls[0].call_id,
-                "output": json.dumps({"return_value": "Mexico"}),
-            }
-        ],
+        input=[call_output(calls[0], json.dumps({"return_value": "Mexico"}))],
         tools=tools,
-    ) as stream:
-        second = stream.get_final_response()
+    )
     expect_equal(second.output_text, CAPITAL_ANSWER, "follow-up output_text")
     expect_equal(responses_usage(second.usage), CAPITAL_ANSWER_USAGE, "follow-up usage")
     return f"get_country, then {second.output_text!r}"
