@@ -73,6 +73,26 @@ impl Stack {
         );
         all
     }
+
+    /// Asserts that both servers answer a request adding `py` on the Python one and
+    /// `everything` on the reference one.
+    #[track_caller]
+    fn assert_both_add(&self, py: (i64, i64), everything: (i64, i64)) {
+        let ((x, y), (a, b)) = (py, everything);
+        let events = self.all(
+            &tool_calls(&[
+                ("py__add", json!({"a": x, "b": y})),
+                ("everything__get-sum", json!({"a": a, "b": b})),
+            ]),
+            &["py", "everything"],
+        );
+        assert_eq!(done(&events, "py__add")["output"], (x + y).to_string());
+        assert_eq!(
+            done(&events, "everything__get-sum")["output"],
+            format!("The sum of {a} and {b} is {}.", a + b)
+        );
+        terminal(&events, "response.done");
+    }
 }
 
 /// One server-sent event: its name and JSON data.
@@ -348,19 +368,7 @@ fn a_client_that_hangs_up_mid_call_cancels_it_on_the_server() {
     wait_for_cancellations(&stack, "1");
 
     // Still serving, both servers.
-    let events = stack.all(
-        &tool_calls(&[
-            ("py__add", json!({"a": 20, "b": 22})),
-            ("everything__get-sum", json!({"a": 1, "b": 2})),
-        ]),
-        &["py", "everything"],
-    );
-    assert_eq!(done(&events, "py__add")["output"], "42");
-    assert_eq!(
-        done(&events, "everything__get-sum")["output"],
-        "The sum of 1 and 2 is 3."
-    );
-    terminal(&events, "response.done");
+    stack.assert_both_add((20, 22), (1, 2));
 }
 
 #[test]
@@ -384,19 +392,7 @@ fn the_python_server_killed_mid_call_fails_that_call_and_the_answer_ends() {
     // Once the server is back, the next request connects to it again (a new session: the
     // new process knows nothing of the old one's); the other server answered throughout.
     stack.python.restart(None);
-    let events = stack.all(
-        &tool_calls(&[
-            ("py__add", json!({"a": 2, "b": 3})),
-            ("everything__get-sum", json!({"a": 2, "b": 40})),
-        ]),
-        &["py", "everything"],
-    );
-    assert_eq!(done(&events, "py__add")["output"], "5");
-    assert_eq!(
-        done(&events, "everything__get-sum")["output"],
-        "The sum of 2 and 40 is 42."
-    );
-    terminal(&events, "response.done");
+    stack.assert_both_add((2, 3), (2, 40));
 }
 
 #[test]
@@ -426,19 +422,7 @@ fn the_everything_child_killed_mid_call_fails_that_call_and_the_answer_ends() {
     terminal(&rest, "response.done");
 
     // The next request starts the server again, and the other server still answers.
-    let events = stack.all(
-        &tool_calls(&[
-            ("py__add", json!({"a": 2, "b": 3})),
-            ("everything__get-sum", json!({"a": 1, "b": 2})),
-        ]),
-        &["py", "everything"],
-    );
-    assert_eq!(done(&events, "py__add")["output"], "5");
-    assert_eq!(
-        done(&events, "everything__get-sum")["output"],
-        "The sum of 1 and 2 is 3."
-    );
-    terminal(&events, "response.done");
+    stack.assert_both_add((2, 3), (1, 2));
     let restarted = children_running(serve, "server-everything");
     assert_eq!(restarted.len(), 1, "{restarted:?}");
     assert_ne!(restarted[0], node);
