@@ -41,11 +41,13 @@ fn tool_names(body: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn write_skill(dir: &Path, name: &str, tools: &str, body: &str) {
+/// Writes `dir/name/SKILL.md`: `front` (what the skill brings, as `tools: […]` or
+/// `mcp_servers: […]`) after its name and description, then `body`.
+fn write_skill(dir: &Path, name: &str, front: &str, body: &str) {
     std::fs::create_dir_all(dir.join(name)).unwrap();
     std::fs::write(
         dir.join(name).join("SKILL.md"),
-        format!("---\nname: {name}\ndescription: Use for {name}.\ntools: {tools}\n---\n{body}\n"),
+        format!("---\nname: {name}\ndescription: Use for {name}.\n{front}\n---\n{body}\n"),
     )
     .unwrap();
 }
@@ -57,10 +59,10 @@ fn the_model_loads_a_skill_and_uses_its_tool_in_the_next_round() {
     write_skill(
         &skills,
         "arithmetic",
-        "[calculator]",
+        "tools: [calculator]",
         "Check every sum with the calculator.",
     );
-    write_skill(&skills, "style", "[]", "Answer in one line.");
+    write_skill(&skills, "style", "tools: []", "Answer in one line.");
     let (base_url, bodies) = fake_openai(vec![
         call("call_1", "load_skill", json!({"name": "arithmetic"})),
         call("call_2", "calculator", json!({"expression": "6*7"})),
@@ -154,13 +156,12 @@ fn an_unreadable_skill_is_refused_before_the_run() {
 fn a_skill_brings_its_mcp_servers_tools_once_loaded() {
     let dir = tempfile::tempdir().unwrap();
     let skills = dir.path().join("skills");
-    std::fs::create_dir_all(skills.join("sums")).unwrap();
-    std::fs::write(
-        skills.join("sums/SKILL.md"),
-        "---\nname: sums\ndescription: Use for sums.\nmcp_servers: [everything]\n---\n\
-         Add with everything__get-sum.\n",
-    )
-    .unwrap();
+    write_skill(
+        &skills,
+        "sums",
+        "mcp_servers: [everything]",
+        "Add with everything__get-sum.",
+    );
     let (base_url, bodies) = fake_openai(vec![
         call("call_1", "load_skill", json!({"name": "sums"})),
         call("call_2", "everything__get-sum", json!({"a": 2, "b": 40})),
@@ -212,12 +213,7 @@ fn a_skill_brings_its_mcp_servers_tools_once_loaded() {
 fn a_skill_naming_an_unconfigured_mcp_server_says_so_when_loaded() {
     let dir = tempfile::tempdir().unwrap();
     let skills = dir.path().join("skills");
-    std::fs::create_dir_all(skills.join("remote")).unwrap();
-    std::fs::write(
-        skills.join("remote/SKILL.md"),
-        "---\nname: remote\ndescription: Use for remote work.\nmcp_servers: [ghost]\n---\n",
-    )
-    .unwrap();
+    write_skill(&skills, "remote", "mcp_servers: [ghost]", "");
     let calls = json!({"tool_calls": [{"name": "load_skill", "arguments": {"name": "remote"}}]});
     let output = skein(dir.path())
         .args(["run", "-m", "echo", "--skills"])
