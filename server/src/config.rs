@@ -251,10 +251,13 @@ impl AgentAlias {
     /// Whether it searches the configured knowledge bases (`knowledge_base_search` is among
     /// its `tools`).
     pub fn searches_knowledge(&self) -> bool {
-        self.tools
-            .iter()
-            .any(|tool| tool == knowledge_base::TOOL_NAME)
+        searches_knowledge(&self.tools)
     }
+}
+
+/// Whether `tools` lists `knowledge_base_search`.
+pub(crate) fn searches_knowledge(tools: &[String]) -> bool {
+    tools.iter().any(|tool| tool == knowledge_base::TOOL_NAME)
 }
 
 /// `tools` but `knowledge_base_search`, which is not a built-in tool: it searches the

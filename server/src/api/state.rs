@@ -79,11 +79,7 @@ impl App {
             tools
                 .select(crate::config::builtin_tools(tool_list))
                 .map_err(|err| err.to_string())?;
-            if tool_list
-                .iter()
-                .any(|tool| tool == knowledge_base::TOOL_NAME)
-                && config.knowledge_bases.is_empty()
-            {
+            if crate::config::searches_knowledge(tool_list) && config.knowledge_bases.is_empty() {
                 return Err(format!(
                     "`{}` searches the configured `knowledge_bases`, and none is configured",
                     knowledge_base::TOOL_NAME
