@@ -442,7 +442,11 @@ fn builtin_tools(
     if !tools.custom.is_empty() {
         problems.unsupported(
             "tools.custom",
-            "only the built-in tools (calculator, read_file, list_files, http_get) are offered",
+            &format!(
+                "only the built-in tools ({}, {}) are offered",
+                crate::service::tools::BUILTIN_TOOL_NAMES.join(", "),
+                knowledge_base::TOOL_NAME
+            ),
         );
     }
     let mut names = Vec::new();
