@@ -155,6 +155,16 @@ fn collect(
             .collect();
         entries.sort();
         for entry in entries {
+            // A link to a directory may lead back up the tree (`docs/up -> ..`): followed, the
+            // walk would never end. Files behind links are read; directories only when named.
+            if entry.is_symlink() && entry.is_dir() {
+                writeln!(
+                    err,
+                    "skein: skipped {}: a link to a directory (name it to add what it holds)",
+                    entry.display()
+                )?;
+                continue;
+            }
             match collect(&entry, documents, err) {
                 Ok(()) => {}
                 // Inside a directory, a file that is not text is passed over, and said so.

@@ -125,3 +125,33 @@ fn unknown_bases_and_binary_files_are_named() {
         "{stderr}"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn links_to_directories_inside_a_walk_are_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("guide.md"), "Backups run nightly.\n").unwrap();
+    // Two links back up the tree: followed, each level would double the walk.
+    std::os::unix::fs::symlink("..", docs.join("up")).unwrap();
+    std::os::unix::fs::symlink(".", docs.join("here")).unwrap();
+    let add = skein(dir.path())
+        .args(["kb", "add", "docs"])
+        .arg(&docs)
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(add.status.success(), "{add:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&add.stdout).trim(),
+        "docs: added 1 document(s) in 1 chunk(s)"
+    );
+    let stderr = String::from_utf8_lossy(&add.stderr);
+    for link in ["up", "here"] {
+        assert!(
+            stderr.contains(&format!("{link}: a link to a directory")),
+            "{stderr}"
+        );
+    }
+}
