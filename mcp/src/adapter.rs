@@ -92,7 +92,9 @@ impl Session {
     ) -> Result<(Session, Vec<RemoteTool>, McpServerInfo), McpError> {
         let server = config.name.clone();
         let timeout = config.timeout;
-        let (session, info) = match tokio::time::timeout(timeout, Self::start(config)).await {
+        // One deadline for both steps: connecting as a whole takes at most `timeout`.
+        let deadline = tokio::time::Instant::now() + timeout;
+        let (session, info) = match tokio::time::timeout_at(deadline, Self::start(config)).await {
             Ok(started) => started?,
             Err(_) => {
                 return Err(McpError::Timeout {
@@ -102,7 +104,7 @@ impl Session {
                 });
             }
         };
-        let tools = match tokio::time::timeout(timeout, session.peer.list_all_tools()).await {
+        let tools = match tokio::time::timeout_at(deadline, session.peer.list_all_tools()).await {
             Ok(Ok(tools)) => tools,
             Ok(Err(error)) => {
                 let error = session.service_error(error).await;
