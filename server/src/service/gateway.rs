@@ -240,6 +240,26 @@ impl ChatService {
 }
 
 impl ChatService {
+    /// The stored answer labelled `label` when it is `owner`'s: another caller's answer is as
+    /// unknown as a missing one, and so is a string that could never be a label (too long,
+    /// control characters).
+    pub(crate) async fn owned_answer(
+        &self,
+        label: &str,
+        owner: &str,
+    ) -> Result<Option<conversation_tree::Node>, StoreError> {
+        let node = match self.store().node_by_label(label).await {
+            Ok(Some(node)) => node,
+            Ok(None) | Err(StoreError::InvalidLabel { .. }) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let claim = self
+            .store()
+            .claim_conversation(node.conversation_id(), owner)
+            .await?;
+        Ok(claim.is_own().then_some(node))
+    }
+
     /// The stored conversation up to the answer labelled `label`, ready to continue, when
     /// that answer is `owner`'s: another caller's answer is as unknown as a missing one.
     pub(crate) async fn previous(
@@ -248,22 +268,10 @@ impl ChatService {
         owner: &str,
     ) -> Result<Option<(Vec<Message>, Anchor)>, GatewayError> {
         let store_error = |error| GatewayError::Store(Box::new(AgentError::Store(error)));
-        let node = match self.store().node_by_label(label).await {
-            Ok(Some(node)) => node,
-            // A string that could never be a label (too long, control characters) names
-            // nothing.
-            Ok(None) | Err(StoreError::InvalidLabel { .. }) => return Ok(None),
-            Err(error) => return Err(store_error(error)),
+        let Some(node) = self.owned_answer(label, owner).await.map_err(store_error)? else {
+            return Ok(None);
         };
         let conversation = node.conversation_id().clone();
-        let claim = self
-            .store()
-            .claim_conversation(&conversation, owner)
-            .await
-            .map_err(store_error)?;
-        if !claim.is_own() {
-            return Ok(None);
-        }
         let continued = agent_loop::history::continuation(self.store().as_ref(), node.id())
             .await
             .map_err(store_error)?;

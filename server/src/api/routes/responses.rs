@@ -275,16 +275,10 @@ impl Drop for InFlightEntry {
 
 /// The node of `caller`'s response `id`.
 async fn stored(app: &App, caller: Caller, id: &str) -> Result<Option<Node>, OpenAiError> {
-    let store = app.chat.store();
-    // Ids that are not labels (too long, control characters) name nothing.
-    let Ok(Some(node)) = store.node_by_label(id).await else {
-        return Ok(None);
-    };
-    let claim = store
-        .claim_conversation(node.conversation_id(), app.auth.owner(caller))
+    app.chat
+        .owned_answer(id, app.auth.owner(caller))
         .await
-        .map_err(store_failed)?;
-    Ok(claim.is_own().then_some(node))
+        .map_err(store_failed)
 }
 
 /// A stored response as a `response` object.
