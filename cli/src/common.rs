@@ -502,8 +502,9 @@ impl AgentArgs {
         let tool_protocol = self.tool_protocol()?;
         let model = self.model_request(model);
         let mut tools = self.tools.clone();
-        if self.web_search.is_some() && !tools.iter().any(|tool| tool == "web_search") {
-            tools.push("web_search".to_owned());
+        if self.web_search.is_some() && !tools.iter().any(|tool| tool == server::tools::WEB_SEARCH)
+        {
+            tools.push(server::tools::WEB_SEARCH.to_owned());
         }
         Ok(RunSpec {
             tool_protocol,

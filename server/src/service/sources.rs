@@ -5,10 +5,9 @@ use knowledge_base::Source;
 use serde::Deserialize as _;
 use serde_json::Value;
 
-pub(crate) use knowledge_base::SourceSet;
+use crate::service::tools::WEB_SEARCH;
 
-/// The name of the web search tool, whose output lists its `sources`.
-const WEB_SEARCH: &str = "web_search";
+pub(crate) use knowledge_base::SourceSet;
 
 /// The sources in the output `value` of the tool `name`: `knowledge_base_search` passages and
 /// `web_search` results; none for any other tool.

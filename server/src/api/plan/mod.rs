@@ -31,6 +31,7 @@ use crate::config::ServerConfig;
 use crate::service::spec::{
     DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec, SectionFormat, ToolProtocol,
 };
+use crate::service::tools::WEB_SEARCH;
 
 /// The temperature of a request that names none (unless the model reasons).
 pub const DEFAULT_TEMPERATURE: f64 = 0.7;
@@ -284,8 +285,8 @@ pub fn plan(
         builtin_tools(tools_config, &config.knowledge_bases, &mut problems);
     // `features.web_search` offers the `web_search` tool (whether the server has a backend is
     // the service's to say, as for any built-in tool).
-    if features.web_search && !tools.iter().any(|tool| tool == "web_search") {
-        tools.push("web_search".to_owned());
+    if features.web_search && !tools.iter().any(|tool| tool == WEB_SEARCH) {
+        tools.push(WEB_SEARCH.to_owned());
     }
     let (skills, preload_skills) = skills(&skill_refs, &mut problems);
     let tool_choice = tool_choice(request.tool_choice, &tools, &mut problems);

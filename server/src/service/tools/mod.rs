@@ -34,8 +34,8 @@ pub use http_get::{HttpGet, HttpGetInput, HttpGetOutput, HttpGetPolicy, HttpGetP
 pub use silent_exit::{SilentExit, SilentExitInput};
 pub use web_search::{
     BRAVE_KEY_ENV, BRAVE_URL, DEFAULT_MAX_RESULTS, MAX_QUERY_CHARS, MAX_RESULTS, TAVILY_KEY_ENV,
-    TAVILY_URL, WebSearch, WebSearchConfig, WebSearchConfigError, WebSearchInput, WebSearchOutput,
-    WebSearchResult, WebSearchSource,
+    TAVILY_URL, WEB_SEARCH, WebSearch, WebSearchConfig, WebSearchConfigError, WebSearchInput,
+    WebSearchOutput, WebSearchResult, WebSearchSource,
 };
 
 /// The names of every built-in tool, in the order they are listed.
@@ -44,7 +44,7 @@ pub const BUILTIN_TOOL_NAMES: [&str; 5] = [
     "read_file",
     "list_files",
     "http_get",
-    "web_search",
+    WEB_SEARCH,
 ];
 
 /// Which built-in tools exist and their limits. The default offers only `calculator`.
@@ -177,7 +177,7 @@ fn unavailable(name: &str) -> ToolSelectError {
         "http_get" => {
             "configure an allow-list of hosts (`tools.http_get.allow`, or `skein --allow-host HOST`)"
         }
-        "web_search" => {
+        WEB_SEARCH => {
             "configure a search backend (`tools.web_search` with `backend: searxng` and its `url`, or `backend: brave` / `tavily` with the key in an environment variable)"
         }
         _ => {

@@ -616,10 +616,13 @@ pub struct WebSearchSource {
     pub passage: String,
 }
 
+/// The tool's name, as the model calls it and as requests and tool events name it.
+pub const WEB_SEARCH: &str = "web_search";
+
 #[async_trait]
 impl Tool<WebSearchInput, WebSearchOutput> for WebSearch {
     fn name(&self) -> &str {
-        "web_search"
+        WEB_SEARCH
     }
 
     fn description(&self) -> &str {
@@ -652,7 +655,7 @@ impl Tool<WebSearchInput, WebSearchOutput> for WebSearch {
         tokio::select! {
             biased;
             () = ctx.cancellation().cancelled() => Err(ToolError::Cancelled {
-                tool: "web_search".to_owned(),
+                tool: WEB_SEARCH.to_owned(),
             }),
             output = self.search(query, count) => output.map(ToolResult::text),
         }
