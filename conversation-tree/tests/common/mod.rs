@@ -12,6 +12,7 @@ pub(crate) mod edges;
 pub(crate) mod labels;
 pub(crate) mod owners;
 pub(crate) mod reliability;
+pub(crate) mod summaries;
 
 use std::sync::Arc;
 
@@ -73,6 +74,7 @@ macro_rules! suite {
             labels::label_node_labels_a_stored_node_and_moves_labels,
             labels::label_node_refuses_unknown_nodes_and_invalid_labels_writing_nothing,
             labels::concurrent_label_moves_leave_the_label_on_one_node,
+            summaries::the_deepest_summary_on_a_path_is_found_for_every_node_below_it,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn killed_writer_leaves_no_half_node() {
