@@ -29,7 +29,7 @@ pub(crate) fn to_store(chain: &ChainAst, transcript: &[Message]) -> Option<PathS
             .first()
             .is_some_and(|message| message.role == Role::System),
     );
-    if start <= own_system || !transcript[start..].iter().eq(tail.into_iter()) {
+    if start <= own_system || !transcript[start..].iter().eq(tail) {
         return None;
     }
     Some(PathSummary::new(&transcript[own_system..start], prefix))
