@@ -176,6 +176,24 @@ fn a_summary_longer_than_asked_is_cut_to_fit() {
 }
 
 #[test]
+fn a_new_question_keeps_the_exchange_it_follows() {
+    // The first request of a new turn: the last section is a question with no answer yet.
+    let mut chain = chat(4, 100);
+    chain.push(Message::human("And the fifth?"));
+    let mut ast = ChainAst::new(&chain, false).expect("valid");
+    let (summarizer, requests) = recording("Four questions answered.");
+    let options = SummarizeOptions::new(ast.size() / 3);
+    let report = block_on(summarize(&mut ast, &summarizer, &options)).expect("ok");
+
+    assert!(report.summarized());
+    // The fourth question and its answer, then the new question, stay as they were.
+    assert!(ast.messages().ends_with(&chain[chain.len() - 3..]), "{ast}");
+    let request = &requests.lock().expect("lock")[0];
+    assert!(!request.prompt.contains("Answer 4"));
+    ast.validate().expect("valid");
+}
+
+#[test]
 fn an_agent_section_rotates_and_keeps_its_last_pair() {
     let chain = agent(6, 200, false);
     let mut ast = ChainAst::new(&chain, false).expect("valid");
@@ -450,6 +468,15 @@ proptest! {
         if let (Some(old), Some(new)) = (before.sections().last(), ast.sections().last()) {
             prop_assert_eq!(old.header().human(), new.header().human());
             prop_assert_eq!(old.body().last(), new.body().last());
+        }
+        // A new question keeps the exchange it follows: the turn before it keeps its last
+        // pair, right before the question.
+        let messages = ast.messages();
+        let old = before.messages();
+        if old.last().is_some_and(|m| m.role == Role::Human)
+            && let Some(answer) = old.iter().rposition(|m| m.role == Role::Ai)
+        {
+            prop_assert!(messages.ends_with(&old[answer..]), "{}", ast);
         }
         if report.summarized() {
             prop_assert!(report.size_after <= report.size_before + 400);

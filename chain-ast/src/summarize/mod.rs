@@ -97,7 +97,8 @@ impl SummarizeOptions {
 
     /// Whether the last section's pairs (all but its last) may be summarised: `true` (the
     /// default) suits an agent whose whole task is one long section; `false` keeps the last
-    /// section whole.
+    /// section whole (and, when the last section is a new question with no answer yet, the
+    /// section before it).
     pub fn rotate_last_section(mut self, rotate: bool) -> SummarizeOptions {
         self.rotate_last_section = rotate;
         self
@@ -183,7 +184,7 @@ impl SummarizeReport {
     }
 
     /// Whether the chain now fits the budget. It may not when what is always kept (system
-    /// message, last section header and last pair) is over it, or the summary came out long.
+    /// message, the latest exchange) is over it, or the summary came out long.
     pub fn within_budget(&self) -> bool {
         self.size_after <= self.budget
     }
@@ -213,12 +214,14 @@ pub enum SummarizeError<E> {
 /// [`Summarizer`] (usually the model itself):
 ///
 /// - the first section's system message is always kept;
-/// - the last section's header and its last body pair are always kept: the last pair of the
-///   section being summarised from within is never summarised, which keeps the signed
-///   reasoning Gemini and Anthropic check on the current turn. Older sections go whole, last
-///   pair included: providers no longer check their signatures;
-/// - units are whole body pairs (a tool call never leaves its responses) of the last section,
-///   newest first, then whole older sections;
+/// - the latest exchange is always kept: the last section's header and its last body pair
+///   (the last pair of the section being summarised from within is never summarised, which
+///   keeps the signed reasoning Gemini and Anthropic check on the current turn) and, when the
+///   last section is a new question with no answer yet, the section before it with its header
+///   and last body pair, the exchange the question follows. Older sections go whole, last pair
+///   included: providers no longer check their signatures;
+/// - units are whole body pairs (a tool call never leaves its responses) of the latest
+///   exchange's section, newest first, then whole older sections;
 /// - the summary becomes the first body pair after the human message of the newest section it
 ///   summarises from (a section too big to keep keeps its human message to host it), and that
 ///   section's header takes the system message. So the chain still starts with the system and
