@@ -218,6 +218,7 @@ async fn a_cut_prompt_is_reported_in_response_done() {
             "prompt_truncated": true,
             "texts_truncated": 1,
             "pairs_summarized": 0,
+            "summary_reused": false,
             "pairs_pruned": 0,
             "sections_pruned": 0,
         })
@@ -826,6 +827,9 @@ impl ChatModel for CountingEcho {
 struct EchoChat {
     model: Arc<CountingEcho>,
     reports: Vec<Option<agent_loop::CompressionReport>>,
+    notices: Vec<Option<agent_loop::CompressionNotice>>,
+    /// Whether the conversation held a stored summary when each turn started.
+    stored: Vec<bool>,
 }
 
 /// `turns` questions of `question_bytes` bytes each to the echo model with a context window of
@@ -844,16 +848,21 @@ async fn echo_chat(turns: usize, window: u32, question_bytes: usize) -> EchoChat
         .unwrap();
     let conversation = agent_loop::ConversationId::random();
     let mut reports = Vec::new();
+    let mut notices = Vec::new();
+    let mut stored = Vec::new();
     let mut previous: Option<(String, String)> = None;
     for turn in 1..=turns {
         let question = format!("Question {turn}: {}", "q".repeat(question_bytes));
         let mut input = AgentInput::text(&question).in_conversation(conversation.clone());
+        let mut summarised = false;
         if let Some(node) = store.latest_node(&conversation).await.unwrap() {
+            summarised = store.path_summary(node.id()).await.unwrap().is_some();
             let history = agent_loop::history::continuation(&*store, node.id())
                 .await
                 .unwrap();
             input = input.with_continuation(history);
         }
+        stored.push(summarised);
         let outcome = agent.run(input).await.unwrap();
         let sent = model
             .answered
@@ -867,9 +876,8 @@ async fn echo_chat(turns: usize, window: u32, question_bytes: usize) -> EchoChat
         assert_eq!(sent.last().unwrap().text(), question);
         if let Some((question, answer)) = &previous {
             let end = sent.len() - 1;
-            assert_eq!(
-                sent[end - 1].text(),
-                *answer,
+            assert!(
+                sent[end - 1].text() == *answer,
                 "turn {turn}: the answer the question follows went"
             );
             assert!(
@@ -879,8 +887,14 @@ async fn echo_chat(turns: usize, window: u32, question_bytes: usize) -> EchoChat
         }
         previous = Some((question, outcome.text.clone()));
         reports.push(outcome.records[0].compression.clone());
+        notices.push(outcome.compression_notice());
     }
-    EchoChat { model, reports }
+    EchoChat {
+        model,
+        reports,
+        notices,
+        stored,
+    }
 }
 
 /// A long conversation with the echo model, whose summaries are longer than asked: every turn
@@ -912,6 +926,7 @@ async fn a_long_echo_chat_keeps_its_latest_exchange_and_summarises_each_turn_onc
             .as_ref()
             .expect("past the window every turn compresses");
         assert!(report.summary_reused, "turn {}: {report:?}", turn + 1);
+        assert!(chat.notices[turn].is_some_and(|notice| notice.summary_reused));
         assert_eq!(
             report.pairs_pruned + report.sections_pruned,
             0,
@@ -923,4 +938,30 @@ async fn a_long_echo_chat_keeps_its_latest_exchange_and_summarises_each_turn_onc
         summary_bytes < answer_bytes,
         "summaries read {summary_bytes} bytes, the answers {answer_bytes}"
     );
+}
+
+#[cfg(feature = "store")]
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Whatever the window and the length of the questions, every turn keeps the exchange it
+    /// follows (checked in `echo_chat`), and a turn of a conversation that holds a stored
+    /// summary starts from it.
+    #[test]
+    fn a_stored_summary_is_reused_and_the_latest_exchange_kept(
+        turns in 6usize..30,
+        window in 3_000u32..12_000,
+        question_bytes in 20usize..800,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let chat = runtime.block_on(echo_chat(turns, window, question_bytes));
+        for (turn, (stored, report)) in chat.stored.iter().zip(&chat.reports).enumerate() {
+            if *stored {
+                prop_assert!(
+                    report.as_ref().is_some_and(|report| report.summary_reused),
+                    "turn {}: {:?}", turn + 1, report
+                );
+            }
+        }
+    }
 }

@@ -4,10 +4,16 @@
 //! When the chain is over the trigger, strategies run in this order until it is at most
 //! the target:
 //!
+//! 0. with a store, on a run's first request: the summary an earlier run stored on the
+//!    conversation's path stands in for the opening it summarised (`stored`), so what follows
+//!    summarises only that summary and what came after it, instead of the whole history on
+//!    every turn;
 //! 1. texts longer than the attachment limit in human and tool messages are cut in the middle;
 //! 2. old content is summarised by the model itself through [`chain_ast::summarize`] (the
 //!    system message, the last section's header and its last body pair are always kept; a
-//!    summary that replaces signed tool calls carries [`chain_ast::FAKE_THOUGHT_SIGNATURE`]);
+//!    summary that replaces signed tool calls carries [`chain_ast::FAKE_THOUGHT_SIGNATURE`]; a
+//!    summary longer than its share is cut to it, so it never pushes the latest exchange out).
+//!    With a store, the summary is stored with the answer to the request it was sent with;
 //! 3. the middle is pruned, because the original task and the latest exchange are what the next
 //!    answer depends on most: the chain's opening — system message, the first human message (the
 //!    original task) and its first answer, [`ContextPolicy::with_kept_pairs`]'s N body pairs — and
