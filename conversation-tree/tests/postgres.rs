@@ -33,11 +33,13 @@ impl Harness for PostgresHarness {
         execute(&self.url, sql).await.unwrap();
     }
 
-    fn failing_calls_trigger() -> &'static str {
-        "CREATE FUNCTION fail_calls() RETURNS trigger LANGUAGE plpgsql AS \
-         $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$; \
-         CREATE TRIGGER fail_calls BEFORE INSERT ON calls \
-         FOR EACH ROW EXECUTE FUNCTION fail_calls();"
+    fn failing_insert_trigger(table: &str) -> String {
+        format!(
+            "CREATE FUNCTION fail_{table}() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$; \
+             CREATE TRIGGER fail_{table} BEFORE INSERT ON {table} \
+             FOR EACH ROW EXECUTE FUNCTION fail_{table}();"
+        )
     }
 
     fn spec(&self) -> String {

@@ -37,9 +37,11 @@ impl Harness for SqliteHarness {
         conn.execute_batch(sql).unwrap();
     }
 
-    fn failing_calls_trigger() -> &'static str {
-        "CREATE TRIGGER fail_calls BEFORE INSERT ON calls \
-         BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
+    fn failing_insert_trigger(table: &str) -> String {
+        format!(
+            "CREATE TRIGGER fail_{table} BEFORE INSERT ON {table} \
+             BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
+        )
     }
 
     fn spec(&self) -> String {

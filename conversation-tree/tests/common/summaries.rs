@@ -77,3 +77,35 @@ pub(crate) async fn the_deepest_summary_on_a_path_is_found_for_every_node_below_
         Err(StoreError::UnknownNode { .. })
     ));
 }
+
+pub(crate) async fn a_summary_that_cannot_be_written_leaves_no_node<H: Harness>(harness: &H) {
+    let store = harness.open().await;
+    let conversation = ConversationId::random();
+    let one = log(&*store, &conversation, None, "one", None).await;
+    harness
+        .execute(&H::failing_insert_trigger("summaries"))
+        .await;
+
+    let entry = NewResponse::new(
+        conversation.clone(),
+        Some(one),
+        vec![Message::human("two")],
+        Message::ai("Answer to two"),
+        &sampling(),
+    )
+    .label("resp_summarised")
+    .summary(summary_of(&["one"]));
+    assert!(
+        store.log_response(entry).await.is_err(),
+        "the injected failure surfaces"
+    );
+    // The node, its call and its label went with the summary: the conversation is as it was.
+    let nodes = store.conversation_nodes(&conversation).await.unwrap();
+    assert_eq!(
+        nodes.iter().map(|node| node.id()).collect::<Vec<_>>(),
+        [one]
+    );
+    assert_eq!(store.calls(&conversation).await.unwrap().len(), 1);
+    assert_eq!(store.node_by_label("resp_summarised").await.unwrap(), None);
+    assert_eq!(store.path_summary(one).await.unwrap(), None);
+}
