@@ -150,6 +150,11 @@ impl ConversationContext {
         &self.records
     }
 
+    /// What compression did before the request being prepared, until its round is added.
+    pub(crate) fn compression(&self) -> Option<&CompressionReport> {
+        self.compression.as_ref()
+    }
+
     /// Tokens of the chain, by the model's [`TokenCounter`].
     pub fn tokens(&self) -> usize {
         self.tokens
@@ -210,6 +215,32 @@ impl ConversationContext {
         self.usage += report.summary_usage;
         self.compression = Some(report);
         self
+    }
+
+    /// The chain read with `summary` (stored in the conversation tree by an earlier run) in
+    /// place of the opening it stands for, the transcript unchanged; whether it was. A
+    /// summary that does not stand for this transcript's opening, or would not make a valid
+    /// chain, is not used.
+    #[cfg(feature = "store")]
+    pub(crate) fn with_stored_summary(
+        mut self,
+        summary: &conversation_tree::PathSummary,
+        counter: &TokenCounter,
+    ) -> (Self, bool) {
+        let Some(messages) = summary.apply(&self.transcript) else {
+            return (self, false);
+        };
+        match ChainAst::new(&messages, false) {
+            Ok(chain) => {
+                self.tokens = chain_tokens(&chain, counter);
+                self.chain = chain;
+                (self, true)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "a stored summary does not make a valid chain; not used");
+                (self, false)
+            }
+        }
     }
 
     /// The chain unchanged by compression (it had nothing to do).

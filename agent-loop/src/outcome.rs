@@ -64,6 +64,7 @@ impl AgentOutcome {
             notice.prompt_truncated |= report.prompt_truncated;
             notice.texts_truncated += report.attachments_truncated;
             notice.pairs_summarized += report.pairs_summarized;
+            notice.summary_reused |= report.summary_reused;
             notice.pairs_pruned += report.pairs_pruned;
             notice.sections_pruned += report.sections_pruned;
         }
@@ -83,6 +84,9 @@ pub struct CompressionNotice {
     pub texts_truncated: usize,
     /// Body pairs folded into a model-written summary.
     pub pairs_summarized: usize,
+    /// Whether the conversation's opening was read from a summary an earlier run stored in
+    /// the conversation tree: the model read that summary, not the turns it stands for.
+    pub summary_reused: bool,
     /// Body pairs pruned (those of whole sections not counted).
     pub pairs_pruned: usize,
     /// Whole earlier turns pruned.

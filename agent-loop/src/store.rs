@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use conversation_tree::{
-    CallOptions, ConversationId, HashOptions, NewResponse, NodeId, PathMatch, ResponseStatus,
-    Reuse, Store, TokenUsage, tool_specs_hash,
+    CallOptions, ConversationId, HashOptions, NewResponse, NodeId, PathMatch, PathSummary,
+    ResponseStatus, Reuse, Store, TokenUsage, tool_specs_hash,
 };
 use messages::{Message, ToolSpec};
 use providers::Usage;
@@ -63,6 +63,8 @@ pub struct StoreLog {
     label: Option<String>,
     /// The conversation's owner, should one of the logged answers create it.
     owner: Option<String>,
+    /// A summary the next logged answer's request was sent with, stored with that answer.
+    summary: Option<PathSummary>,
 }
 
 /// The store's view of the next call: where it goes and whether an answer is stored.
@@ -98,6 +100,7 @@ impl StoreLog {
             anchor_first,
             label: None,
             owner: None,
+            summary: None,
         }
     }
 
@@ -130,6 +133,27 @@ impl StoreLog {
     /// The conversation this log writes to.
     pub fn conversation(&self) -> &ConversationId {
         &self.conversation
+    }
+
+    /// Stores `summary` with the next answer [`log`](Self::log) writes: the request it answers
+    /// was sent with the conversation's opening summarised, and runs continuing below it start
+    /// from that summary.
+    pub(crate) fn attach_summary(&mut self, summary: PathSummary) {
+        self.summary = Some(summary);
+    }
+
+    /// The summary stored on the path `lookup` walked, if any: the one the conversation's
+    /// latest compressed request was sent with. A store that cannot say is only logged: the
+    /// run then summarises as if there were none.
+    pub(crate) async fn stored_summary(&self, lookup: &Lookup) -> Option<PathSummary> {
+        let node = lookup.path.parent()?;
+        match self.store.path_summary(node).await {
+            Ok(summary) => summary,
+            Err(error) => {
+                tracing::warn!(%error, "could not read the conversation's stored summary");
+                None
+            }
+        }
     }
 
     /// Walks the conversation so far (`transcript`, ending with the turn to answer) through
@@ -241,11 +265,19 @@ impl StoreLog {
             Some(owner) => entry.owner(owner.as_str()),
             None => entry,
         };
-        let node = self
-            .store
-            .log_response(entry)
-            .await
-            .map_err(AgentError::Store)?;
+        let summary = self.summary.take();
+        let entry = match &summary {
+            Some(summary) => entry.summary(summary.clone()),
+            None => entry,
+        };
+        let node = match self.store.log_response(entry).await {
+            Ok(node) => node,
+            Err(error) => {
+                // Not written: the summary goes with the next answer that is.
+                self.summary = summary;
+                return Err(AgentError::Store(error));
+            }
+        };
         self.anchor = Some((node.id(), lookup.len + 1));
         Ok(node.id())
     }

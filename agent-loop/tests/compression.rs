@@ -218,6 +218,7 @@ async fn a_cut_prompt_is_reported_in_response_done() {
             "prompt_truncated": true,
             "texts_truncated": 1,
             "pairs_summarized": 0,
+            "summary_reused": false,
             "pairs_pruned": 0,
             "sections_pruned": 0,
         })
@@ -703,6 +704,19 @@ fn opening_end(history: &[Message]) -> usize {
     }
 }
 
+/// When `history` ends with a new question, the exchange it follows: the index of that turn's
+/// question and of its last answer (which runs to the new question).
+fn previous_exchange(history: &[Message]) -> Option<(usize, usize)> {
+    if history.last()?.role != Role::Human {
+        return None;
+    }
+    let answer = history.iter().rposition(|m| m.role == Role::Ai)?;
+    let question = history[..answer]
+        .iter()
+        .rposition(|m| m.role == Role::Human)?;
+    Some((question, answer))
+}
+
 /// Where the latest exchange starts in `history`: at its last AI message after the last human
 /// message, or at the last human message.
 fn latest_start(history: &[Message]) -> usize {
@@ -741,6 +755,12 @@ proptest! {
         let chain = chain.unwrap();
         prop_assert!(sent.starts_with(&history[..opening_end(&history)]));
         prop_assert!(sent.ends_with(&history[latest_start(&history)..]));
+        // A new question keeps the exchange it follows: that turn's question, and its last
+        // answer right before the new question.
+        if let Some((question, answer)) = previous_exchange(&history) {
+            prop_assert!(sent.contains(&history[question]), "{}", chain);
+            prop_assert!(sent.ends_with(&history[answer..]), "{}", chain);
+        }
         prop_assert!(notices(&chain) <= 2);
         let Some(report) = outcome.records[0].compression.clone() else {
             prop_assert_eq!(sent, &history);
@@ -749,12 +769,199 @@ proptest! {
         let limits = report.limits.unwrap();
         prop_assert_eq!(report.tokens_after, tokens(sent));
         if report.tokens_after > limits.target {
-            // Nothing more may go: the opening turn and the latest one, each with one
-            // exchange that is not a summary.
+            // Nothing more may go: the opening turn and the latest one (with the turn before it
+            // when the latest is a new question), each with one exchange that is not a summary.
             let turns: Vec<_> = chain.sections().iter().filter(|s| s.header().human().is_some()).collect();
-            prop_assert!(turns.len() <= 2, "{}", chain);
+            let latest_turns = 1 + usize::from(previous_exchange(&history).is_some());
+            prop_assert!(turns.len() <= 1 + latest_turns, "{}", chain);
             let exchanges = turns.iter().flat_map(|s| s.body()).filter(|p| !p.is_summary()).count();
             prop_assert!(exchanges <= 2, "{}", chain);
+        }
+    }
+}
+
+/// The echo model (answers with what it was sent, ignores its output limit), counting the
+/// bytes of text the summarizer's calls and the answers' calls read.
+#[cfg(feature = "store")]
+#[derive(Default)]
+struct CountingEcho {
+    echo: providers::testing::EchoModel,
+    summary_bytes: std::sync::atomic::AtomicUsize,
+    summaries: std::sync::atomic::AtomicUsize,
+    answer_bytes: std::sync::atomic::AtomicUsize,
+    answered: std::sync::Mutex<Vec<ChatRequest>>,
+}
+
+#[cfg(feature = "store")]
+fn text_bytes(request: &ChatRequest) -> usize {
+    request.messages.iter().map(|m| m.text().len()).sum()
+}
+
+#[cfg(feature = "store")]
+#[async_trait]
+impl ChatModel for CountingEcho {
+    fn info(&self) -> &ModelInfo {
+        self.echo.info()
+    }
+
+    /// The summarizer's calls.
+    async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.summary_bytes.fetch_add(text_bytes(&request), Relaxed);
+        self.summaries.fetch_add(1, Relaxed);
+        self.echo.complete(request).await
+    }
+
+    /// The answers' calls.
+    async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.answer_bytes.fetch_add(text_bytes(&request), Relaxed);
+        self.answered.lock().unwrap().push(request.clone());
+        self.echo.stream(request).await
+    }
+}
+
+/// What a conversation of `turns` turns with the echo model did, each turn continued from
+/// the store as `skein chat -c` and the server do.
+#[cfg(feature = "store")]
+struct EchoChat {
+    model: Arc<CountingEcho>,
+    reports: Vec<Option<agent_loop::CompressionReport>>,
+    notices: Vec<Option<agent_loop::CompressionNotice>>,
+    /// Whether the conversation held a stored summary when each turn started.
+    stored: Vec<bool>,
+}
+
+/// `turns` questions of `question_bytes` bytes each to the echo model with a context window of
+/// `window` tokens, each a new run continuing the conversation from the store. Checks on every
+/// turn that the request kept the exchange the question follows.
+#[cfg(feature = "store")]
+async fn echo_chat(turns: usize, window: u32, question_bytes: usize) -> EchoChat {
+    let store = memory_store().await;
+    let model = Arc::new(CountingEcho::default());
+    let agent = Agent::builder()
+        .model(model.clone())
+        .system("You echo.")
+        .compression(ContextPolicy::default().with_context_window(window))
+        .store(Arc::clone(&store))
+        .build()
+        .unwrap();
+    let conversation = agent_loop::ConversationId::random();
+    let mut reports = Vec::new();
+    let mut notices = Vec::new();
+    let mut stored = Vec::new();
+    let mut previous: Option<(String, String)> = None;
+    for turn in 1..=turns {
+        let question = format!("Question {turn}: {}", "q".repeat(question_bytes));
+        let mut input = AgentInput::text(&question).in_conversation(conversation.clone());
+        let mut summarised = false;
+        if let Some(node) = store.latest_node(&conversation).await.unwrap() {
+            summarised = store.path_summary(node.id()).await.unwrap().is_some();
+            let history = agent_loop::history::continuation(&*store, node.id())
+                .await
+                .unwrap();
+            input = input.with_continuation(history);
+        }
+        stored.push(summarised);
+        let outcome = agent.run(input).await.unwrap();
+        let sent = model
+            .answered
+            .lock()
+            .unwrap()
+            .last()
+            .unwrap()
+            .messages
+            .clone();
+        ChainAst::new(&sent, false).expect("a valid chain");
+        assert_eq!(sent.last().unwrap().text(), question);
+        if let Some((question, answer)) = &previous {
+            let end = sent.len() - 1;
+            assert!(
+                sent[end - 1].text() == *answer,
+                "turn {turn}: the answer the question follows went"
+            );
+            assert!(
+                sent[..end].iter().any(|m| m.text() == *question),
+                "turn {turn}: the question of the latest exchange went"
+            );
+        }
+        previous = Some((question, outcome.text.clone()));
+        reports.push(outcome.records[0].compression.clone());
+        notices.push(outcome.compression_notice());
+    }
+    EchoChat {
+        model,
+        reports,
+        notices,
+        stored,
+    }
+}
+
+/// A long conversation with the echo model, whose summaries are longer than asked: every turn
+/// keeps the exchange it follows, each summary is cut to its share, and a turn past the window
+/// summarises only what came after the summary stored in the tree, so summarising costs less
+/// than the answers themselves (it used to re-read the whole history every turn).
+#[cfg(feature = "store")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_echo_chat_keeps_its_latest_exchange_and_summarises_each_turn_once() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let chat = echo_chat(60, 6_000, 400).await;
+    let summary_bytes = chat.model.summary_bytes.load(Relaxed);
+    let answer_bytes = chat.model.answer_bytes.load(Relaxed);
+    let summaries = chat.model.summaries.load(Relaxed);
+    eprintln!(
+        "60 turns: {summaries} summaries reading {summary_bytes} bytes, 60 answers reading \
+         {answer_bytes} bytes"
+    );
+    let compressed: Vec<_> = chat.reports.iter().flatten().collect();
+    assert!(!compressed.is_empty(), "the window was never reached");
+    let first = chat
+        .reports
+        .iter()
+        .position(|report| report.as_ref().is_some_and(|r| r.pairs_summarized > 0))
+        .expect("a summary was written");
+    // Every later turn starts from the stored summary.
+    for (turn, report) in chat.reports.iter().enumerate().skip(first + 1) {
+        let report = report
+            .as_ref()
+            .expect("past the window every turn compresses");
+        assert!(report.summary_reused, "turn {}: {report:?}", turn + 1);
+        assert!(chat.notices[turn].is_some_and(|notice| notice.summary_reused));
+        assert_eq!(
+            report.pairs_pruned + report.sections_pruned,
+            0,
+            "{report:?}"
+        );
+    }
+    assert!(compressed.iter().any(|report| report.summary_truncated));
+    assert!(
+        summary_bytes < answer_bytes,
+        "summaries read {summary_bytes} bytes, the answers {answer_bytes}"
+    );
+}
+
+#[cfg(feature = "store")]
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    /// Whatever the window and the length of the questions, every turn keeps the exchange it
+    /// follows (checked in `echo_chat`), and a turn of a conversation that holds a stored
+    /// summary starts from it.
+    #[test]
+    fn a_stored_summary_is_reused_and_the_latest_exchange_kept(
+        turns in 6usize..30,
+        window in 3_000u32..12_000,
+        question_bytes in 20usize..800,
+    ) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().unwrap();
+        let chat = runtime.block_on(echo_chat(turns, window, question_bytes));
+        for (turn, (stored, report)) in chat.stored.iter().zip(&chat.reports).enumerate() {
+            if *stored {
+                prop_assert!(
+                    report.as_ref().is_some_and(|report| report.summary_reused),
+                    "turn {}: {:?}", turn + 1, report
+                );
+            }
         }
     }
 }

@@ -77,6 +77,7 @@ mod summarize;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod tool_calls;
+mod truncate;
 
 pub use ast::ChainAst;
 pub use body_pair::{BodyPair, BodyPairKind};
@@ -91,6 +92,7 @@ pub use summarize::{
     SummarizeError, SummarizeOptions, SummarizeReport, Summarizer, SummaryRequest, summarize,
 };
 pub use tool_calls::{ToolCallPair, ToolCallsInfo};
+pub use truncate::truncate_middle;
 
 pub use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse};
 

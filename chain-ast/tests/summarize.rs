@@ -144,6 +144,56 @@ fn older_sections_fold_into_one_completion_summary() {
 }
 
 #[test]
+fn a_summary_longer_than_asked_is_cut_to_fit() {
+    // A summarizer that ignores its limit and echoes its whole input, as the echo model does.
+    let chain = chat(6, 100);
+    let mut ast = ChainAst::new(&chain, false).expect("valid");
+    let budget = ast.size() / 2;
+    let targets = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&targets);
+    let echo = move |request: SummaryRequest| {
+        seen.lock().expect("lock").push(request.target_size);
+        let answer = format!("{}{}", request.prompt, request.prompt);
+        async move { Ok::<_, Infallible>(answer) }
+    };
+    let report = block_on(summarize(&mut ast, &echo, &SummarizeOptions::new(budget))).expect("ok");
+
+    assert!(report.within_budget(), "{report:?}");
+    assert!(report.summary_truncated);
+    assert_eq!(report.size_after, ast.size());
+    let summary = ast.sections()[0].body()[0].ai().text();
+    let target = targets.lock().expect("lock")[0];
+    assert!(
+        summary.len() <= SUMMARIZED_CONTENT_PREFIX.len() + target,
+        "{summary}"
+    );
+    assert!(summary.contains("[... Middle content truncated."));
+    // The newest turn, kept beside the summary, is still there: nothing had to make room.
+    let messages = ast.messages();
+    assert_eq!(messages.len(), 5, "{ast}");
+    assert!(messages.ends_with(&chain[chain.len() - 2..]), "{ast}");
+    ast.validate().expect("valid");
+}
+
+#[test]
+fn a_new_question_keeps_the_exchange_it_follows() {
+    // The first request of a new turn: the last section is a question with no answer yet.
+    let mut chain = chat(4, 100);
+    chain.push(Message::human("And the fifth?"));
+    let mut ast = ChainAst::new(&chain, false).expect("valid");
+    let (summarizer, requests) = recording("Four questions answered.");
+    let options = SummarizeOptions::new(ast.size() / 3);
+    let report = block_on(summarize(&mut ast, &summarizer, &options)).expect("ok");
+
+    assert!(report.summarized());
+    // The fourth question and its answer, then the new question, stay as they were.
+    assert!(ast.messages().ends_with(&chain[chain.len() - 3..]), "{ast}");
+    let request = &requests.lock().expect("lock")[0];
+    assert!(!request.prompt.contains("Answer 4"));
+    ast.validate().expect("valid");
+}
+
+#[test]
 fn an_agent_section_rotates_and_keeps_its_last_pair() {
     let chain = agent(6, 200, false);
     let mut ast = ChainAst::new(&chain, false).expect("valid");
@@ -418,6 +468,15 @@ proptest! {
         if let (Some(old), Some(new)) = (before.sections().last(), ast.sections().last()) {
             prop_assert_eq!(old.header().human(), new.header().human());
             prop_assert_eq!(old.body().last(), new.body().last());
+        }
+        // A new question keeps the exchange it follows: the turn before it keeps its last
+        // pair, right before the question.
+        let messages = ast.messages();
+        let old = before.messages();
+        if old.last().is_some_and(|m| m.role == Role::Human)
+            && let Some(answer) = old.iter().rposition(|m| m.role == Role::Ai)
+        {
+            prop_assert!(messages.ends_with(&old[answer..]), "{}", ast);
         }
         if report.summarized() {
             prop_assert!(report.size_after <= report.size_before + 400);

@@ -101,7 +101,7 @@
 //!
 //! - [`hash`]: [`prompt_hash`], [`response_hash`], [`path_hash`] and the hashes they are made
 //!   of; the exact encoding is documented there.
-//! - [`Store`], [`PathMatch`], [`NewResponse`]: the API; [`Node`], [`Turn`], [`Call`],
+//! - [`Store`], [`PathMatch`], [`NewResponse`], [`PathSummary`]: the API; [`Node`], [`Turn`], [`Call`],
 //!   [`ConversationSummary`], [`VerifyReport`]: what it returns.
 //! - [`HashOptions`], [`CallOptions`], [`Reuse`]: what enters the hashes, and the reuse policy.
 //! - [`SqliteStore`]; `PostgresStore` (feature `postgres`).
@@ -137,4 +137,4 @@ pub use options::{CallOptions, HashOptions, Reuse};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
 pub use sqlite::SqliteStore;
-pub use store::{Claim, MatchedTurn, NewResponse, PathMatch, Store};
+pub use store::{Claim, MatchedTurn, NewResponse, PathMatch, PathSummary, Store};

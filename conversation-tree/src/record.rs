@@ -6,8 +6,8 @@ use jiff::Timestamp;
 use messages::{ContentPart, Message, Role, transcript};
 
 use crate::{
-    ConversationId, HashOptions, NewResponse, Node, NodeId, Problem, ProblemKind, ResponseStatus,
-    Result, StoreError, TokenUsage, path_hash, prompt_hash, response_hash,
+    ConversationId, HashOptions, NewResponse, Node, NodeId, PathSummary, Problem, ProblemKind,
+    ResponseStatus, Result, StoreError, TokenUsage, path_hash, prompt_hash, response_hash,
 };
 
 /// A node ready to insert: hashed, serialised, validated. Only its id is missing.
@@ -34,6 +34,46 @@ pub(crate) struct NodeRow {
     pub(crate) label: Option<String>,
     /// The owner of the conversation, should this write create it.
     pub(crate) owner: Option<String>,
+    /// The summary the request was sent with, to write with the node.
+    pub(crate) summary: Option<SummaryRow>,
+}
+
+/// A [`PathSummary`] ready to insert beside its node.
+#[derive(Debug)]
+pub(crate) struct SummaryRow {
+    pub(crate) replaces: i64,
+    pub(crate) replaced_hash: String,
+    /// Transcript JSON of what stands in place of the replaced messages.
+    pub(crate) messages_json: String,
+}
+
+impl SummaryRow {
+    fn new(summary: &PathSummary) -> Result<Self> {
+        let (replaces, replaced_hash, messages) = summary.stored();
+        Ok(SummaryRow {
+            replaces: to_i64("replaced messages", replaces as u64)?,
+            replaced_hash: replaced_hash.to_owned(),
+            messages_json: transcript::to_json(messages),
+        })
+    }
+}
+
+/// A stored summary read back: node `id`'s.
+pub(crate) fn summary_from_columns(
+    id: NodeId,
+    replaces: i64,
+    replaced_hash: String,
+    messages_json: &str,
+) -> Result<PathSummary> {
+    let corrupt = |reason: String| StoreError::Corrupt {
+        what: format!("the summary of response {id}"),
+        reason,
+    };
+    let replaces = usize::try_from(replaces)
+        .map_err(|_| corrupt(format!("it replaces {replaces} messages")))?;
+    let messages = transcript::from_json(messages_json)
+        .map_err(|err| corrupt(format!("its messages are not a transcript: {err}")))?;
+    Ok(PathSummary::from_stored(replaces, replaced_hash, messages))
 }
 
 impl NodeRow {
@@ -82,6 +122,7 @@ impl NodeRow {
             status: ResponseStatus::Completed,
             label: None,
             owner: None,
+            summary: None,
         })
     }
 
@@ -123,6 +164,7 @@ impl NodeRow {
         row.status = entry.status;
         row.label = entry.label;
         row.owner = entry.owner;
+        row.summary = entry.summary.as_ref().map(SummaryRow::new).transpose()?;
         Ok(row)
     }
 

@@ -180,6 +180,45 @@ pub trait Store: Send + Sync {
     /// message and call [`Store::find_or_create_path`] to continue the conversation there.
     async fn messages_for_path(&self, id: NodeId) -> Result<Vec<Message>>;
 
+    /// The summary stored with the deepest node of the path from the root to `id` that has one
+    /// ([`NewResponse::summary`]), `id` included: what the conversation's latest compressed
+    /// request put in place of its opening. A run continuing below `id` starts from it instead
+    /// of summarising the whole history again; [`PathSummary::apply`] checks it still stands
+    /// for the messages it replaces. Works on read-only stores.
+    ///
+    /// ```
+    /// use conversation_tree::{CallOptions, ConversationId, Message, NewResponse, PathSummary, SqliteStore, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), conversation_tree::StoreError> {
+    /// let store = SqliteStore::open_in_memory().await?;
+    /// let conversation = ConversationId::random();
+    /// let options = CallOptions::new("echo");
+    /// let old = vec![Message::human("Plan a trip."), Message::ai("To Rome, then Naples.")];
+    /// let first = store
+    ///     .log_response(NewResponse::new(conversation.clone(), None, old[..1].to_vec(), old[1].clone(), &options))
+    ///     .await?;
+    /// // The second request was sent with the first exchange summarised.
+    /// let summary = PathSummary::new(&old, vec![Message::human("Summary: Rome, then Naples.")]);
+    /// let second = store
+    ///     .log_response(
+    ///         NewResponse::new(conversation, Some(first.id()), vec![Message::human("Hotels?")], Message::ai("Two."), &options)
+    ///             .summary(summary.clone()),
+    ///     )
+    ///     .await?;
+    /// assert_eq!(store.path_summary(second.id()).await?, Some(summary));
+    /// assert_eq!(store.path_summary(first.id()).await?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::UnknownNode`](crate::StoreError::UnknownNode) for a node the store does not
+    /// hold, [`StoreError::Corrupt`](crate::StoreError::Corrupt) for a stored summary that
+    /// cannot be read, and the store's own errors.
+    async fn path_summary(&self, id: NodeId) -> Result<Option<PathSummary>>;
+
     /// Conversations, most recently answered first, at most `limit`.
     async fn conversations(&self, limit: usize) -> Result<Vec<ConversationSummary>>;
 
@@ -376,6 +415,7 @@ pub struct NewResponse {
     pub(crate) status: ResponseStatus,
     pub(crate) label: Option<String>,
     pub(crate) owner: Option<String>,
+    pub(crate) summary: Option<PathSummary>,
 }
 
 impl NewResponse {
@@ -403,6 +443,7 @@ impl NewResponse {
             status: ResponseStatus::Completed,
             label: None,
             owner: None,
+            summary: None,
         }
     }
 
@@ -463,8 +504,101 @@ impl NewResponse {
         self
     }
 
+    /// The summary the request was sent with in place of the conversation's opening, written
+    /// in the node's own transaction and found again by [`Store::path_summary`] for every path
+    /// through the node.
+    #[must_use]
+    pub fn summary(mut self, summary: PathSummary) -> Self {
+        self.summary = Some(summary);
+        self
+    }
+
     /// The model that answered.
     pub fn model(&self) -> &str {
         &self.model
     }
+}
+
+/// What a request was sent with in place of the opening of its conversation: a summary that
+/// context compression wrote. Stored with the answer to that request ([`NewResponse::summary`])
+/// and read back for any path through it ([`Store::path_summary`]), so a conversation
+/// continued later starts from the summary instead of summarising its whole history again.
+///
+/// It replaces the first [`replaces`](Self::replaces) messages of the conversation after its
+/// system message, which stays whatever it is (a run may set another one), and remembers their
+/// hash, so a history that no longer starts with them (a client that edited it, a history cut
+/// to its last turns) is never given a summary of something else.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathSummary {
+    replaces: usize,
+    replaced_hash: String,
+    messages: Vec<Message>,
+}
+
+impl PathSummary {
+    /// A summary standing for `replaced` (the conversation's opening messages after its system
+    /// message), read as `messages`: the human message the summary follows and the summary
+    /// itself, as the compressed request had them.
+    pub fn new(replaced: &[Message], messages: Vec<Message>) -> Self {
+        PathSummary {
+            replaces: replaced.len(),
+            replaced_hash: replaced_hash(replaced),
+            messages,
+        }
+    }
+
+    /// How many messages after the system message it stands for.
+    pub fn replaces(&self) -> usize {
+        self.replaces
+    }
+
+    /// What stands in their place.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// `history` with its opening read as this summary: the system message (if any), the
+    /// summary's messages, then what came after the replaced messages. `None` when `history`
+    /// does not start with the messages the summary stands for, or nothing follows them (the
+    /// summary never stands for the message being answered).
+    pub fn apply(&self, history: &[Message]) -> Option<Vec<Message>> {
+        let system = usize::from(
+            history
+                .first()
+                .is_some_and(|message| message.role == messages::Role::System),
+        );
+        let end = system.checked_add(self.replaces)?;
+        if end >= history.len() || replaced_hash(&history[system..end]) != self.replaced_hash {
+            return None;
+        }
+        let mut applied = Vec::with_capacity(system + self.messages.len() + history.len() - end);
+        applied.extend_from_slice(&history[..system]);
+        applied.extend(self.messages.iter().cloned());
+        applied.extend_from_slice(&history[end..]);
+        Some(applied)
+    }
+
+    /// The parts a store writes, and reads back with [`PathSummary::from_stored`].
+    pub(crate) fn stored(&self) -> (usize, &str, &[Message]) {
+        (self.replaces, &self.replaced_hash, &self.messages)
+    }
+
+    /// A summary read back from a store.
+    pub(crate) fn from_stored(
+        replaces: usize,
+        replaced_hash: String,
+        messages: Vec<Message>,
+    ) -> Self {
+        PathSummary {
+            replaces,
+            replaced_hash,
+            messages,
+        }
+    }
+}
+
+/// The hash of replaced messages: their prompt hash, which covers roles, text, tool calls and
+/// results and attachments, and leaves out ids and reasoning, as the tree's own matching does.
+fn replaced_hash(messages: &[Message]) -> String {
+    crate::prompt_hash(messages, &HashOptions::default())
 }

@@ -9,7 +9,7 @@ use std::sync::LazyLock;
 use jiff::Timestamp;
 use messages::{Message, Role};
 
-use crate::record::{NodeRow, conversation_name};
+use crate::record::{NodeRow, SummaryRow, conversation_name};
 use crate::{
     CallKind, CallOptions, ConversationId, HashOptions, MatchedTurn, Node, NodeId, PathMatch,
     ResponseStatus, Result, StoreError, prompt_hash, response_hash,
@@ -61,6 +61,9 @@ pub(crate) trait Tx {
 
     /// Points `label` at `node`, moving it from the node it named before, if any.
     async fn set_label(&self, label: &str, node: NodeId) -> Result<()>;
+
+    /// Stores the summary `node`'s request was sent with.
+    async fn set_summary(&self, node: NodeId, summary: &SummaryRow) -> Result<()>;
 }
 
 /// A message array cut into turns and hashed: the CPU part of a walk, done once.
@@ -341,7 +344,7 @@ async fn said_with_other_options<T: Tx>(
 }
 
 /// Stores a prepared answer: checks its parent, derives its path hash, writes node and call,
-/// and moves the row's label to the node, all in the caller's transaction.
+/// moves the row's label to the node and writes its summary, all in the caller's transaction.
 pub(crate) async fn log<T: Tx>(tx: &T, mut row: NodeRow, name: Option<&str>) -> Result<Node> {
     let parent_path = match row.parent {
         None => None,
@@ -375,6 +378,9 @@ pub(crate) async fn log<T: Tx>(tx: &T, mut row: NodeRow, name: Option<&str>) -> 
     .await?;
     if let Some(label) = &row.label {
         tx.set_label(label, id).await?;
+    }
+    if let Some(summary) = &row.summary {
+        tx.set_summary(id, summary).await?;
     }
     Ok(row.into_node(id))
 }

@@ -33,11 +33,13 @@ impl Harness for PostgresHarness {
         execute(&self.url, sql).await.unwrap();
     }
 
-    fn failing_calls_trigger() -> &'static str {
-        "CREATE FUNCTION fail_calls() RETURNS trigger LANGUAGE plpgsql AS \
-         $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$; \
-         CREATE TRIGGER fail_calls BEFORE INSERT ON calls \
-         FOR EACH ROW EXECUTE FUNCTION fail_calls();"
+    fn failing_insert_trigger(table: &str) -> String {
+        format!(
+            "CREATE FUNCTION fail_{table}() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$; \
+             CREATE TRIGGER fail_{table} BEFORE INSERT ON {table} \
+             FOR EACH ROW EXECUTE FUNCTION fail_{table}();"
+        )
     }
 
     fn spec(&self) -> String {
@@ -130,7 +132,7 @@ async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
             err,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 5,
+                supported: 6,
                 ..
             }
         ),
@@ -160,7 +162,8 @@ async fn replicas_connecting_at_once_migrate_once() {
             "conversations",
             "labels",
             "responses",
-            "skein_meta"
+            "skein_meta",
+            "summaries"
         ]
     );
 }

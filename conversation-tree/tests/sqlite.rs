@@ -37,9 +37,11 @@ impl Harness for SqliteHarness {
         conn.execute_batch(sql).unwrap();
     }
 
-    fn failing_calls_trigger() -> &'static str {
-        "CREATE TRIGGER fail_calls BEFORE INSERT ON calls \
-         BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
+    fn failing_insert_trigger(table: &str) -> String {
+        format!(
+            "CREATE TRIGGER fail_{table} BEFORE INSERT ON {table} \
+             BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
+        )
     }
 
     fn spec(&self) -> String {
@@ -133,7 +135,7 @@ async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
             err,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 5,
+                supported: 6,
                 ..
             }
         )

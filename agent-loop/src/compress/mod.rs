@@ -4,18 +4,26 @@
 //! When the chain is over the trigger, strategies run in this order until it is at most
 //! the target:
 //!
+//! 0. with a store, on a run's first request: the summary an earlier run stored on the
+//!    conversation's path stands in for the opening it summarised (`stored`), so what follows
+//!    summarises only that summary and what came after it, instead of the whole history on
+//!    every turn;
 //! 1. texts longer than the attachment limit in human and tool messages are cut in the middle;
 //! 2. old content is summarised by the model itself through [`chain_ast::summarize`] (the
 //!    system message, the last section's header and its last body pair are always kept; a
-//!    summary that replaces signed tool calls carries [`chain_ast::FAKE_THOUGHT_SIGNATURE`]);
+//!    summary that replaces signed tool calls carries [`chain_ast::FAKE_THOUGHT_SIGNATURE`]; a
+//!    summary longer than its share is cut to it, so it never pushes the latest exchange out).
+//!    With a store, the summary is stored with the answer to the request it was sent with;
 //! 3. the middle is pruned, because the original task and the latest exchange are what the next
 //!    answer depends on most: the chain's opening — system message, the first human message (the
 //!    original task) and its first answer, [`ContextPolicy::with_kept_pairs`]'s N body pairs — and
-//!    its end — the last section's human message and its last M body pairs — stay; between them
-//!    whole body pairs and whole sections go, oldest first, until the chain is at most the target.
-//!    So the task survives a failed summary. Where content went, a notice body pair tells the
-//!    model (`shrink::PRUNED_NOTICE`; one for the opening turn's tail and the middle turns, one
-//!    for the last turn's older pairs).
+//!    its end, the latest exchange — the last section's human message and its last M body pairs,
+//!    and when that section is a new question not answered yet, the turn before it with its
+//!    human message and last M pairs — stay; between them whole body pairs and whole sections
+//!    go, oldest first, until the chain is at most the target. So the task survives a failed
+//!    summary, and a new question never loses the exchange it follows. Where content went, a
+//!    notice body pair tells the model (`shrink::PRUNED_NOTICE`; one for the opening turn's tail
+//!    and the middle turns, one for the latest exchange's older pairs).
 //!
 //! Every step works on whole body pairs, so a tool call never loses its responses, and the
 //! system message only ever opens the chain: no system message is inserted mid-chain (Anthropic
@@ -25,6 +33,8 @@
 
 mod policy;
 mod shrink;
+#[cfg(feature = "store")]
+pub(crate) mod stored;
 mod tokens;
 
 use std::collections::BTreeMap;
@@ -55,8 +65,14 @@ pub struct CompressionReport {
     /// model did not read all of what it answers. Clients are told
     /// ([`AgentOutcome::compression_notice`](crate::AgentOutcome::compression_notice)).
     pub prompt_truncated: bool,
+    /// Whether the chain started from a summary an earlier run stored in the conversation
+    /// tree, in place of the opening it stands for: only what came after it was left to
+    /// summarise.
+    pub summary_reused: bool,
     /// Body pairs folded into a model-written summary.
     pub pairs_summarized: usize,
+    /// Whether the model wrote a longer summary than asked and it was cut to its share.
+    pub summary_truncated: bool,
     /// Whether the summary call carries the fake thought signature.
     pub fake_signature: bool,
     /// Why summarising failed, if it did (pruning then went on without it).
@@ -125,6 +141,7 @@ impl Compressor<'_> {
             match summarize(&mut chain, &summarizer, &options).await {
                 Ok(summary) => {
                     report.pairs_summarized = summary.pairs_summarized;
+                    report.summary_truncated = summary.summary_truncated;
                     report.fake_signature = summary.fake_signature;
                     tokens = summary.size_after;
                 }

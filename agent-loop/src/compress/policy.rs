@@ -141,7 +141,8 @@ impl ContextPolicy {
     /// AI message with the tool messages answering it, never split): the first `first` pairs
     /// of the opening turn (default 1: the first answer to the original task) and the last
     /// `last` pairs of the last turn (default 1, and never fewer: the current exchange, whose
-    /// signed reasoning providers check).
+    /// signed reasoning providers check). When the last turn is a new question with no answer
+    /// yet, the turn before it keeps its last `last` pairs too: the question follows them.
     ///
     /// Whatever these are, the system message, the opening turn's human message (the original
     /// task) and the last turn's human message are always kept; pruning removes whole body

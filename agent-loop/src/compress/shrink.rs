@@ -5,6 +5,7 @@ use std::collections::HashSet;
 
 use chain_ast::{
     BodyPair, BodyPairKind, ChainAst, ChainSection, Header, IdTemplate, SUMMARIZED_CONTENT_PREFIX,
+    truncate_middle,
 };
 use messages::{ContentPart, Message, Role};
 
@@ -85,33 +86,6 @@ fn text_of(part: &ContentPart) -> &str {
     }
 }
 
-/// `text` cut to `limit` characters with a notice in the middle, or `None` if it fits.
-fn truncate_middle(text: &str, limit: usize) -> Option<String> {
-    // Bytes bound characters: a text of at most `limit` bytes fits without counting.
-    if text.len() <= limit {
-        return None;
-    }
-    let total = text.chars().count();
-    if total <= limit {
-        return None;
-    }
-    let head = limit * 6 / 10;
-    let tail = limit - head;
-    let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
-    let tail_start = text
-        .char_indices()
-        .nth(total - tail)
-        .map_or(text.len(), |(i, _)| i);
-    let removed = total - limit;
-    Some(format!(
-        "{}\n\n[... Middle content truncated. Original: {total} chars, kept {limit} chars ({}%), \
-         removed {removed} chars from middle ...]\n\n{}",
-        &text[..head_end],
-        limit * 100 / total,
-        &text[tail_start..],
-    ))
-}
-
 /// What the model reads where pruning left content out (one notice per pruned span).
 pub(super) const PRUNED_NOTICE: &str = "[SYSTEM NOTICE] Earlier messages were left out here to \
      fit the context window; the original task and the latest messages are kept. If you still \
@@ -148,7 +122,7 @@ enum Unit {
 
 /// The span of the opening turn's later pairs and the turns after it (one notice).
 const OPENING_SPAN: usize = 0;
-/// The span of the last turn's older pairs (one notice).
+/// The span of the latest exchange's older pairs (one notice).
 const LAST_SPAN: usize = 1;
 
 /// Removes whole body pairs and whole sections from the middle of the chain, oldest first,
@@ -158,16 +132,18 @@ const LAST_SPAN: usize = 1;
 ///
 /// Always kept: the opening turn (the first section with a human message: the original task;
 /// a section before it, a system message with AI messages only, stays whole) with its header
-/// and its first `ends.first` body pairs; the last section's header and its last `ends.last`
-/// pairs (at least one); summaries written earlier by the model. What may go, oldest first:
-/// the opening turn's later pairs, the sections between the opening and the last turn (whole),
-/// the last turn's older pairs. So a tool call never leaves its responses, the system message
+/// and its first `ends.first` body pairs; the latest exchange: the last section's header and
+/// its last `ends.last` pairs (at least one) and, when the last section is a new question
+/// with no answer yet, the turn before it with its header and its last `ends.last` pairs;
+/// summaries written earlier by the model. What may go, oldest first: the opening turn's later
+/// pairs, the sections between the opening turn and the latest exchange (whole), the latest
+/// exchange's older pairs. So a tool call never leaves its responses, the system message
 /// stays first, the task and its first answer stay even when summarising failed, and the
 /// current exchange keeps its signed reasoning untouched (kept pairs are moved, never rebuilt).
 ///
 /// Where something went, the model is told: a notice pair ([`PRUNED_NOTICE`]) takes the place
 /// of the first unit removed in each span — the opening turn's tail and the middle turns, then
-/// the last turn's older pairs. It is a body pair rather than a message of its own: a system
+/// the latest exchange's older pairs. It is a body pair rather than a message of its own: a system
 /// message mid-chain breaks the seven rules (and Anthropic has no system role in `messages`),
 /// and a human message would follow or precede another human message, or read as the user
 /// speaking. When the chain calls tools it is a summarization pair, the form chain-ast's
@@ -290,19 +266,36 @@ pub(super) fn prune_middle(
 
 /// The units pruning may remove, in chain order, each with its span.
 fn units(sections: &[ChainSection], ends: KeptEnds) -> Vec<(usize, Unit)> {
-    let Some(last) = sections.len().checked_sub(1) else {
+    if sections.is_empty() {
         return Vec::new();
-    };
+    }
     let head = opening(sections);
-    let last_kept_from = sections[last].body().len().saturating_sub(ends.last.max(1));
-    if head == last {
-        return pair_units(sections, head, ends.first, last_kept_from, OPENING_SPAN).collect();
+    let latest = latest_exchange(sections, head);
+    let latest_kept_from = sections[latest]
+        .body()
+        .len()
+        .saturating_sub(ends.last.max(1));
+    if head == latest {
+        return pair_units(sections, head, ends.first, latest_kept_from, OPENING_SPAN).collect();
     }
     let head_len = sections[head].body().len();
     pair_units(sections, head, ends.first, head_len, OPENING_SPAN)
-        .chain((head + 1..last).map(|section| (OPENING_SPAN, Unit::Section(section))))
-        .chain(pair_units(sections, last, 0, last_kept_from, LAST_SPAN))
+        .chain((head + 1..latest).map(|section| (OPENING_SPAN, Unit::Section(section))))
+        .chain(pair_units(sections, latest, 0, latest_kept_from, LAST_SPAN))
         .collect()
+}
+
+/// The turn holding the latest exchange, which pruning keeps with its question: the last
+/// section, or, when that is a question not answered yet (no body pair: the first request of
+/// a new turn), the turn before it, whose answer the question follows. Without it a new
+/// question would reach the model without the exchange it refers to ("and the second one?").
+/// Never a section before the opening turn, which is kept anyway.
+fn latest_exchange(sections: &[ChainSection], head: usize) -> usize {
+    let last = sections.len().saturating_sub(1);
+    match sections.get(last) {
+        Some(section) if section.body().is_empty() && last > head => last - 1,
+        _ => last,
+    }
 }
 
 /// Body pairs `from..to` of `section` (none if `from >= to`), but summaries the model wrote.
@@ -486,6 +479,74 @@ mod tests {
                 prop_assert_eq!(again, pruned);
             }
         }
+    }
+
+    proptest! {
+        /// Whatever the target and the kept ends, the latest exchange survives pruning: the
+        /// last answer with the question of its turn, also when the chain ends with a new
+        /// question that has no answer yet (the first request of a turn).
+        #[test]
+        fn the_latest_exchange_always_survives(
+            pairs in proptest::collection::vec(1usize..4, 1..6),
+            tools in proptest::collection::vec(any::<bool>(), 0..16),
+            target in 0usize..600,
+            first in 0usize..3,
+            last in 1usize..3,
+            question in any::<bool>(),
+        ) {
+            let config = ChainConfig {
+                include_system: true,
+                sections: pairs.len(),
+                body_pairs_per_section: pairs,
+                tools_for_body_pairs: tools,
+                tool_calls_per_body_pair: vec![1],
+                include_all_tool_responses: true,
+            };
+            let mut chain = ChainAst::new(&generate_chain(&config), false).expect("generated chains are valid");
+            let answered = chain.sections().last().expect("a section").clone();
+            let latest = answered.body().last().expect("an answer").clone();
+            if question {
+                chain.append_human_message("And the next step?");
+            }
+
+            let (pruned, _, _) = prune(chain, target, first, last);
+            prop_assert!(pruned.validate().is_ok(), "{}", pruned);
+            let kept = pruned.sections();
+            let turn = &kept[kept.len() - 1 - usize::from(question)];
+            prop_assert_eq!(turn.header().human(), answered.header().human(), "{}", pruned);
+            prop_assert_eq!(turn.body().last(), Some(&latest), "{}", pruned);
+            if question {
+                prop_assert_eq!(kept.last().and_then(|s| s.header().human()).map(Message::text), Some("And the next step?".to_owned()));
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_question_keeps_the_exchange_it_follows() {
+        let mut chain = four_turns();
+        chain.append_human_message("Question 5");
+        let (pruned, _, done) = prune(chain, 0, 1, 1);
+        assert_eq!(
+            outline(&pruned),
+            [
+                "Question 1",
+                "tool-1",
+                "notice",
+                "Question 4",
+                "notice",
+                "tool-8",
+                "Question 5"
+            ]
+        );
+        assert_eq!(
+            done,
+            Pruned {
+                sections: 2,
+                pairs: 4,
+                notices: 2
+            }
+        );
+        assert!(pruned.validate().is_ok());
     }
 
     /// A task, then turns 2 and 3, then the current turn: human messages `Question n`, pairs
@@ -739,20 +800,5 @@ mod tests {
         assert_eq!(pruned.sections()[0].body()[0], summary);
         assert!(is_notice(&pruned.sections()[0].body()[1]));
         assert!(pruned.validate().is_ok());
-    }
-
-    #[test]
-    fn truncation_keeps_head_and_tail_and_says_what_went() {
-        let text = format!("{}{}", "a".repeat(600), "b".repeat(400));
-        let cut = truncate_middle(&text, 100).expect("too long");
-        assert!(cut.starts_with(&"a".repeat(60)));
-        assert!(cut.ends_with(&"b".repeat(40)));
-        assert!(cut.contains(
-            "[... Middle content truncated. Original: 1000 chars, kept 100 chars (10%), removed \
-             900 chars from middle ...]"
-        ));
-        assert_eq!(truncate_middle("short", 100), None);
-        // Multi-byte characters are cut on character boundaries.
-        assert!(truncate_middle(&"é".repeat(300), 100).is_some());
     }
 }

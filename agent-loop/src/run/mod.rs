@@ -52,6 +52,9 @@ struct Run<'a> {
     marker: Option<String>,
     #[cfg(feature = "store")]
     log: Option<StoreLog>,
+    /// Where the next request sits in the tree, walked before compression.
+    #[cfg(feature = "store")]
+    lookup: Option<crate::store::Lookup>,
     #[cfg(feature = "store")]
     nodes: Vec<conversation_tree::NodeId>,
 }
@@ -125,6 +128,8 @@ impl Inner {
             #[cfg(feature = "store")]
             log,
             #[cfg(feature = "store")]
+            lookup: None,
+            #[cfg(feature = "store")]
             nodes: Vec::new(),
         };
         run.go(context).await
@@ -160,15 +165,19 @@ impl Run<'_> {
                 }
                 _ => {}
             }
-            context = self.compress(context).await;
-            if self.cancel.is_cancelled() {
-                return Err(self.cancelled_between_rounds(context).await);
-            }
             let specs = if text_chain.is_some() {
                 Vec::new()
             } else {
                 tools.specs()
             };
+            // Where the request sits in the tree, before compression: a summary stored on
+            // that path stands in for the opening it summarised.
+            #[cfg(feature = "store")]
+            self.look_up(&context, &specs).await?;
+            context = self.compress(context).await;
+            if self.cancel.is_cancelled() {
+                return Err(self.cancelled_between_rounds(context).await);
+            }
             let answer = match self.answer(&context, specs).await {
                 Ok(answer) => answer,
                 Err(Stop::Cancelled(partial)) => {
@@ -194,8 +203,10 @@ impl Run<'_> {
         }
     }
 
-    /// Compresses the chain before a request, when it is over the trigger.
-    async fn compress(&self, mut context: ConversationContext) -> ConversationContext {
+    /// Compresses the chain before a request, when it is over the trigger: from the summary
+    /// stored on the conversation's path when there is one, so only what came after it is
+    /// summarised; a summary written now is stored with the answer.
+    async fn compress(&mut self, mut context: ConversationContext) -> ConversationContext {
         let agent = self.agent;
         let compressor = Compressor {
             policy: &agent.policy,
@@ -205,11 +216,97 @@ impl Run<'_> {
             headers: &agent.options.extra_headers,
             cancel: self.cancel,
         };
+        let limits = compressor.limits();
+        let before = context.tokens();
+        #[cfg(feature = "store")]
+        let reused = {
+            let (reusing, reused) = self.reuse_summary(context, limits.trigger).await;
+            context = reusing;
+            reused
+        };
+        #[cfg(not(feature = "store"))]
+        let reused = false;
         let tokens = context.tokens();
         let chain = context.take_chain();
-        match compressor.run(chain, tokens).await {
-            (chain, tokens, Some(report)) => context.with_compressed(chain, tokens, report),
+        let context = match compressor.run(chain, tokens).await {
+            (chain, tokens, Some(mut report)) => {
+                report.summary_reused = reused;
+                report.tokens_before = before;
+                context.with_compressed(chain, tokens, report)
+            }
+            (chain, tokens, None) if reused => {
+                let report = crate::CompressionReport {
+                    tokens_before: before,
+                    tokens_after: tokens,
+                    limits: Some(limits),
+                    summary_reused: true,
+                    ..crate::CompressionReport::default()
+                };
+                context.with_compressed(chain, tokens, report)
+            }
             (chain, tokens, None) => context.with_chain(chain, tokens),
+        };
+        #[cfg(feature = "store")]
+        self.keep_summary(&context);
+        context
+    }
+
+    /// Where the next request sits in the tree (walked now, before compression reads the
+    /// summary stored there; the answer is looked up and logged there too).
+    #[cfg(feature = "store")]
+    async fn look_up(
+        &mut self,
+        context: &ConversationContext,
+        specs: &[messages::ToolSpec],
+    ) -> Result<(), AgentError> {
+        let agent = self.agent;
+        self.lookup = match &mut self.log {
+            Some(log) => Some(
+                log.lookup(
+                    context.messages(),
+                    &agent.model.info().id,
+                    specs,
+                    &agent.options,
+                )
+                .await?,
+            ),
+            None => None,
+        };
+        Ok(())
+    }
+
+    /// The run's first chain read from the summary stored on its path, when it is over
+    /// `trigger` (a history that fits is sent whole) and the summary stands for its opening;
+    /// whether it was. Later rounds keep the chain compression left.
+    #[cfg(feature = "store")]
+    async fn reuse_summary(
+        &self,
+        context: ConversationContext,
+        trigger: usize,
+    ) -> (ConversationContext, bool) {
+        if context.rounds() > 0 || !self.agent.policy.is_enabled() || context.tokens() <= trigger {
+            return (context, false);
+        }
+        let (Some(log), Some(lookup)) = (&self.log, &self.lookup) else {
+            return (context, false);
+        };
+        match log.stored_summary(lookup).await {
+            Some(summary) => context.with_stored_summary(&summary, &self.agent.counter),
+            None => (context, false),
+        }
+    }
+
+    /// Stores the summary compression just wrote with the next answer logged.
+    #[cfg(feature = "store")]
+    fn keep_summary(&mut self, context: &ConversationContext) {
+        let summarized = context
+            .compression()
+            .is_some_and(|report| report.pairs_summarized > 0);
+        if let (true, Some(log)) = (summarized, &mut self.log)
+            && let Some(summary) =
+                crate::compress::stored::to_store(context.chain(), context.messages())
+        {
+            log.attach_summary(summary);
         }
     }
 
@@ -224,17 +321,8 @@ impl Run<'_> {
         let round = context.rounds() + 1;
         let request_tokens = context.tokens();
         #[cfg(feature = "store")]
-        let lookup = match &mut self.log {
-            Some(log) => {
-                let lookup = log
-                    .lookup(
-                        context.messages(),
-                        &agent.model.info().id,
-                        &specs,
-                        &agent.options,
-                    )
-                    .await
-                    .map_err(Stop::Failed)?;
+        let lookup = match (&mut self.log, self.lookup.take()) {
+            (Some(log), Some(lookup)) => {
                 if let Some((message, node)) = log.cached(&lookup).await.map_err(Stop::Failed)? {
                     self.nodes.push(node);
                     self.replay(&message);
@@ -254,7 +342,7 @@ impl Run<'_> {
                 }
                 Some(lookup)
             }
-            None => None,
+            _ => None,
         };
         let request = context.request(specs, &agent.options);
         let started = Instant::now();

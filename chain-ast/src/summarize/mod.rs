@@ -11,7 +11,7 @@ use messages::Message;
 
 use crate::{
     BodyPair, BodyPairKind, ChainAst, ChainSection, IdTemplate, SUMMARIZED_CONTENT_PREFIX,
-    contains_tool_call_reasoning, extract_reasoning_message,
+    contains_tool_call_reasoning, extract_reasoning_message, truncate_middle,
 };
 use plan::Sizer;
 
@@ -97,7 +97,8 @@ impl SummarizeOptions {
 
     /// Whether the last section's pairs (all but its last) may be summarised: `true` (the
     /// default) suits an agent whose whole task is one long section; `false` keeps the last
-    /// section whole.
+    /// section whole (and, when the last section is a new question with no answer yet, the
+    /// section before it).
     pub fn rotate_last_section(mut self, rotate: bool) -> SummarizeOptions {
         self.rotate_last_section = rotate;
         self
@@ -171,6 +172,9 @@ pub struct SummarizeReport {
     pub summary_kind: Option<BodyPairKind>,
     /// Whether the summary call carries the fake thought signature.
     pub fake_signature: bool,
+    /// Whether the summarizer wrote more than the size it was asked for
+    /// ([`SummaryRequest::target_size`]) and the summary was cut in the middle to that size.
+    pub summary_truncated: bool,
 }
 
 impl SummarizeReport {
@@ -180,7 +184,7 @@ impl SummarizeReport {
     }
 
     /// Whether the chain now fits the budget. It may not when what is always kept (system
-    /// message, last section header and last pair) is over it, or the summary came out long.
+    /// message, the latest exchange) is over it, or the summary came out long.
     pub fn within_budget(&self) -> bool {
         self.size_after <= self.budget
     }
@@ -210,12 +214,14 @@ pub enum SummarizeError<E> {
 /// [`Summarizer`] (usually the model itself):
 ///
 /// - the first section's system message is always kept;
-/// - the last section's header and its last body pair are always kept: the last pair of the
-///   section being summarised from within is never summarised, which keeps the signed
-///   reasoning Gemini and Anthropic check on the current turn. Older sections go whole, last
-///   pair included: providers no longer check their signatures;
-/// - units are whole body pairs (a tool call never leaves its responses) of the last section,
-///   newest first, then whole older sections;
+/// - the latest exchange is always kept: the last section's header and its last body pair
+///   (the last pair of the section being summarised from within is never summarised, which
+///   keeps the signed reasoning Gemini and Anthropic check on the current turn) and, when the
+///   last section is a new question with no answer yet, the section before it with its header
+///   and last body pair, the exchange the question follows. Older sections go whole, last pair
+///   included: providers no longer check their signatures;
+/// - units are whole body pairs (a tool call never leaves its responses) of the latest
+///   exchange's section, newest first, then whole older sections;
 /// - the summary becomes the first body pair after the human message of the newest section it
 ///   summarises from (a section too big to keep keeps its human message to host it), and that
 ///   section's header takes the system message. So the chain still starts with the system and
@@ -227,6 +233,9 @@ pub enum SummarizeError<E> {
 ///   [`extract_reasoning_message`]). When they were all plain completions it is a completion
 ///   starting with [`SUMMARIZED_CONTENT_PREFIX`]: a tool call in a chain without tools is
 ///   rejected by some providers (Anthropic);
+/// - a summary longer than it was asked to be ([`SummaryRequest::target_size`]) is cut in the
+///   middle to that size ([`SummarizeReport::summary_truncated`]), so a summarizer that
+///   ignores its limit cannot push the chain over the budget and the recent content out;
 /// - a summarizer error is returned and the chain is left unchanged, so the caller sees the
 ///   failure instead of silently sending the unsummarised chain.
 ///
@@ -291,6 +300,7 @@ where
         messages_summarized: 0,
         summary_kind: None,
         fake_signature: false,
+        summary_truncated: false,
     };
     if size_before <= options.budget {
         return Ok(report);
@@ -341,11 +351,13 @@ where
     };
     let summarised_size = sizer.messages(messages.iter().copied());
     let kept_size = size_before.saturating_sub(summarised_size);
+    let empty_pair = sizer.pair(&make(""));
+    let target_size = options
+        .budget
+        .saturating_sub(kept_size.saturating_add(empty_pair));
     let request = SummaryRequest {
         prompt: prompt::build(&plan::messages(ast, plan, true)),
-        target_size: options
-            .budget
-            .saturating_sub(kept_size.saturating_add(sizer.pair(&make("")))),
+        target_size,
         messages: owned,
     };
 
@@ -362,10 +374,38 @@ where
         });
     }
 
+    let (summary, truncated) = bounded(summary, empty_pair.saturating_add(target_size), |text| {
+        sizer.pair(&make(text))
+    });
     let pair = make(&summary);
+    report.summary_truncated = truncated;
     report.summary_kind = Some(pair.kind());
     report.fake_signature = fake_signature;
     plan::apply(ast, plan, pair);
     report.size_after = sizer.ast(ast);
     Ok(report)
+}
+
+/// `summary` cut in the middle ([`truncate_middle`]) until its pair's size, as `pair_size`
+/// measures it, is at most `limit`, and whether it had to be. A summarizer may write more than
+/// it was asked for (a model that ignores its output limit, one that echoes its input): a
+/// summary over its share would leave the chain over the budget, and what is pruned then is
+/// the recent content kept beside the summary. When not even the notice fits, the notice alone
+/// stands for the summary.
+fn bounded(summary: String, limit: usize, pair_size: impl Fn(&str) -> usize) -> (String, bool) {
+    if pair_size(&summary) <= limit {
+        return (summary, false);
+    }
+    let cut = |chars: usize| truncate_middle(&summary, chars).unwrap_or_else(|| summary.clone());
+    // The largest number of characters kept whose cut fits: sizes grow with it.
+    let (mut fits, mut over) = (0, summary.chars().count());
+    while over - fits > 1 {
+        let middle = fits + (over - fits) / 2;
+        if pair_size(&cut(middle)) <= limit {
+            fits = middle;
+        } else {
+            over = middle;
+        }
+    }
+    (cut(fits), true)
 }

@@ -52,11 +52,14 @@ pub(super) struct Plan {
 
 /// Keeps the newest content that fits in `threshold` and plans to summarise everything older.
 ///
-/// Always kept: the first section's system message, the last section's header and its last body
-/// pair (or, without `rotate_last`, all its pairs). Then, newest first, the last section's other
-/// pairs one by one and the older sections whole are kept while they fit. At the first that
-/// does not fit, it and everything older is summarised; a section that does not fit keeps its
-/// human message to host the summary. `None` when nothing can be summarised.
+/// Always kept: the first section's system message and the latest exchange: the last
+/// section's header and its last body pair (or, without `rotate_last`, all its pairs) and, when
+/// the last section is a new question with no answer yet, the section before it with its
+/// header and last body pair (or all its pairs) too: the question follows that exchange. Then,
+/// newest first, the latest exchange's other pairs one by one and the older sections whole are
+/// kept while they fit. At the first that does not fit, it and everything older is summarised;
+/// a section that does not fit keeps its human message to host the summary. `None` when
+/// nothing can be summarised.
 pub(super) fn plan(
     ast: &ChainAst,
     sizer: &Sizer<'_>,
@@ -65,15 +68,20 @@ pub(super) fn plan(
 ) -> Option<Plan> {
     let sections = ast.sections();
     let last = sections.len().checked_sub(1)?;
-    let last_section = sections.get(last)?;
+    let latest = latest_exchange(sections);
     let system = sections.first().and_then(|first| first.header().system());
 
-    let header = last_section.header();
-    let kept_header = match last {
-        0 => sizer.messages(header.human().into_iter()),
-        _ => sizer.messages(header.iter()),
-    };
-    let body = last_section.body();
+    // The headers from the latest exchange's section on (the first section's system message
+    // is counted once, above), and the bodies after it (a new question has none).
+    let kept_headers = sections[latest..=last]
+        .iter()
+        .enumerate()
+        .map(|(offset, section)| match latest + offset {
+            0 => sizer.messages(section.header().human().into_iter()),
+            _ => sizer.messages(section.header().iter()),
+        })
+        .fold(0, usize::saturating_add);
+    let body = sections[latest].body();
     let rotatable = if rotate_last {
         body.len().saturating_sub(1)
     } else {
@@ -82,19 +90,19 @@ pub(super) fn plan(
     let kept_pairs = sizer.messages(body.iter().skip(rotatable).flat_map(BodyPair::iter));
     let mut kept = sizer
         .messages(system.into_iter())
-        .saturating_add(kept_header)
+        .saturating_add(kept_headers)
         .saturating_add(kept_pairs);
 
-    // Newest first: the last section's rotatable pairs one by one, then older sections whole.
+    // Newest first: the latest exchange's rotatable pairs one by one, then older sections whole.
     let pair_units = (0..rotatable).rev().map(|index| {
         let size = body.get(index).map_or(0, |pair| sizer.pair(pair));
         let plan = Plan {
-            host: last,
+            host: latest,
             pairs: index + 1,
         };
         (plan, size)
     });
-    let section_units = (0..last).rev().filter_map(|index| {
+    let section_units = (0..latest).rev().filter_map(|index| {
         let section = sections.get(index)?;
         let size = sizer.messages(summarised(section, index == 0));
         let plan = Plan {
@@ -110,6 +118,16 @@ pub(super) fn plan(
         }
     }
     None
+}
+
+/// The section holding the latest exchange: the last one, unless it is a new question with no
+/// answer yet (no body pair); then the one before it, whose last answer the question follows.
+fn latest_exchange(sections: &[ChainSection]) -> usize {
+    let last = sections.len().saturating_sub(1);
+    match sections.get(last) {
+        Some(section) if section.body().is_empty() && last > 0 => last - 1,
+        _ => last,
+    }
 }
 
 /// A section's messages that a summary replaces: all but the first section's system message.

@@ -18,7 +18,7 @@ use crate::record::{self, NodeRow};
 use crate::walk::{self, Mode, Plan, Progress, Step};
 use crate::{
     Backend, Call, CallOptions, ConversationId, ConversationSummary, NewResponse, Node, NodeId,
-    PathMatch, Result, Store, StoreError, Turn, VerifyReport,
+    PathMatch, PathSummary, Result, Store, StoreError, Turn, VerifyReport,
 };
 
 use tx::PgTx;
@@ -301,6 +301,21 @@ impl Store for PostgresStore {
     async fn path_to_root(&self, id: NodeId) -> Result<Vec<Node>> {
         let client = self.client("reading a path").await?;
         tx::path_to_root(&client, id).await
+    }
+
+    async fn path_summary(&self, id: NodeId) -> Result<Option<PathSummary>> {
+        const OPERATION: &str = "reading a path's summary";
+        let client = self.client(OPERATION).await?;
+        let row = tx::path_summary_row(&client, id).await?;
+        drop(client);
+        let Some((node, replaces, hash, json)) = row else {
+            return Ok(None);
+        };
+        cpu(OPERATION, move || {
+            record::summary_from_columns(node, replaces, hash, &json)
+        })
+        .await?
+        .map(Some)
     }
 
     async fn messages_for_path(&self, id: NodeId) -> Result<Vec<Message>> {

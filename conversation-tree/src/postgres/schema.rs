@@ -19,13 +19,14 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/003_status.sql"),
     include_str!("migrations/004_owner.sql"),
     include_str!("migrations/005_labels.sql"),
+    include_str!("migrations/006_summaries.sql"),
 ];
 
 /// The schema version this build writes.
 const LATEST: i64 = MIGRATIONS.len() as i64;
 
 /// Tables a Skein store creates: finding one without `skein_meta` means another application.
-const OUR_TABLES: &[&str] = &["conversations", "responses", "calls", "labels"];
+const OUR_TABLES: &[&str] = &["conversations", "responses", "calls", "labels", "summaries"];
 
 /// Key of the advisory lock that serialises migrations ("SKENmigr").
 const MIGRATION_LOCK: i64 = 0x534B_454E_6D69_6772;

@@ -6,7 +6,7 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::pg;
-use crate::record::{self, NodeColumns, NodeRow, StoredRow};
+use crate::record::{self, NodeColumns, NodeRow, StoredRow, SummaryRow};
 use crate::walk::Tx;
 use crate::{
     Call, CallKind, ConversationId, ConversationSummary, Node, NodeId, Result, StoreError, Turn,
@@ -220,6 +220,22 @@ impl<C: GenericClient> Tx for PgTx<'_, C> {
         )
         .await
     }
+
+    async fn set_summary(&self, node: NodeId, summary: &SummaryRow) -> Result<()> {
+        execute(
+            self.client,
+            self.operation,
+            "INSERT INTO summaries (node_id, replaces, replaced_hash, messages_json) \
+             VALUES ($1, $2, $3, $4)",
+            &[
+                &node.get(),
+                &summary.replaces,
+                &summary.replaced_hash,
+                &summary.messages_json,
+            ],
+        )
+        .await
+    }
 }
 
 async fn execute(
@@ -379,6 +395,33 @@ pub(super) async fn path_to_root(client: &impl GenericClient, id: NodeId) -> Res
         return Err(StoreError::UnknownNode { id });
     }
     Ok(nodes)
+}
+
+/// The stored summary of the deepest node on the path from the root to `id` that has one:
+/// its node and columns.
+pub(super) async fn path_summary_row(
+    client: &impl GenericClient,
+    id: NodeId,
+) -> Result<Option<(NodeId, i64, String, String)>> {
+    const OPERATION: &str = "reading a path's summary";
+    existing(client, OPERATION, id).await?;
+    let sql = concat!(
+        path_cte!(),
+        "SELECT s.node_id, s.replaces, s.replaced_hash, s.messages_json FROM path \
+         JOIN summaries s ON s.node_id = path.id ORDER BY path.depth LIMIT 1"
+    );
+    let rows = query(client, OPERATION, sql, &[&id.get()]).await?;
+    rows.first()
+        .map(|row| {
+            Ok((
+                NodeId::from_db(row.try_get(0)?),
+                row.try_get(1)?,
+                row.try_get(2)?,
+                row.try_get(3)?,
+            ))
+        })
+        .transpose()
+        .map_err(pg(OPERATION))
 }
 
 /// The stored JSON of each node from the root down to `id`.

@@ -28,7 +28,7 @@ use crate::record::{self, NodeRow};
 use crate::walk::{self, Mode, Plan, Progress, Step};
 use crate::{
     Backend, Call, CallOptions, ConversationId, ConversationSummary, NewResponse, Node, NodeId,
-    PathMatch, Result, Store, StoreError, Turn, VerifyReport,
+    PathMatch, PathSummary, Result, Store, StoreError, Turn, VerifyReport,
 };
 
 use tx::SqliteTx;
@@ -648,6 +648,13 @@ impl Store for SqliteStore {
     async fn messages_for_path(&self, id: NodeId) -> Result<Vec<Message>> {
         self.read("reading a path's messages", move |conn, ctx| {
             tx::messages_for_path(conn, ctx, id)
+        })
+        .await
+    }
+
+    async fn path_summary(&self, id: NodeId) -> Result<Option<PathSummary>> {
+        self.read("reading a path's summary", move |conn, ctx| {
+            tx::path_summary(conn, ctx, id)
         })
         .await
     }

@@ -5,11 +5,11 @@ use messages::Message;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::Ctx;
-use crate::record::{self, NodeColumns, NodeRow, StoredRow};
+use crate::record::{self, NodeColumns, NodeRow, StoredRow, SummaryRow};
 use crate::walk::Tx;
 use crate::{
-    Call, CallKind, ConversationId, ConversationSummary, Node, NodeId, Result, StoreError, Turn,
-    VerifyReport,
+    Call, CallKind, ConversationId, ConversationSummary, Node, NodeId, PathSummary, Result,
+    StoreError, Turn, VerifyReport,
 };
 
 /// `SELECT` of the columns [`node_columns`] reads, from `responses r`.
@@ -193,6 +193,24 @@ impl Tx for SqliteTx<'_> {
             .map_err(self.ctx.sql(self.operation))?;
         Ok(())
     }
+
+    async fn set_summary(&self, node: NodeId, summary: &SummaryRow) -> Result<()> {
+        self.conn
+            .prepare_cached(
+                "INSERT INTO summaries (node_id, replaces, replaced_hash, messages_json) \
+                 VALUES (?1, ?2, ?3, ?4)",
+            )
+            .and_then(|mut statement| {
+                statement.execute(params![
+                    node.get(),
+                    summary.replaces,
+                    summary.replaced_hash,
+                    summary.messages_json
+                ])
+            })
+            .map_err(self.ctx.sql(self.operation))?;
+        Ok(())
+    }
 }
 
 pub(super) fn node(
@@ -284,6 +302,40 @@ pub(super) fn path_to_root(conn: &Connection, ctx: &Ctx, id: NodeId) -> Result<V
         return Err(StoreError::UnknownNode { id });
     }
     Ok(nodes)
+}
+
+/// The summary of the deepest node on the path from the root to `id` that has one.
+pub(super) fn path_summary(
+    conn: &Connection,
+    ctx: &Ctx,
+    id: NodeId,
+) -> Result<Option<PathSummary>> {
+    const OPERATION: &str = "reading a path's summary";
+    existing(conn, ctx, OPERATION, id)?;
+    let sql = concat!(
+        path_cte!(),
+        "SELECT s.node_id, s.replaces, s.replaced_hash, s.messages_json FROM path \
+         JOIN summaries s ON s.node_id = path.id ORDER BY path.depth LIMIT 1"
+    );
+    let row = conn
+        .prepare_cached(sql)
+        .and_then(|mut statement| {
+            statement
+                .query_row([id.get()], |row| {
+                    Ok((
+                        row.get::<_, i64>(0)?,
+                        row.get::<_, i64>(1)?,
+                        row.get::<_, String>(2)?,
+                        row.get::<_, String>(3)?,
+                    ))
+                })
+                .optional()
+        })
+        .map_err(ctx.sql(OPERATION))?;
+    row.map(|(node, replaces, hash, json)| {
+        record::summary_from_columns(NodeId::from_db(node), replaces, hash, &json)
+    })
+    .transpose()
 }
 
 pub(super) fn messages_for_path(conn: &Connection, ctx: &Ctx, id: NodeId) -> Result<Vec<Message>> {

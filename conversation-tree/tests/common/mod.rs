@@ -12,6 +12,7 @@ pub(crate) mod edges;
 pub(crate) mod labels;
 pub(crate) mod owners;
 pub(crate) mod reliability;
+pub(crate) mod summaries;
 
 use std::sync::Arc;
 
@@ -27,8 +28,8 @@ pub(crate) trait Harness: Send + Sync + Sized + 'static {
     async fn open(&self) -> Arc<dyn Store>;
     /// Runs SQL directly against the location, beside the store.
     async fn execute(&self, sql: &str);
-    /// SQL that makes every later insert into `calls` fail.
-    fn failing_calls_trigger() -> &'static str;
+    /// SQL that makes every later insert into `table` fail.
+    fn failing_insert_trigger(table: &str) -> String;
     /// What a child process needs to open the same store (see [`open_spec`](Self::open_spec)).
     fn spec(&self) -> String;
     /// Opens the store a [`spec`](Self::spec) names.
@@ -73,6 +74,8 @@ macro_rules! suite {
             labels::label_node_labels_a_stored_node_and_moves_labels,
             labels::label_node_refuses_unknown_nodes_and_invalid_labels_writing_nothing,
             labels::concurrent_label_moves_leave_the_label_on_one_node,
+            summaries::the_deepest_summary_on_a_path_is_found_for_every_node_below_it,
+            summaries::a_summary_that_cannot_be_written_leaves_no_node,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn killed_writer_leaves_no_half_node() {

@@ -87,7 +87,7 @@ pub(crate) async fn a_failed_write_leaves_no_half_node<H: Harness>(harness: &H) 
     )
     .await;
     // Every write inserts its node, then its call: fail the call insert.
-    harness.execute(H::failing_calls_trigger()).await;
+    harness.execute(&H::failing_insert_trigger("calls")).await;
 
     let logged = store
         .log_response(
