@@ -568,6 +568,279 @@ fn option_changes_between_turns_keep_one_path_and_from_branches_after_a_node() {
     assert!(!tree.contains("supplied"), "{tree}");
 }
 
+/// `skein serve` killed with SIGKILL the instant a client has read the end of an answer, on
+/// every endpoint, streamed and not: whatever a client was told had ended is in the store.
+mod acknowledged {
+    use std::io::{Read as _, Write as _};
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
+
+    use conversation_tree::ResponseStatus;
+    use serde_json::json;
+
+    use super::{Db, wait};
+    use crate::support::{self, Served, Stderr};
+
+    #[derive(Clone, Copy, Debug)]
+    enum Endpoint {
+        ChatShell,
+        ChatCompletions,
+        Responses,
+    }
+
+    impl Endpoint {
+        const ALL: [Endpoint; 3] = [
+            Endpoint::ChatShell,
+            Endpoint::ChatCompletions,
+            Endpoint::Responses,
+        ];
+
+        /// The path and body asking the echo model for `prompt`.
+        fn request(self, stream: bool, prompt: &str) -> (&'static str, String) {
+            match self {
+                Endpoint::ChatShell => (
+                    "/v1/response",
+                    json!({"model_config": {"model_id": "echo"}, "input": {"text": prompt},
+                           "features": {"streaming": stream}})
+                    .to_string(),
+                ),
+                Endpoint::ChatCompletions => (
+                    "/v1/chat/completions",
+                    json!({"model": "echo", "stream": stream,
+                           "messages": [{"role": "user", "content": prompt}]})
+                    .to_string(),
+                ),
+                Endpoint::Responses => (
+                    "/v1/responses",
+                    json!({"model": "echo", "stream": stream, "input": prompt}).to_string(),
+                ),
+            }
+        }
+
+        /// What says, on the wire, that a streamed answer ended whole.
+        fn end(self) -> &'static str {
+            match self {
+                Endpoint::ChatShell => "event: response.done",
+                Endpoint::ChatCompletions => "data: [DONE]",
+                Endpoint::Responses => "event: response.completed",
+            }
+        }
+    }
+
+    /// The write lock of the SQLite store, held until dropped: the server's writes wait.
+    struct WriteLock(rusqlite::Connection);
+
+    impl WriteLock {
+        fn take(db: &Db) -> WriteLock {
+            let conn = rusqlite::Connection::open(db.sqlite.as_ref().unwrap()).unwrap();
+            conn.busy_timeout(Duration::from_secs(10)).unwrap();
+            conn.execute_batch("BEGIN IMMEDIATE").unwrap();
+            WriteLock(conn)
+        }
+    }
+
+    impl Drop for WriteLock {
+        fn drop(&mut self) {
+            let _ = self.0.execute_batch("ROLLBACK");
+        }
+    }
+
+    /// An answer being read from its connection.
+    struct Answer {
+        stream: TcpStream,
+        seen: String,
+        closed: bool,
+    }
+
+    impl Answer {
+        fn post(served: &Served, (path, body): (&str, String)) -> Answer {
+            let mut stream = TcpStream::connect(&served.address).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_millis(20)))
+                .unwrap();
+            write!(
+                stream,
+                "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                served.address,
+                body.len()
+            )
+            .unwrap();
+            Answer {
+                stream,
+                seen: String::new(),
+                closed: false,
+            }
+        }
+
+        /// Reads until `found` holds of what was read (or the server closed the connection),
+        /// for at most `limit`; whether it held.
+        fn read_until(&mut self, limit: Duration, found: impl Fn(&Answer) -> bool) -> bool {
+            let deadline = Instant::now() + limit;
+            let mut buffer = [0_u8; 4096];
+            while !found(self) && !self.closed && Instant::now() < deadline {
+                match self.stream.read(&mut buffer) {
+                    Ok(0) => self.closed = true,
+                    Ok(read) => self
+                        .seen
+                        .push_str(&String::from_utf8_lossy(&buffer[..read])),
+                    Err(error)
+                        if matches!(
+                            error.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) => {}
+                    Err(error) => panic!("reading the answer: {error}"),
+                }
+            }
+            found(self)
+        }
+
+        /// Whether the answer was told to have ended whole: its end event when streamed, the
+        /// whole body when not.
+        fn ended(&self, endpoint: Endpoint, stream: bool) -> bool {
+            if stream {
+                self.seen.contains(endpoint.end())
+            } else {
+                self.closed && self.seen.starts_with("HTTP/1.1 200")
+            }
+        }
+
+        /// The `resp_…` id the answer names.
+        fn response_id(&self) -> String {
+            let start = self.seen.find("resp_").expect("a response id");
+            self.seen[start..].split('"').next().unwrap().to_owned()
+        }
+    }
+
+    fn serve(db: &Db) -> Served {
+        support::serve_command(db.skein(&[]), &[], Stderr::Keep)
+    }
+
+    /// The stored answer whose text is `text`: its status.
+    fn stored(db: &Db, runtime: &tokio::runtime::Runtime, text: &str) -> Option<ResponseStatus> {
+        let store = db.store(runtime);
+        runtime.block_on(async {
+            for summary in store.conversations(usize::MAX).await.unwrap() {
+                for node in store.conversation_nodes(&summary.id).await.unwrap() {
+                    if store.turn(node.id()).await.unwrap().response.text() == text {
+                        return Some(node.status());
+                    }
+                }
+            }
+            None
+        })
+    }
+
+    /// After the kill, a new process reads the Responses answer back by its id, whole.
+    fn read_back(db: &Db, id: &str, text: &str) {
+        let served = serve(db);
+        let mut stream = TcpStream::connect(&served.address).unwrap();
+        write!(
+            stream,
+            "GET /v1/responses/{id} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            served.address
+        )
+        .unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(answer.contains(r#""status":"completed""#), "{answer}");
+        assert!(answer.contains(text), "{answer}");
+    }
+
+    /// One answer, the server killed the instant the client read its end; `lock` holds the
+    /// store's write lock from the answer's first word (or before a one-body request) until
+    /// well after its last, asserting that no end is told while the store cannot commit.
+    fn kill_at_the_end(db: &Db, endpoint: Endpoint, stream: bool, text: &str, lock: bool) -> bool {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let mut served = serve(db);
+        let prompt = json!({"raw": text, "delay_ms": if lock { 100 } else { 0 }}).to_string();
+        let request = endpoint.request(stream, &prompt);
+        let mut held = None;
+        if lock && !stream {
+            held = Some(WriteLock::take(db));
+        }
+        let mut answer = Answer::post(&served, request);
+        if lock && stream {
+            let first = text.split(' ').next().unwrap();
+            assert!(
+                answer.read_until(Duration::from_secs(15), |answer| answer
+                    .seen
+                    .contains(first)),
+                "{endpoint:?}: no first word: {}",
+                answer.seen
+            );
+            held = Some(WriteLock::take(db));
+        }
+        if held.is_some() {
+            // The rest of the answer takes about 0.5 s; its log waits for the lock.
+            let told = answer.read_until(Duration::from_millis(1500), |answer| {
+                answer.ended(endpoint, stream)
+            });
+            assert!(
+                !told,
+                "{endpoint:?} (stream: {stream}) told the client its answer ended before the \
+                 answer was stored: {}",
+                answer.seen
+            );
+            drop(held);
+        }
+        assert!(
+            answer.read_until(Duration::from_secs(15), |answer| answer
+                .ended(endpoint, stream)),
+            "{endpoint:?} (stream: {stream}): no end: {}",
+            answer.seen
+        );
+        served.child.kill().unwrap();
+        let _ = wait(&mut served.child);
+        let id = matches!(endpoint, Endpoint::Responses).then(|| answer.response_id());
+        drop(served);
+        let kept = stored(db, &runtime, text);
+        if let (Some(id), Some(_)) = (&id, kept) {
+            read_back(db, id, text);
+        }
+        assert!(
+            kept.is_none_or(|status| status == ResponseStatus::Completed),
+            "{endpoint:?}: stored as {kept:?}"
+        );
+        kept.is_some()
+    }
+
+    #[test]
+    fn kill_9_the_instant_an_answer_ended_never_loses_it_on_any_endpoint() {
+        const KILLS: usize = 5;
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::sqlite(dir.path());
+        let mut kills = 0;
+        let mut lost = Vec::new();
+        for endpoint in Endpoint::ALL {
+            for stream in [true, false] {
+                // Held at the instant between the answer's end and its log.
+                let text = format!("{endpoint:?} {stream} held: one two three four");
+                kills += 1;
+                if !kill_at_the_end(&db, endpoint, stream, &text, true) {
+                    lost.push(text);
+                }
+                // At full speed, the kill right after the end arrived.
+                for kill in 0..KILLS {
+                    let text = format!("{endpoint:?} {stream} {kill}: one two three");
+                    kills += 1;
+                    if !kill_at_the_end(&db, endpoint, stream, &text, false) {
+                        lost.push(text);
+                    }
+                }
+            }
+        }
+        assert!(
+            lost.is_empty(),
+            "{} of {kills} answers lost: {lost:#?}",
+            lost.len()
+        );
+        db.integrity();
+        eprintln!("{kills} kills at the end of an answer, on 3 endpoints streamed and not: 0 lost");
+    }
+}
+
 /// Two `skein serve` processes sharing one PostgreSQL database.
 #[cfg(feature = "postgres")]
 mod two_servers {

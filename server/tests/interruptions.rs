@@ -552,6 +552,125 @@ async fn cancelling_while_a_tool_runs_keeps_the_tool_messages_and_the_conversati
     server.stop().await;
 }
 
+/// What `POST /v1/response/{id}/cancel` answered: its status and body.
+async fn cancel_reply(server: &TestServer, id: &str) -> (u16, Value) {
+    let answer = client()
+        .post(server.url(&format!("/v1/response/{id}/cancel")))
+        .send()
+        .await
+        .unwrap();
+    (answer.status().as_u16(), answer.json().await.unwrap())
+}
+
+/// Checks that a cancel's reply, the stream's last event and the stored node tell one story:
+/// `success` for a cancelled run, a 409 `already_ended` for one that completed first.
+async fn assert_cancel_agrees(
+    store: &Arc<dyn Store>,
+    conversation: &str,
+    (status, reply): &(u16, Value),
+    events: &[Sse],
+) -> ResponseStatus {
+    let last = events.last().expect("a last event");
+    let stored = nodes(store, conversation).await;
+    let node = stored.last().expect("the answer is stored");
+    let told = match (status, last.name.as_str()) {
+        (200, "response.cancelled") => {
+            assert_eq!(reply["success"], true);
+            ResponseStatus::Cancelled
+        }
+        (409, "response.done") => {
+            assert_eq!(reply["code"], "already_ended", "{reply}");
+            ResponseStatus::Completed
+        }
+        _ => panic!(
+            "the cancel answered {status} {reply} but the stream ended with {}",
+            last.name
+        ),
+    };
+    assert_eq!(node.status(), told, "the store disagrees with the cancel");
+    told
+}
+
+#[tokio::test]
+async fn a_cancel_that_reaches_a_whole_answer_being_logged_says_it_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(sqlite_config(&dir)).await;
+    let store = store_of(&server);
+    let conversation = "conv-cancel-too-late";
+    let prompt = json!({"raw": "one two three", "delay_ms": 20});
+
+    let mut events = open(server.post(&echo(&prompt, conversation)).await);
+    let id = next(&mut events).await.data["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut seen = vec![next(&mut events).await];
+    assert_eq!(seen[0].name, "content.delta");
+    // From here the store cannot commit: the answer becomes whole (20 ms per event) and its
+    // log waits. The cancel comes well after that, while the answer is being logged.
+    let lock = support::WriteLock::take(&dir.path().join("logs.db"));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let cancelling = tokio::spawn({
+        let url = server.url(&format!("/v1/response/{id}/cancel"));
+        async move {
+            let answer = client().post(url).send().await.unwrap();
+            (
+                answer.status().as_u16(),
+                answer.json::<Value>().await.unwrap(),
+            )
+        }
+    });
+    // Long enough for a cancel that does not wait for the run's end to have answered.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(lock);
+    let reply = tokio::time::timeout(WAIT, cancelling)
+        .await
+        .unwrap()
+        .unwrap();
+    seen.extend(rest(&mut events).await);
+
+    let told = assert_cancel_agrees(&store, conversation, &reply, &seen).await;
+    assert_eq!(told, ResponseStatus::Completed, "{reply:?}");
+    assert_eq!(content(&seen), "one two three");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn cancels_racing_the_end_of_an_answer_are_answered_as_the_store_has_it() {
+    const RACES: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(sqlite_config(&dir)).await;
+    let store = store_of(&server);
+    let prompt = json!({"raw": "one two three four", "delay_ms": 2});
+    let mut outcomes = std::collections::BTreeMap::new();
+    for race in 0..RACES {
+        let conversation = format!("conv-cancel-race-{race}");
+        let mut events = open(server.post(&echo(&prompt, &conversation)).await);
+        let start = next(&mut events).await;
+        let id = start.data["id"].as_str().unwrap().to_owned();
+        // Cancel after 0 to 5 of the answer's (at most 5) other events: early, mid-answer,
+        // at its last word, after its end.
+        let mut seen = vec![start];
+        for _ in 0..race % 6 {
+            match tokio::time::timeout(WAIT, events.next()).await.unwrap() {
+                Some(event) => seen.push(event),
+                None => break,
+            }
+        }
+        let reply = cancel_reply(&server, &id).await;
+        seen.extend(rest(&mut events).await);
+        if reply.0 == 404 {
+            // The run had ended and left before the cancel: nothing to agree on but the end.
+            terminal(&seen, "response.done");
+            continue;
+        }
+        let told = assert_cancel_agrees(&store, &conversation, &reply, &seen).await;
+        *outcomes.entry(told.to_string()).or_insert(0) += 1;
+    }
+    eprintln!("{RACES} Chat Shell cancel races: {outcomes:?}");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_client_that_disconnects_leaves_a_cancelled_node_and_the_conversation_continues() {
     let dir = tempfile::tempdir().unwrap();

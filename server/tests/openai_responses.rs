@@ -811,3 +811,221 @@ async fn a_deterministic_repeat_is_answered_from_the_tree_and_its_id_resolves() 
     assert_eq!(next.status(), 200);
     server.stop().await;
 }
+
+/// A streamed `POST /v1/responses` as it arrives: its id, and its events one at a time.
+struct Streaming {
+    id: String,
+    events: std::pin::Pin<Box<dyn futures::Stream<Item = Sse> + Send>>,
+}
+
+impl Streaming {
+    async fn open(server: &TestServer, body: &Value) -> Streaming {
+        use futures::StreamExt as _;
+
+        let response = create(server, body).await;
+        assert_eq!(response.status(), 200);
+        let mut events = Box::pin(
+            eventsource_stream::EventStream::new(response.bytes_stream()).map(|event| {
+                let event = event.expect("a well-formed SSE event");
+                Sse {
+                    name: event.event,
+                    data: serde_json::from_str(&event.data).expect("JSON data"),
+                }
+            }),
+        );
+        let created = events.next().await.expect("response.created");
+        let id = created.data["response"]["id"].as_str().unwrap().to_owned();
+        Streaming { id, events }
+    }
+
+    /// The next event, or `None` at the end (within 15 s).
+    async fn next(&mut self) -> Option<Sse> {
+        use futures::StreamExt as _;
+
+        tokio::time::timeout(std::time::Duration::from_secs(15), self.events.next())
+            .await
+            .expect("the next event in time")
+    }
+
+    /// Reads until an event named `name`.
+    async fn until(&mut self, name: &str) -> Vec<Sse> {
+        let mut seen = Vec::new();
+        while let Some(event) = self.next().await {
+            let found = event.name == name;
+            seen.push(event);
+            if found {
+                return seen;
+            }
+        }
+        panic!("no {name}: {:?}", names(&seen));
+    }
+
+    /// Every event left.
+    async fn rest(&mut self) -> Vec<Sse> {
+        let mut seen = Vec::new();
+        while let Some(event) = self.next().await {
+            seen.push(event);
+        }
+        seen
+    }
+}
+
+/// A server logging into `dir/logs.db`, and that path.
+async fn on_sqlite(dir: &tempfile::TempDir) -> (TestServer, std::path::PathBuf) {
+    let db = dir.path().join("logs.db");
+    let server = TestServer::start(ServerConfig {
+        store: db.display().to_string(),
+        ..ServerConfig::default()
+    })
+    .await;
+    (server, db)
+}
+
+/// Checks that a cancel's reply, the stream's last event and `GET` (the stored response)
+/// tell one story, and returns it: `cancelled`, or `completed` for a response that ended
+/// before the cancel could stop it.
+async fn assert_cancel_agrees(
+    server: &TestServer,
+    id: &str,
+    reply: &(u16, Value),
+    events: &[Sse],
+) -> String {
+    let (status, reply) = reply;
+    let last = events.last().expect("a last event");
+    let told = match (status, last.name.as_str()) {
+        (200, "response.failed") => {
+            assert_eq!(reply["status"], "cancelled", "{reply}");
+            assert_eq!(last.data["response"]["status"], "cancelled");
+            "cancelled"
+        }
+        (400, "response.completed") => {
+            assert_eq!(
+                reply["error"]["code"], "response_not_cancellable",
+                "{reply}"
+            );
+            assert!(
+                reply["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("completed"),
+                "{reply}"
+            );
+            "completed"
+        }
+        _ => panic!(
+            "the cancel answered {status} {reply} but the stream ended with {}",
+            last.name
+        ),
+    };
+    let read = get(server, &format!("/v1/responses/{id}")).await;
+    assert_eq!(read.status(), 200);
+    let read: Value = read.json().await.unwrap();
+    assert_eq!(
+        read["status"], told,
+        "GET disagrees with the cancel: {read}"
+    );
+    told.to_owned()
+}
+
+async fn cancel_reply(server: &TestServer, id: &str) -> (u16, Value) {
+    let answer = cancel(server, id).await;
+    (answer.status().as_u16(), answer.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_cancel_that_reaches_a_whole_answer_being_logged_says_it_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, db) = on_sqlite(&dir).await;
+    let body = json!({"model": "echo", "stream": true,
+        "input": "{\"raw\": \"one two three\", \"delay_ms\": 20}"});
+    let mut stream = Streaming::open(&server, &body).await;
+    let mut seen = stream.until("response.output_text.delta").await;
+    // From here the store cannot commit: the answer becomes whole (20 ms per event) and its
+    // log waits. The cancel comes well after that, while the answer is being logged.
+    let lock = support::WriteLock::take(&db);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let cancelling = tokio::spawn({
+        let url = server.url(&format!("/v1/responses/{}/cancel", stream.id));
+        async move {
+            let answer = client().post(url).send().await.unwrap();
+            (
+                answer.status().as_u16(),
+                answer.json::<Value>().await.unwrap(),
+            )
+        }
+    });
+    // Long enough for a cancel that does not wait for the response's end to have answered.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(lock);
+    let reply = cancelling.await.unwrap();
+    seen.extend(stream.rest().await);
+
+    let told = assert_cancel_agrees(&server, &stream.id, &reply, &seen).await;
+    assert_eq!(told, "completed");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn cancels_racing_the_end_of_a_response_are_answered_as_the_store_has_it() {
+    const RACES: usize = 40;
+    let dir = tempfile::tempdir().unwrap();
+    let (server, _db) = on_sqlite(&dir).await;
+    let body = json!({"model": "echo", "stream": true,
+        "input": "{\"raw\": \"one two three four\", \"delay_ms\": 2}"});
+    let mut outcomes = std::collections::BTreeMap::new();
+    for race in 0..RACES {
+        let mut stream = Streaming::open(&server, &body).await;
+        // Cancel after 0 to 14 of the answer's (about 14) other events: early, mid-answer,
+        // at its last word, after its end.
+        let mut seen = Vec::new();
+        for _ in 0..race % 15 {
+            match stream.next().await {
+                Some(event) => seen.push(event),
+                None => break,
+            }
+        }
+        let reply = cancel_reply(&server, &stream.id).await;
+        seen.extend(stream.rest().await);
+        let told = assert_cancel_agrees(&server, &stream.id, &reply, &seen).await;
+        *outcomes.entry(told).or_insert(0) += 1;
+    }
+    eprintln!("{RACES} Responses cancel races: {outcomes:?}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_response_continues_the_instant_its_stream_has_ended() {
+    const TRIES: usize = 100;
+    let dir = tempfile::tempdir().unwrap();
+    let (server, db) = on_sqlite(&dir).await;
+    let body = json!({"model": "echo", "stream": true,
+        "input": "{\"raw\": \"one two three\", \"delay_ms\": 20}"});
+    let continue_now =
+        |id: String| json!({"model": "echo", "previous_response_id": id, "input": "go on"});
+
+    // The store commits slowly: its write lock is held from the first word until 300 ms after
+    // the answer's last (at most 60 ms later). The end must wait for the log.
+    let mut stream = Streaming::open(&server, &body).await;
+    stream.until("response.output_text.delta").await;
+    let lock = support::WriteLock::take(&db);
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(360)).await;
+        drop(lock);
+    });
+    let last = stream.rest().await;
+    assert_eq!(last.last().unwrap().name, "response.completed");
+    let next = create(&server, &continue_now(stream.id.clone())).await;
+    assert_eq!(next.status(), 200, "{}", next.text().await.unwrap());
+    release.await.unwrap();
+
+    // And at full speed, again and again.
+    let quick = json!({"model": "echo", "stream": true, "input": "{\"raw\": \"one two\"}"});
+    for _ in 0..TRIES {
+        let mut stream = Streaming::open(&server, &quick).await;
+        let events = stream.rest().await;
+        assert_eq!(events.last().unwrap().name, "response.completed");
+        let next = create(&server, &continue_now(stream.id.clone())).await;
+        assert_eq!(next.status(), 200, "{}", next.text().await.unwrap());
+    }
+    server.stop().await;
+}

@@ -3,11 +3,18 @@
 //!
 //! Ids are scoped per caller: two callers may use the same `X-Request-ID` without one
 //! cancelling, hiding or unregistering the other's run.
+//!
+//! A cancel is answered with how the run really ended: a run whose answer was already whole
+//! (or being logged as whole) when the cancel came ends `completed` all the same, and the
+//! cancel must not claim otherwise. So a run says how it ended ([`Registration::settle`]) once
+//! its log holds that end, and a cancel waits for it ([`Ending::wait`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use conversation_tree::ResponseStatus;
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -27,6 +34,8 @@ pub(crate) struct Runs {
 #[derive(Debug)]
 struct Entry {
     cancel: CancellationToken,
+    /// How the run ended, once its log holds it.
+    ended: watch::Sender<Option<ResponseStatus>>,
 }
 
 /// A run's place in [`Runs`]: dropping it (when the run ends) removes its ids.
@@ -38,8 +47,25 @@ pub(crate) struct Registration {
     keys: Vec<(Caller, String)>,
 }
 
+impl Registration {
+    /// Says how the run ended: call it once the log holds that end (and before the client is
+    /// told), so that a cancel racing the end answers the truth.
+    pub(crate) fn settle(&self, status: ResponseStatus) {
+        self.entry.ended.send_if_modified(|ended| {
+            let unsettled = ended.is_none();
+            if unsettled {
+                *ended = Some(status);
+            }
+            unsettled
+        });
+    }
+}
+
 impl Drop for Registration {
     fn drop(&mut self) {
+        // A run dropped before it said how it ended lost its client: what it had produced is
+        // logged as cancelled.
+        self.settle(ResponseStatus::Cancelled);
         let mut by_id = self
             .runs
             .by_id
@@ -57,6 +83,23 @@ impl Drop for Registration {
     }
 }
 
+/// How a cancelled run ended, once it has: `cancelled`, or `completed` / `failed` when its
+/// answer ended that way before the cancel could stop it.
+#[derive(Debug)]
+pub(crate) struct Ending(watch::Receiver<Option<ResponseStatus>>);
+
+impl Ending {
+    /// Waits until the run's log holds how it ended. A cancelled run ends at once (its model
+    /// stream is closed and its tools are stopped), so this waits for the last write only.
+    pub(crate) async fn wait(mut self) -> ResponseStatus {
+        match self.0.wait_for(Option::is_some).await {
+            Ok(ended) => ended.unwrap_or(ResponseStatus::Cancelled),
+            // The run's registration is gone, and it settles before it goes.
+            Err(_) => ResponseStatus::Cancelled,
+        }
+    }
+}
+
 impl Runs {
     /// Registers a run of `owner` under `ids` (request and response id) and returns its cancel
     /// token, a child of the shutdown token.
@@ -68,6 +111,7 @@ impl Runs {
         let cancel = self.stop.child_token();
         let entry = Arc::new(Entry {
             cancel: cancel.clone(),
+            ended: watch::Sender::new(None),
         });
         let keys: Vec<(Caller, String)> = ids.iter().map(|id| (owner, (*id).to_owned())).collect();
         let mut by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
@@ -83,17 +127,14 @@ impl Runs {
         (cancel, registration)
     }
 
-    /// Cancels the run `id` if `caller` started it; whether there was such a run.
-    pub(crate) fn cancel(&self, id: &str, caller: Caller) -> bool {
+    /// Cancels the run `id` if `caller` started it: how it ended, to wait for; `None` when
+    /// there is no such run in flight.
+    pub(crate) fn cancel(&self, id: &str, caller: Caller) -> Option<Ending> {
         let by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
         // Another caller's run is as invisible as a finished one.
-        match by_id.get(&(caller, id.to_owned())) {
-            Some(entry) => {
-                entry.cancel.cancel();
-                true
-            }
-            None => false,
-        }
+        let entry = by_id.get(&(caller, id.to_owned()))?;
+        entry.cancel.cancel();
+        Some(Ending(entry.ended.subscribe()))
     }
 
     /// Runs `task` as a tracked run.
@@ -141,12 +182,15 @@ mod tests {
     async fn cancel_needs_the_owner_and_ids_go_away_with_the_run() {
         let runs = Arc::new(Runs::default());
         let (token, registration) = runs.register(&["req-1", "resp-1"], Caller::Token(0));
-        assert!(!runs.cancel("resp-1", Caller::Token(1)));
+        assert!(runs.cancel("resp-1", Caller::Token(1)).is_none());
         assert!(!token.is_cancelled());
-        assert!(runs.cancel("req-1", Caller::Token(0)));
+        let ending = runs
+            .cancel("req-1", Caller::Token(0))
+            .expect("the owner's run");
         assert!(token.is_cancelled());
         drop(registration);
-        assert!(!runs.cancel("resp-1", Caller::Token(0)));
+        assert_eq!(ending.wait().await, ResponseStatus::Cancelled);
+        assert!(runs.cancel("resp-1", Caller::Token(0)).is_none());
     }
 
     #[tokio::test]
@@ -155,15 +199,28 @@ mod tests {
         let (a, a_registration) = runs.register(&["req-same"], Caller::Token(0));
         let (b, b_registration) = runs.register(&["req-same"], Caller::Token(1));
         // B cannot reach A's run, and B's registration did not replace A's.
-        assert!(runs.cancel("req-same", Caller::Token(1)));
+        assert!(runs.cancel("req-same", Caller::Token(1)).is_some());
         assert!(b.is_cancelled());
         assert!(!a.is_cancelled());
         // B's run ending does not unregister A's.
         drop(b_registration);
-        assert!(runs.cancel("req-same", Caller::Token(0)));
+        assert!(runs.cancel("req-same", Caller::Token(0)).is_some());
         assert!(a.is_cancelled());
         drop(a_registration);
-        assert!(!runs.cancel("req-same", Caller::Token(0)));
+        assert!(runs.cancel("req-same", Caller::Token(0)).is_none());
+    }
+
+    #[tokio::test]
+    async fn a_cancel_that_comes_after_the_end_was_settled_answers_that_end() {
+        let runs = Arc::new(Runs::default());
+        let (_token, registration) = runs.register(&["resp-1"], Caller::Loopback);
+        registration.settle(ResponseStatus::Completed);
+        let ending = runs
+            .cancel("resp-1", Caller::Loopback)
+            .expect("still registered");
+        // Settling again (the registration going away) changes nothing.
+        drop(registration);
+        assert_eq!(ending.wait().await, ResponseStatus::Completed);
     }
 
     #[tokio::test]

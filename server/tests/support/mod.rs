@@ -3,7 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use futures::StreamExt as _;
 use serde_json::Value;
@@ -160,4 +160,27 @@ pub async fn received(mock: &MockServer) -> Vec<Value> {
         .iter()
         .map(|request| serde_json::from_slice(&request.body).unwrap_or(Value::Null))
         .collect()
+}
+
+/// The write lock of a SQLite store, held by another connection until dropped: the server's
+/// writes wait for it (up to the store's busy timeout, 10 s), its reads go on. A test holds it
+/// to stop the server at the instant before a commit, for as long as it needs to look.
+pub struct WriteLock(rusqlite::Connection);
+
+impl WriteLock {
+    /// Takes the write lock of the store at `db` (waiting for a write in progress).
+    pub fn take(db: &Path) -> WriteLock {
+        let conn = rusqlite::Connection::open(db).expect("the store opens");
+        conn.busy_timeout(std::time::Duration::from_secs(10))
+            .unwrap();
+        conn.execute_batch("BEGIN IMMEDIATE")
+            .expect("the write lock");
+        WriteLock(conn)
+    }
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = self.0.execute_batch("ROLLBACK");
+    }
 }

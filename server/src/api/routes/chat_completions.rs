@@ -17,7 +17,7 @@ use crate::api::encode::chat_completions::{ChatCompletion, ChunkEncoder};
 use crate::api::encode::openai_error::OpenAiError;
 use crate::api::plan::chat_completions::chat_completion;
 use crate::api::routes::gateway::{
-    admit, collect, gateway_headers, logged_node, open, read_request, unix_now,
+    Stopped, admit, collect, gateway_headers, logged_node, open, read_request, unix_now,
 };
 use crate::api::schema::ChatCompletionRequest;
 use crate::api::state::App;
@@ -74,7 +74,9 @@ pub(crate) async fn create_chat_completion(
                     .map(|chunk| serde_json::to_string(chunk).unwrap_or_default())
                     .collect::<Vec<_>>(),
                 // A stream that already began can only report its failure in-band.
-                Err(error) => vec![serde_json::to_string(error.body()).unwrap_or_default()],
+                Err(stopped) => {
+                    vec![serde_json::to_string(stopped.into_error().body()).unwrap_or_default()]
+                }
             }
         }));
         gateway_headers(&mut response, repairs, cache, None);
@@ -83,7 +85,7 @@ pub(crate) async fn create_chat_completion(
 
     let answer = collect(opened.events).await;
     drop((permit, disconnect));
-    let answer = answer?;
+    let answer = answer.map_err(Stopped::into_error)?;
     let node = logged_node(opened.node).await;
     let mut response =
         axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();

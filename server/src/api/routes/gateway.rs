@@ -24,8 +24,44 @@ use crate::service::runs::Runs;
 use crate::service::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
 use tokio::sync::OwnedSemaphorePermit as Permit;
 
-/// The events of an answer, in the order a model streams them.
-pub(crate) type Events = BoxStream<'static, Result<StreamEvent, OpenAiError>>;
+/// The events of an answer, in the order a model streams them. Its last item ends it: `Done`,
+/// or why it stopped; when the exchange is logged, that item comes only once the log holds how
+/// the answer ended, so a client told that an answer ended can rely on it being kept.
+pub(crate) type Events = BoxStream<'static, Result<StreamEvent, Stopped>>;
+
+/// Why an answer stopped before its `Done`.
+#[derive(Debug)]
+pub(crate) enum Stopped {
+    /// The provider (or the agent) failed; this is what the client is told.
+    Failed(OpenAiError),
+    /// The answer was cancelled (a cancel request, or the server shutting down); what it had
+    /// produced is kept.
+    Cancelled,
+}
+
+impl Stopped {
+    /// How the log records an answer that stopped this way.
+    pub(crate) fn status(&self) -> ResponseStatus {
+        match self {
+            Stopped::Failed(_) => ResponseStatus::Failed,
+            Stopped::Cancelled => ResponseStatus::Cancelled,
+        }
+    }
+
+    /// The OpenAI error a client is told, in-band or as the answer.
+    pub(crate) fn into_error(self) -> OpenAiError {
+        match self {
+            Stopped::Failed(error) => error,
+            Stopped::Cancelled => OpenAiError::new(
+                StatusCode::CONFLICT,
+                "cancelled",
+                "the answer was cancelled before it was whole (a cancel request, or the server \
+                 shutting down); what it had produced is kept; send the request again for a \
+                 whole answer",
+            ),
+        }
+    }
+}
 
 /// An answer on its way.
 pub(crate) struct Opened {
@@ -130,7 +166,8 @@ pub(crate) fn unix_now() -> u64 {
 }
 
 /// Starts the answer to `call`: an agent's run for an agent alias, else the model's stream or
-/// the answer the tree holds for this very request. `cancel` stops an agent's run.
+/// the answer the tree holds for this very request. Cancelling `cancel` stops the answer (the
+/// agent's run, or the model's stream), which then ends with [`Stopped::Cancelled`].
 pub(crate) async fn open(
     app: &App,
     agent: Option<&AgentAlias>,
@@ -172,31 +209,63 @@ pub(crate) async fn open(
         }
     };
     let (told, node) = oneshot::channel();
-    let mut pending = PendingLog {
+    let pending = PendingLog {
         log: prepared.log,
         answer: ResponseBuilder::default(),
         runs: Arc::clone(&app.runs),
         node: Some(told),
     };
-    let events = events
-        .map(move |event| match event {
-            Ok(event) => {
-                pending.push(&event);
-                Ok(event)
-            }
-            // A stream that already began can only report its failure in-band.
-            Err(error) => {
-                pending.end(ResponseStatus::Failed);
-                Err(provider_error(error))
-            }
-        })
-        .boxed();
     Ok(Opened {
-        events,
+        events: logged(events, pending, cancel),
         repairs: prepared.repairs,
         cache,
         node: Some(node),
     })
+}
+
+/// A model's answer as it streams, logged as it passes: the item that ends it (`Done`, a
+/// failure, or the cancellation `cancel` asks for) is passed on only after the log holds the
+/// answer and how it ended. A stream dropped before its end (the client went away) is logged
+/// as cancelled.
+fn logged(
+    events: BoxStream<'static, Result<StreamEvent, ProviderError>>,
+    pending: PendingLog,
+    cancel: CancellationToken,
+) -> Events {
+    let state = Some((events, pending, cancel));
+    futures::stream::unfold(state, |state| async move {
+        let (mut events, mut pending, cancel) = state?;
+        let next = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            event = events.next() => Some(event),
+        };
+        let item = match next {
+            None => Err(Stopped::Cancelled),
+            Some(Some(Ok(event))) => {
+                pending.answer.push_ref(&event);
+                if !pending.answer.is_done() {
+                    return Some((Ok(event), Some((events, pending, cancel))));
+                }
+                Ok(event)
+            }
+            // A stream that already began can only report its failure in-band.
+            Some(Some(Err(error))) => Err(Stopped::Failed(provider_error(error))),
+            Some(None) => Err(Stopped::Failed(provider_error(
+                ProviderError::StreamTruncated {
+                    provider: None,
+                    detail: "the provider's stream ended before the answer was whole".into(),
+                },
+            ))),
+        };
+        let status = match &item {
+            Ok(_) => ResponseStatus::Completed,
+            Err(stopped) => stopped.status(),
+        };
+        pending.commit(status).await;
+        Some((item, None))
+    })
+    .boxed()
 }
 
 /// An agent alias's run on the client's messages, as the events of its answer (the server's
@@ -246,7 +315,7 @@ async fn agent_run(
 
 /// The answer events an agent event stands for (at most two): its answer text and reasoning,
 /// its end, or its failure. The event is taken whole, so a delta's text moves on uncopied.
-fn agent_events(event: AgentEvent) -> impl Iterator<Item = Result<StreamEvent, OpenAiError>> {
+fn agent_events(event: AgentEvent) -> impl Iterator<Item = Result<StreamEvent, Stopped>> {
     let events = match event {
         AgentEvent::ContentDelta { text, .. } => [Some(Ok(StreamEvent::TextDelta(text))), None],
         AgentEvent::ReasoningDelta { text } => {
@@ -267,39 +336,34 @@ fn agent_events(event: AgentEvent) -> impl Iterator<Item = Result<StreamEvent, O
         AgentEvent::ResponseError { error, .. } => {
             let status = FailureKind::of(&error).status();
             [
-                Some(Err(OpenAiError::new(
+                Some(Err(Stopped::Failed(OpenAiError::new(
                     status,
                     "agent_error",
                     error.to_string(),
-                ))),
+                )))),
                 None,
             ]
         }
-        AgentEvent::ResponseCancelled { .. } => [
-            Some(Err(OpenAiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "cancelled",
-                "the run was cancelled (the server is shutting down); send the request again",
-            ))),
-            None,
-        ],
+        AgentEvent::ResponseCancelled { .. } => [Some(Err(Stopped::Cancelled)), None],
         _ => [None, None],
     };
     events.into_iter().flatten()
 }
 
-/// A whole answer from its events, or the first failure.
-pub(crate) async fn collect(mut events: Events) -> Result<ChatResponse, OpenAiError> {
+/// A whole answer from its events, or why it stopped.
+pub(crate) async fn collect(mut events: Events) -> Result<ChatResponse, Stopped> {
     let mut answer = ResponseBuilder::default();
     while let Some(event) = events.next().await {
         answer.push(event?);
     }
-    answer.finish().map_err(provider_error)
+    answer
+        .finish()
+        .map_err(|error| Stopped::Failed(provider_error(error)))
 }
 
-/// The log of a streamed answer: written when the answer is whole, or, when the stream fails
-/// or the client goes away first, with what was streamed and how it ended, so that no
-/// exchange is missing from the tree.
+/// The log of a streamed answer: written when the answer ends (whole, failed or cancelled), or,
+/// when the client goes away first, with what was streamed as cancelled, so that no exchange
+/// is missing from the tree.
 struct PendingLog {
     log: Option<CallLog>,
     answer: ResponseBuilder,
@@ -309,30 +373,33 @@ struct PendingLog {
 }
 
 impl PendingLog {
-    fn push(&mut self, event: &StreamEvent) {
-        self.answer.push_ref(event);
-        if self.answer.is_done() {
-            self.end(ResponseStatus::Completed);
+    /// Logs the answer as ended with `status` and waits until the log is written.
+    async fn commit(&mut self, status: ResponseStatus) {
+        let Some(written) = self.write(status) else {
+            return;
+        };
+        if let (Ok(Some(node)), Some(told)) = (written.await, self.node.take()) {
+            let _ = told.send(node);
         }
     }
 
-    /// Logs the answer as it stands, off the client's path; tracked, so a graceful shutdown
-    /// waits for the write.
-    fn end(&mut self, status: ResponseStatus) {
-        let Some(log) = self.log.take() else { return };
+    /// Starts writing the answer as it stands, ended with `status`, as a task of its own: a
+    /// client that goes away while it is written does not cut the write short, and a graceful
+    /// shutdown waits for it. The receiver is told the node (`None` when the store failed).
+    fn write(&mut self, status: ResponseStatus) -> Option<oneshot::Receiver<Option<NodeId>>> {
+        let log = self.log.take()?;
         let answer = std::mem::take(&mut self.answer).into_partial();
-        let told = self.node.take();
+        let (written, node) = oneshot::channel();
         self.runs.spawn(async move {
-            if let (Some(node), Some(told)) = (record(log, &answer, status).await, told) {
-                let _ = told.send(node);
-            }
+            let _ = written.send(record(log, &answer, status).await);
         });
+        Some(node)
     }
 }
 
 impl Drop for PendingLog {
     fn drop(&mut self) {
-        self.end(ResponseStatus::Cancelled);
+        drop(self.write(ResponseStatus::Cancelled));
     }
 }
 

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
-use conversation_tree::ConversationId;
+use conversation_tree::{ConversationId, ResponseStatus};
 use futures::channel::mpsc;
 use futures::{SinkExt as _, StreamExt as _};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -124,9 +124,13 @@ pub(crate) async fn create_response(
     app.runs.spawn(
         async move {
             let _permit = permit;
-            let _registration = registration;
             let mut events = prepared.stream(run_cancel);
             while let Some(event) = events.next().await {
+                // The run logs its end before its last event: a cancel racing it is told
+                // how it really ended.
+                if let Some(status) = ended(&event) {
+                    registration.settle(status);
+                }
                 // A client that went away has cancelled the run (below); the run is still
                 // driven to its end so that what it did is logged.
                 let _ = sender.send(event).await;
@@ -157,6 +161,16 @@ pub(crate) async fn create_response(
         Ok::<_, Infallible>(Event::default().event(frame.name()).data(data))
     });
     Ok(with_request_id(Sse::new(events), &planned.request_id))
+}
+
+/// How the run ended, when `event` is its last.
+fn ended(event: &AgentEvent) -> Option<ResponseStatus> {
+    match event {
+        AgentEvent::ResponseDone { .. } => Some(ResponseStatus::Completed),
+        AgentEvent::ResponseCancelled { .. } => Some(ResponseStatus::Cancelled),
+        AgentEvent::ResponseError { .. } => Some(ResponseStatus::Failed),
+        _ => None,
+    }
 }
 
 /// The conversation a request continues, claimed for `caller` before anything reads it; or a

@@ -24,7 +24,8 @@ use crate::api::encode::responses::{
 };
 use crate::api::plan::responses::{ResponsesCall, continue_after, name_outputs, response_call};
 use crate::api::routes::gateway::{
-    admit, collect, gateway_error, gateway_headers, logged_node, open, read_request, unix_now,
+    Stopped, admit, collect, gateway_error, gateway_headers, logged_node, open, read_request,
+    unix_now,
 };
 use crate::api::schema::CreateResponseRequest;
 use crate::api::state::App;
@@ -107,47 +108,46 @@ pub(crate) async fn create_response(
     let disconnect = cancel.clone().drop_guard();
     let opened = open(&app, agent.as_ref(), call, owner, cancel.clone()).await?;
     let (repairs, cache, node) = (opened.repairs, opened.cache, opened.node);
-    // Ends at the answer's last event, or when the response is cancelled; the marker after
-    // the last event says which.
+    // Ends at the answer's last item (logged before it comes), or `None` when a stream ends
+    // without one.
     let events = opened
         .events
-        .take_until(cancel.cancelled_owned())
         .map(Some)
         .chain(futures::stream::once(async { None }));
 
     if stream {
-        // `GET` answers from the in-flight entry until the tree holds the answer: the log is
-        // written just after the stream ends, and a client may ask at once.
-        let in_flight = match node {
-            Some(logged) => {
-                app.runs.spawn(async move {
-                    let _ = logged.await;
-                    drop(in_flight);
-                });
-                None
-            }
-            None => Some(in_flight),
-        };
-        let held = (permit, registration, in_flight, disconnect);
+        // Until its last item the response is in flight: `GET` answers from the in-flight
+        // entry, a cancel can stop it. From its last item on, the tree holds it.
+        let mut running = Some((registration, in_flight));
+        let held = (permit, disconnect);
         let start = encoder.start();
-        let mut ended = false;
         let body = futures::stream::iter(start).chain(events.flat_map(move |event| {
             let _held = &held;
-            let frames = match event {
-                _ if ended => Vec::new(),
-                Some(Ok(event)) => {
-                    ended = matches!(event, StreamEvent::Done { .. });
-                    encoder.encode(event)
-                }
-                Some(Err(error)) => {
-                    ended = true;
-                    encoder.fail(ResponseState::Failed, failure(&error))
-                }
-                None => {
-                    ended = true;
-                    encoder.fail(ResponseState::Cancelled, cancelled())
-                }
+            let Some((registration, in_flight)) = running.take() else {
+                return futures::stream::iter(Vec::new());
             };
+            let (frames, ended) = match event {
+                Some(Ok(event)) => {
+                    let ended = matches!(event, StreamEvent::Done { .. })
+                        .then_some(ResponseStatus::Completed);
+                    (encoder.encode(event), ended)
+                }
+                Some(Err(stopped)) => {
+                    let status = stopped.status();
+                    (fail(&mut encoder, stopped), Some(status))
+                }
+                None => (
+                    encoder.fail(ResponseState::Cancelled, cancelled()),
+                    Some(ResponseStatus::Cancelled),
+                ),
+            };
+            match ended {
+                Some(status) => {
+                    registration.settle(status);
+                    drop((registration, in_flight));
+                }
+                None => running = Some((registration, in_flight)),
+            }
             futures::stream::iter(frames)
         }));
         let mut response = sse(body);
@@ -156,13 +156,26 @@ pub(crate) async fn create_response(
     }
 
     let answer = collect(events.filter_map(|event| async move { event }).boxed()).await;
+    registration.settle(
+        answer
+            .as_ref()
+            .map_or_else(Stopped::status, |_| ResponseStatus::Completed),
+    );
     drop((permit, registration, in_flight, disconnect));
-    for event in answer_events(&answer?) {
+    for event in answer_events(&answer.map_err(Stopped::into_error)?) {
         encoder.encode(event);
     }
     let mut response = json(encoder.into_response());
     gateway_headers(&mut response, repairs, cache, logged_node(node).await);
     Ok(response)
+}
+
+/// The frames that end a response that stopped before its `Done`.
+fn fail(encoder: &mut ResponseEncoder, stopped: Stopped) -> Vec<ResponseEvent> {
+    match stopped {
+        Stopped::Cancelled => encoder.fail(ResponseState::Cancelled, cancelled()),
+        Stopped::Failed(error) => encoder.fail(ResponseState::Failed, failure(&error)),
+    }
 }
 
 /// Reads a response: in progress, or as the conversation tree holds it.
@@ -194,7 +207,9 @@ pub(crate) async fn get_response(
 }
 
 /// Cancels a response in progress: its stream ends with `response.failed` (status
-/// `cancelled`), and what it had produced is kept.
+/// `cancelled`), and what it had produced is kept. The answer comes once the response has
+/// ended and the tree says how: one whose answer was whole before the cancel could stop it
+/// is not cancellable (400), and is stored `completed`.
 #[utoipa::path(
     post,
     path = "/v1/responses/{id}/cancel",
@@ -214,14 +229,23 @@ pub(crate) async fn cancel_response(
     Extension(caller): Extension<Caller>,
     Path(id): Path<String>,
 ) -> Result<Response, OpenAiError> {
-    if let Some(mut running) = app.responses.get(caller, &id)
-        && app.runs.cancel(&id, caller)
-    {
-        running.status = ResponseState::Cancelled;
-        return Ok(json(running));
-    }
-    match stored(&app, caller, &id).await? {
-        Some(node) => Err(OpenAiError::new(
+    // As it began, for a response the tree does not keep (`store: false`).
+    let running = app.responses.get(caller, &id);
+    let ended = match app.runs.cancel(&id, caller) {
+        Some(ending) => Some(ending.wait().await),
+        None => None,
+    };
+    // The run has ended and its log says how: the answer is what the tree holds, as `GET`
+    // reads it from now on.
+    match (stored(&app, caller, &id).await?, ended, running) {
+        (Some(node), Some(ResponseStatus::Cancelled), _) => {
+            Ok(json(from_node(&app, &id, &node).await?))
+        }
+        (None, Some(ResponseStatus::Cancelled), Some(mut running)) => {
+            running.status = ResponseState::Cancelled;
+            Ok(json(running))
+        }
+        (Some(node), _, _) => Err(OpenAiError::new(
             StatusCode::BAD_REQUEST,
             "response_not_cancellable",
             format!(
@@ -230,7 +254,15 @@ pub(crate) async fn cancel_response(
                 node.status()
             ),
         )),
-        None => Err(not_found(&id)),
+        (None, Some(status), _) => Err(OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "response_not_cancellable",
+            format!(
+                "response `{id}` ended ({status}) before the cancel could stop it; only a \
+                 response in progress can be cancelled"
+            ),
+        )),
+        (None, None, _) => Err(not_found(&id)),
     }
 }
 

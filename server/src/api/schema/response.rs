@@ -62,7 +62,8 @@ pub struct ToolActivity {
 /// The answer of `POST /v1/response/{id}/cancel`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
 pub struct CancelResponse {
-    /// Always true (an unknown id is a 404).
+    /// Always true (an unknown id is a 404, a response that ended before the cancel could stop
+    /// it a 409).
     pub success: bool,
     /// `Request cancelled`.
     pub message: String,
