@@ -7,7 +7,7 @@ use conversation_tree::{
     CallOptions, ConversationId, HashOptions, NewResponse, NodeId, PathMatch, PathSummary,
     ResponseStatus, Reuse, Store, TokenUsage, tool_specs_hash,
 };
-use messages::{Message, ToolSpec};
+use messages::{Message, Role, ToolSpec};
 use providers::Usage;
 
 use crate::{AgentError, ChatOptions};
@@ -50,10 +50,13 @@ pub struct StoreLog {
     store: Arc<dyn Store>,
     conversation: ConversationId,
     reuse: Reuse,
-    /// The node of this run's last answer (logged or reused) and the transcript length up to
-    /// and including that answer: later rounds continue below that very node. Two runs that
-    /// asked the same question at once get sibling answers with equal hashes, which a walk
-    /// from the roots could not tell apart.
+    /// The node of this run's last answer (logged or reused) and how many messages after the
+    /// leading system message the transcript holds up to and including that answer: later
+    /// rounds continue below that very node. Two runs that asked the same question at once get
+    /// sibling answers with equal hashes, which a walk from the roots could not tell apart.
+    /// The system message is not counted because a run may add one between rounds (a prompt
+    /// modifier's first addition): counted, it would shift the walk back onto the answer
+    /// already logged, storing that answer again as a supplied turn.
     anchor: Option<(NodeId, usize)>,
     /// For an anchor given with the input: the first message of the history it was computed
     /// on. The run may replace the system prompt (the only message it changes); then the
@@ -74,7 +77,8 @@ pub struct Lookup {
     options: CallOptions,
     /// Where in the transcript the walked messages start (after the anchor's answer).
     offset: usize,
-    /// The transcript's length when it was walked: the answer goes at this index.
+    /// The transcript's length when it was walked, without its leading system message: the
+    /// answer's place as the anchor counts it.
     len: usize,
 }
 
@@ -89,7 +93,10 @@ impl StoreLog {
         anchor: Option<(NodeId, usize, Option<Message>)>,
     ) -> Self {
         let (anchor, anchor_first) = match anchor {
-            Some((node, len, first)) => (Some((node, len)), Some(first)),
+            Some((node, len, first)) => {
+                let system = usize::from(first.as_ref().is_some_and(is_system));
+                (Some((node, len.saturating_sub(system))), Some(first))
+            }
             None => (None, None),
         };
         StoreLog {
@@ -183,8 +190,9 @@ impl StoreLog {
         {
             self.anchor = None;
         }
+        let system = leading_system(transcript);
         let (after, offset) = match self.anchor {
-            Some((node, len)) if len <= transcript.len() => (Some(node), len),
+            Some((node, len)) if system + len <= transcript.len() => (Some(node), system + len),
             _ => (None, 0),
         };
         let walked = transcript.get(offset..).unwrap_or_default();
@@ -197,7 +205,7 @@ impl StoreLog {
             path,
             options: call,
             offset,
-            len: transcript.len(),
+            len: transcript.len() - system,
         })
     }
 
@@ -281,4 +289,13 @@ impl StoreLog {
         self.anchor = Some((node.id(), lookup.len + 1));
         Ok(node.id())
     }
+}
+
+fn is_system(message: &Message) -> bool {
+    message.role == Role::System
+}
+
+/// 1 when `transcript` opens with a system message, else 0.
+fn leading_system(transcript: &[Message]) -> usize {
+    usize::from(transcript.first().is_some_and(is_system))
 }

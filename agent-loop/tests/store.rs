@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_loop::{
-    Agent, AgentError, AgentEvent, AgentInput, ChatOptions, ConversationId, Lookup, NodeId, Reuse,
-    Store, StoreLog, Usage,
+    Agent, AgentError, AgentEvent, AgentInput, ChatOptions, ConversationContext, ConversationId,
+    Lookup, NodeId, Reuse, Store, StoreLog, Usage,
 };
 use common::*;
 use conversation_tree::ResponseStatus;
@@ -69,6 +69,58 @@ async fn every_response_is_logged_and_the_conversation_continues_from_the_store(
     let node = store.node(next.node_ids[0]).await.unwrap().unwrap();
     assert_eq!(node.parent(), Some(outcome.node_ids[1]));
     assert_eq!(store.verify().await.unwrap().problems.len(), 0);
+}
+
+#[tokio::test]
+async fn a_system_prompt_added_after_a_tool_round_logs_each_answer_once() {
+    let store = memory_store().await;
+    let model = scripted([
+        ScriptedResponse::new().tool_call("c1", "get_course_outline", r#"{"course":"X"}"#),
+        ScriptedResponse::text("Lesson 4 is about RAG."),
+        ScriptedResponse::text("Lesson 1 is the intro."),
+    ]);
+    // No system prompt of its own: the modifier's addition is the run's first system message,
+    // as when a server without a system prompt loads a skill.
+    let agent = Agent::builder()
+        .model(model.clone())
+        .tools(course_tools())
+        .prompt_modifier(|context: &ConversationContext| {
+            (context.tool_rounds() > 0).then(|| "Cite the outline.".to_owned())
+        })
+        .store(Arc::clone(&store))
+        .build()
+        .unwrap();
+    let conversation = ConversationId::random();
+    let input =
+        AgentInput::text("What is lesson 4 of X about?").in_conversation(conversation.clone());
+    let outcome = agent.run(input).await.unwrap();
+
+    // One node per model call, the second right below the first: no supplied copy of the
+    // call between the call and its result.
+    let nodes = store.conversation_nodes(&conversation).await.unwrap();
+    assert_eq!(
+        nodes.iter().map(|node| node.id()).collect::<Vec<_>>(),
+        outcome.node_ids
+    );
+    assert!(nodes.iter().all(|node| !node.is_supplied()));
+    assert_eq!(nodes[1].parent(), Some(nodes[0].id()));
+    let calls_of = |messages: &[Message]| {
+        messages
+            .iter()
+            .flat_map(Message::tool_calls)
+            .filter(|call| call.id == "c1")
+            .count()
+    };
+    let stored = store.messages_for_path(nodes[1].id()).await.unwrap();
+    assert_eq!(calls_of(&stored), 1, "{stored:?}");
+
+    // A continuation sends the call once.
+    let input = AgentInput::text("And lesson 1?")
+        .with_history(stored)
+        .in_conversation(conversation.clone());
+    agent.run(input).await.unwrap();
+    let last = model.requests().last().cloned().unwrap();
+    assert_eq!(calls_of(&last.messages), 1, "{:?}", last.messages);
 }
 
 /// An agent asking `model` at temperature 0 and logging into `store`: a question asked again

@@ -4,9 +4,11 @@
 //!
 //! - stdio: the command runs in its own process group (so closing kills whatever it started)
 //!   with a short allowlist of the environment plus the configured variables, its stderr read
-//!   line by line into the `debug` log and a tail kept for errors. rmcp's child transport shuts
-//!   it down as the spec says (close stdin, wait, SIGTERM, SIGKILL); `kill_on_drop` is the last
-//!   resort when the runtime is gone.
+//!   line by line into the `debug` log and a tail kept for errors. The transport
+//!   ([`ChildTransport`], `stdio.rs`) is rmcp's line transport over the child's output held to
+//!   one message's limit (`frames.rs`: an answer over it fails its call at once with
+//!   [`McpError::MessageTooLarge`]), and shuts the child down as the spec says (close stdin,
+//!   wait, SIGTERM, SIGKILL); `kill_on_drop` is the last resort when the runtime is gone.
 //! - streamable HTTP: rmcp's reqwest client (rustls with the `ring` provider), bearer token via
 //!   `auth_header`, SSE resumption limited to a few quick retries so that a dead server fails a
 //!   call instead of hanging it.
@@ -15,7 +17,6 @@
 
 use std::collections::VecDeque;
 use std::error::Error as StdError;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -26,13 +27,13 @@ use rmcp::model::{
     ContentBlock, Implementation, ResourceContents,
 };
 use rmcp::service::{ClientInitializeError, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, HttpStatusError, InsufficientScopeError,
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 use rmcp::transport::worker::WorkerQuitReason;
-use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{Peer, RoleClient, ServiceError, ServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
@@ -41,8 +42,10 @@ use tokio::sync::watch;
 
 use crate::config::{McpServerConfig, Transport};
 use crate::error::{McpError, redact_url};
+use crate::frames::{TOO_LARGE_CODE, TOO_LARGE_MARKER};
 use crate::result::{CallOutput, Part};
 use crate::server::McpServerInfo;
+use crate::stdio::ChildTransport;
 
 /// Variables a stdio server inherits from Skein's environment (plus every `LC_*`).
 const INHERITED_ENV: &[&str] = &[
@@ -155,9 +158,7 @@ impl Session {
                 cmd.envs(env);
                 let mut wrapped = CommandWrap::from(cmd);
                 wrapped.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-                let (child, stderr) = TokioChildProcess::builder(wrapped)
-                    .stderr(Stdio::piped())
-                    .spawn()
+                let (child, stderr) = ChildTransport::spawn(wrapped)
                     .map_err(|source| spawn_error(&server, command, source))?;
                 let pid = child.id();
                 let tail = stderr.map(|stderr| StderrTail::start(&server, stderr));
@@ -355,6 +356,18 @@ impl Session {
     async fn service_error(&self, error: ServiceError) -> McpError {
         let server = self.server.clone();
         match error {
+            ServiceError::McpError(data)
+                if data.code.0 == TOO_LARGE_CODE
+                    && data
+                        .data
+                        .as_ref()
+                        .is_some_and(|d| d.get(TOO_LARGE_MARKER).is_some()) =>
+            {
+                McpError::MessageTooLarge {
+                    server,
+                    limit_bytes: crate::frames::MAX_MESSAGE_BYTES,
+                }
+            }
             ServiceError::McpError(data) => McpError::Rejected {
                 server,
                 code: data.code.0,

@@ -92,6 +92,19 @@ pub enum McpError {
         /// The timeout.
         timeout: Duration,
     },
+    /// The server answered with a message larger than a stdio message may be; the message was
+    /// discarded unread and the request it answered failed at once.
+    #[error(
+        "MCP server \"{server}\" answered with a message of more than {limit_bytes} bytes, the \
+         most one stdio message may hold; it was discarded: ask for less (narrower arguments, \
+         fewer or smaller results), or have the server return large data as a resource link"
+    )]
+    MessageTooLarge {
+        /// The server's name.
+        server: String,
+        /// The limit, in bytes (its newline included).
+        limit_bytes: usize,
+    },
     /// The server went away: its process exited, or its connection closed.
     #[error(
         "MCP server \"{server}\" stopped ({detail}); its tools cannot be used for the rest of \
@@ -135,6 +148,7 @@ impl McpError {
             | McpError::Protocol { server, .. }
             | McpError::Rejected { server, .. }
             | McpError::Timeout { server, .. }
+            | McpError::MessageTooLarge { server, .. }
             | McpError::Stopped { server, .. } => server,
         }
     }

@@ -66,9 +66,11 @@
 mod adapter;
 mod config;
 mod error;
+mod frames;
 mod names;
 mod result;
 mod server;
+mod stdio;
 #[cfg(feature = "testing")]
 pub mod testing;
 

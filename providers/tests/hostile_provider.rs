@@ -162,6 +162,119 @@ async fn anthropic_block_indexes_open_at_most_the_cap() {
     assert!(events.contains(&StreamEvent::TextDelta("hi".into())));
 }
 
+/// Wire indexes that are no key: negative, too large for any integer type, fractions, text.
+const NOT_INDEXES: [&str; 5] = ["-1", "1e26", "18446744073709551616", "0.5", "\"0\""];
+
+/// One Anthropic tool call whose block events carry `index` (left out when `None`).
+fn anthropic_call(index: Option<&str>) -> Vec<String> {
+    let index = index.map_or(String::new(), |index| format!(r#""index":{index},"#));
+    [
+        ("message_start", r#"{"type":"message_start","message":{"id":"msg","model":"m","usage":{"input_tokens":1}}}"#.to_owned()),
+        ("content_block_start", format!(r#"{{"type":"content_block_start",{index}"content_block":{{"type":"tool_use","id":"toolu_1","name":"f","input":{{}}}}}}"#)),
+        ("content_block_delta", format!(r#"{{"type":"content_block_delta",{index}"delta":{{"type":"input_json_delta","partial_json":"{{\"x\":1}}"}}}}"#)),
+        ("content_block_stop", format!(r#"{{"type":"content_block_stop",{index}"x":0}}"#)),
+        ("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}"#.to_owned()),
+        ("message_stop", r#"{"type":"message_stop"}"#.to_owned()),
+    ]
+    .into_iter()
+    .map(|(name, data)| format!("event: {name}\ndata: {data}\n\n"))
+    .collect()
+}
+
+#[tokio::test]
+async fn an_anthropic_block_index_that_is_no_key_refuses_the_answer() {
+    // The call is there with a usable index.
+    let (events, error) = drain(anthropic::decode_stream(futures::stream::iter(
+        anthropic_call(Some("0")),
+    )))
+    .await;
+    assert_eq!(error, None);
+    assert_eq!(
+        tool_calls(&events),
+        [("toolu_1".into(), "{\"x\":1}".into())]
+    );
+    // Without one it was dropped and the answer ended as a plain `tool_use` stop with no call.
+    for index in NOT_INDEXES.map(Some).into_iter().chain([None]) {
+        let (events, error) = drain(anthropic::decode_stream(futures::stream::iter(
+            anthropic_call(index),
+        )))
+        .await;
+        let Some(ProviderError::Decode {
+            provider: Provider::Anthropic,
+            message,
+            ..
+        }) = error
+        else {
+            panic!("{index:?}: {error:?} after {events:?}");
+        };
+        assert!(message.contains("`index`"), "{message}");
+        assert!(message.contains("content_block_start"), "{message}");
+        if let Some(index) = index {
+            assert!(message.contains(index), "{message}");
+        }
+        assert!(
+            !events.iter().any(|e| matches!(e, StreamEvent::Done { .. })),
+            "{index:?}: {events:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_chat_tool_call_index_that_is_no_key_keeps_the_call() {
+    // Chat Completions places index-less fragments by id and order, so such an index is read
+    // as none: the call arrives once, whole.
+    for index in NOT_INDEXES {
+        let index: serde_json::Value = serde_json::from_str(index).unwrap();
+        let mut body = sse(&[
+            chat_call(index.clone(), "call_a", "{\"x\":"),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": index, "function": {"arguments": "1}"}}
+            ]}}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        ]);
+        body.push("data: [DONE]\n\n".into());
+        let (events, error) = drain(openai::decode_chat_stream(futures::stream::iter(body))).await;
+        assert_eq!(error, None, "{index}");
+        assert_eq!(
+            tool_calls(&events),
+            [("call_a".into(), "{\"x\":1}".into())],
+            "{index}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_responses_output_index_that_is_no_key_never_drops_or_doubles_the_call() {
+    for index in NOT_INDEXES {
+        let event = |kind: &str, rest: &str| {
+            format!(
+                "event: {kind}\ndata: {{\"type\":\"{kind}\",\"output_index\":{index}{rest}}}\n\n"
+            )
+        };
+        let body = vec![
+            "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"r\",\"model\":\"m\"}}\n\n".to_owned(),
+            event("response.output_item.added", r#","item":{"type":"function_call","call_id":"call_a","name":"f"}"#),
+            event("response.function_call_arguments.delta", r#","delta":"{\"x\":1}""#),
+            event("response.output_item.done", r#","item":{"type":"function_call","call_id":"call_a","name":"f","arguments":"{\"x\":1}"}"#),
+            "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n".to_owned(),
+        ];
+        let (events, error) =
+            drain(openai::decode_responses_stream(futures::stream::iter(body))).await;
+        match error {
+            None => assert_eq!(
+                tool_calls(&events),
+                [("call_a".into(), "{\"x\":1}".into())],
+                "{index}"
+            ),
+            Some(ProviderError::Decode { message, .. }) => {
+                assert!(message.contains("`output_index`"), "{index}: {message}");
+                assert!(tool_calls(&events).is_empty(), "{index}: {events:?}");
+            }
+            Some(other) => panic!("{index}: {other:?}"),
+        }
+    }
+}
+
 /// A body of `total` bytes with no newline, produced lazily; counts the pieces pulled.
 fn endless_line(
     total: usize,

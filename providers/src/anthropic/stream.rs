@@ -6,7 +6,10 @@
 //! then `message_delta` (stop reason, cumulative usage) and `message_stop`. `ping` is ignored;
 //! unknown events, block types and delta types are skipped (named once at `debug` level);
 //! `error` ends the stream with a [`ProviderError::Stream`]. Payloads are padded with spaces
-//! before their closing brace, so they are only ever read with a JSON parser.
+//! before their closing brace, so they are only ever read with a JSON parser. A block event's
+//! `index` is the only thing that places it: a missing one, or one that is not a non-negative
+//! integer (`-1`, `1e26`), ends the stream with [`ProviderError::Decode`] instead of dropping
+//! the block (a tool call, its arguments) unseen.
 //!
 //! One stream carries one message. A repeated `message_start` for the same message (a proxy
 //! replaying it) is ignored but for its usage; a `message_start` for another message while the
@@ -26,15 +29,16 @@ use super::wire::{
 };
 use crate::ProviderError;
 use crate::assemble::{Chunk, Overflow};
-use crate::http::sse::{EventParser, MaybeText, Skipped, event_json, field, lenient_index};
+use crate::http::sse::{EventParser, MaybeText, Skipped, event_json, field, index_field};
 use crate::wire_numbers::Lenient;
 
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", default, borrow)]
     kind: MaybeText<'a>,
-    #[serde(default, deserialize_with = "lenient_index")]
-    index: Option<usize>,
+    /// The content block a `content_block_*` event is about, read by [`block_key`].
+    #[serde(default, borrow)]
+    index: Option<&'a serde_json::value::RawValue>,
     /// `message_start.message`, read only for that event.
     #[serde(default, borrow)]
     message: Option<&'a serde_json::value::RawValue>,
@@ -99,7 +103,8 @@ impl EventParser for StreamParser {
                 }
             }
             "content_block_start" => {
-                if let (Some(key), Some(block)) = (payload.index, payload.content_block) {
+                let key = block_key(kind, payload.index, data)?;
+                if let Some(block) = payload.content_block {
                     // A repeated start replaces the block (closing what it held first).
                     if let Some(stale) = self.take(key) {
                         close_block(key, stale, out);
@@ -113,13 +118,15 @@ impl EventParser for StreamParser {
                 }
             }
             "content_block_delta" => {
-                if let (Some(key), Some(delta)) = (payload.index, payload.delta) {
+                let key = block_key(kind, payload.index, data)?;
+                if let Some(delta) = payload.delta {
                     self.delta(key, delta, out);
                 }
             }
             "content_block_stop" => {
-                if let Some(block) = payload.index.and_then(|key| Some((key, self.take(key)?))) {
-                    close_block(block.0, block.1, out);
+                let key = block_key(kind, payload.index, data)?;
+                if let Some(block) = self.take(key) {
+                    close_block(key, block, out);
                 }
             }
             "message_delta" => {
@@ -146,6 +153,26 @@ impl EventParser for StreamParser {
 
     const MISSING_END: &'static str =
         "no message_delta with a stop_reason and no message_stop before the stream ended";
+}
+
+/// The block a `content_block_*` event of type `kind` is about. Every such event names its
+/// block by `index` and nothing else: one without a usable index (missing, `-1`, `1e26`)
+/// would drop a tool call or its arguments without a word, so it refuses the answer.
+fn block_key(
+    kind: &str,
+    raw: Option<&serde_json::value::RawValue>,
+    data: &str,
+) -> Result<usize, ProviderError> {
+    index_field(PROVIDER, kind, "index", raw, data)?.ok_or_else(|| {
+        ProviderError::decode(
+            PROVIDER,
+            format!(
+                "a `{kind}` event has no `index`: the content block it is about cannot be \
+                 placed, so the answer is refused rather than lose it"
+            ),
+            data,
+        )
+    })
 }
 
 impl StreamParser {

@@ -426,18 +426,51 @@ impl<'de: 'a, 'a> Visitor<'de> for MaybeTextVisitor<'a> {
 }
 
 /// `deserialize_with` for a block or list index from the wire: a non-negative integer, else
-/// `None` (missing, `null`, `-1` as some proxies send, a fraction, a string).
-#[cfg_attr(
-    not(any(feature = "openai", feature = "anthropic")),
-    allow(dead_code, reason = "Gemini's events have no indexes")
-)]
+/// `None` (missing, `null`, `-1` as some proxies send, a fraction, a string). For formats that
+/// place what an index-less fragment belongs to by other means (ids, the last item); where the
+/// index is the only way to place a block, read it with [`index_field`].
+#[cfg(feature = "openai")]
 pub(crate) fn lenient_index<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    Ok(match Option::<&RawValue>::deserialize(d)? {
-        Some(raw) => serde_json::from_str::<u64>(raw.get())
-            .ok()
-            .and_then(|n| usize::try_from(n).ok()),
-        None => None,
-    })
+    Ok(Option::<&RawValue>::deserialize(d)?.and_then(wire_index))
+}
+
+/// A wire index as a key: a non-negative integer that fits `usize` (`-1`, `1e26`, `0.5`, a
+/// string are not).
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+fn wire_index(raw: &RawValue) -> Option<usize> {
+    serde_json::from_str::<u64>(raw.get())
+        .ok()
+        .and_then(|n| usize::try_from(n).ok())
+}
+
+/// Reads the index `field` of an event of type `event` whose payload is `data`: `None` when it
+/// is absent or `null`. Any other value that is not a non-negative integer is a
+/// [`ProviderError::Decode`] naming the event, the field and the value: what the event carries
+/// (a tool call, its arguments) cannot be placed, and skipping it would lose it without a word.
+#[cfg(any(feature = "openai", feature = "anthropic"))]
+pub(crate) fn index_field(
+    provider: Provider,
+    event: &str,
+    field: &str,
+    raw: Option<&RawValue>,
+    data: &str,
+) -> Result<Option<usize>, ProviderError> {
+    match raw {
+        None => Ok(None),
+        Some(raw) if raw.get() == "null" => Ok(None),
+        Some(raw) => wire_index(raw).map(Some).ok_or_else(|| {
+            ProviderError::decode(
+                provider,
+                format!(
+                    "the `{field}` of a `{event}` event is {}, not a non-negative integer that \
+                     fits a key: what the event carries (a tool call, its arguments, a text \
+                     block) cannot be placed, so the answer is refused rather than lose it",
+                    excerpt(raw.get())
+                ),
+                data,
+            )
+        }),
+    }
 }
 
 /// `deserialize_with` for a list that some servers send as `null`: `null` is an empty list.

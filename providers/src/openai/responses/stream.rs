@@ -5,7 +5,9 @@
 //! the ones Skein reads under the same names (`delta` is an object on
 //! `response.shell_call_output_content.delta`, `arguments` on a `tool_search_call` item). A
 //! field Skein does read that has another shape is a [`ProviderError::Decode`] naming the
-//! event type and the field.
+//! event type and the field; so is an `output_index` that is not a non-negative integer
+//! (`-1`, `1e26`): a call's events are placed by it, and read as missing it would open the
+//! call a second time.
 //!
 //! What becomes part of the answer: `message` items (their `output_text` and `refusal`
 //! parts: the streamed deltas, or the finished text of a part when no delta came),
@@ -26,7 +28,8 @@ use serde_json::value::RawValue;
 use super::error::ResponseError;
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::http::sse::{
-    EventParser, MaybeText, Skipped, event_json, field, json, lenient_index, nullable_list,
+    EventParser, MaybeText, Skipped, event_json, field, index_field, json, lenient_index,
+    nullable_list,
 };
 use crate::openai::error::{ErrorEnvelope, WireError, stream_error};
 use crate::openai::wire::WireUsage;
@@ -43,8 +46,10 @@ const SUMMARY_SEPARATOR: &str = "\n\n";
 struct Event<'a> {
     #[serde(rename = "type", default, borrow)]
     kind: MaybeText<'a>,
-    #[serde(default, deserialize_with = "lenient_index")]
-    output_index: Option<usize>,
+    /// The output item the event is about, read with [`index_field`]: the item a call's
+    /// events are placed by.
+    #[serde(default, borrow)]
+    output_index: Option<&'a RawValue>,
     #[serde(default, deserialize_with = "lenient_index")]
     content_index: Option<usize>,
     #[serde(default, deserialize_with = "lenient_index")]
@@ -263,6 +268,9 @@ impl EventParser for ResponsesStreamParser {
     ) -> Result<(), ProviderError> {
         let event: Event<'_> = event_json(PROVIDER, data)?;
         let kind = event.kind.0.as_deref().unwrap_or(sse_event);
+        // Missing, it means the last item; any other value that is no index cannot be placed
+        // (read as missing, a call's `done` would open a second call).
+        let output_index = index_field(PROVIDER, kind, "output_index", event.output_index, data)?;
         match kind {
             "response.created" | "response.in_progress" | "response.queued" => {
                 if let (false, Some(raw)) = (self.started, event.response) {
@@ -275,13 +283,13 @@ impl EventParser for ResponsesStreamParser {
                 }
             }
             "response.output_item.added" => {
-                let key = event.output_index.unwrap_or(self.items.len());
+                let key = output_index.unwrap_or(self.items.len());
                 if let Some(raw) = event.item {
                     self.item_added(kind, key, raw, out)?;
                 }
             }
             "response.output_item.done" => {
-                let key = event.output_index.unwrap_or(self.items.len());
+                let key = output_index.unwrap_or(self.items.len());
                 if let Some(raw) = event.item {
                     self.item_done(kind, key, raw, out)?;
                 }
@@ -293,7 +301,7 @@ impl EventParser for ResponsesStreamParser {
                 } else {
                     event.content_index
                 };
-                if let Some(item) = self.item(event.output_index) {
+                if let Some(item) = self.item(output_index) {
                     let key = item.key;
                     let index = index.unwrap_or(0);
                     let reasoning = item.kind == Kind::Reasoning;
@@ -313,7 +321,7 @@ impl EventParser for ResponsesStreamParser {
                     return Ok(());
                 };
                 if let Some(part) = self
-                    .item(event.output_index)
+                    .item(output_index)
                     .and_then(|item| item.part(false, event.content_index.unwrap_or(0)))
                 {
                     part.streamed.get_or_insert_with(String::new);
@@ -328,7 +336,7 @@ impl EventParser for ResponsesStreamParser {
                     ("text", event.text)
                 };
                 if let Some(text) = self.text_field(kind, name, raw)? {
-                    self.message_part_done(event.output_index, event.content_index, text, out);
+                    self.message_part_done(output_index, event.content_index, text, out);
                 }
             }
             "response.content_part.done" | "response.reasoning_summary_part.done" => {
@@ -342,13 +350,13 @@ impl EventParser for ResponsesStreamParser {
                 if summary {
                     let index = event.summary_index.unwrap_or(0);
                     if let Some(part) = self
-                        .item(event.output_index)
+                        .item(output_index)
                         .and_then(|item| item.part(true, index))
                     {
                         part.final_text.get_or_insert_with(|| text.into_owned());
                     }
                 } else {
-                    self.message_part_done(event.output_index, event.content_index, text, out);
+                    self.message_part_done(output_index, event.content_index, text, out);
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
@@ -361,7 +369,7 @@ impl EventParser for ResponsesStreamParser {
                 } else {
                     event.content_index
                 };
-                let key = match self.item(event.output_index) {
+                let key = match self.item(output_index) {
                     Some(item) => {
                         if let Some(part) = item.part(summary, index.unwrap_or(0)) {
                             part.streamed
@@ -370,7 +378,7 @@ impl EventParser for ResponsesStreamParser {
                         }
                         item.key
                     }
-                    None => event.output_index.unwrap_or(0),
+                    None => output_index.unwrap_or(0),
                 };
                 out.push(Chunk::ReasoningDelta {
                     key,
@@ -386,7 +394,7 @@ impl EventParser for ResponsesStreamParser {
                 };
                 if let Some(text) = self.text_field(kind, "text", event.text)?
                     && let Some(part) = self
-                        .item(event.output_index)
+                        .item(output_index)
                         .and_then(|item| item.part(summary, index.unwrap_or(0)))
                 {
                     part.final_text = Some(text.into_owned());
@@ -394,7 +402,7 @@ impl EventParser for ResponsesStreamParser {
             }
             "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 if let Some(delta) = self.text_field(kind, "delta", event.delta)? {
-                    let key = self.call_key(event.output_index);
+                    let key = self.call_key(output_index);
                     out.push(Chunk::ToolCallArgs {
                         key,
                         arguments: delta.into_owned(),
@@ -408,7 +416,7 @@ impl EventParser for ResponsesStreamParser {
                     ("arguments", event.arguments)
                 };
                 if let Some(arguments) = self.text_field(kind, name, raw)? {
-                    let key = self.call_key(event.output_index);
+                    let key = self.call_key(output_index);
                     out.push(Chunk::ToolCallArgsDone {
                         key,
                         arguments: arguments.into_owned(),
