@@ -39,29 +39,48 @@ pub(super) fn for_current_runtime(connect: Duration) -> Result<reqwest::Client, 
         )
     })?;
     let runtime = handle.id();
-    let mut clients = CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
-    let found = clients
-        .iter()
-        .find(|entry| entry.runtime == runtime && entry.connect == connect);
-    if let Some(entry) = found {
-        return Ok(entry.client.clone());
+    if let Some(client) = find(&lock(), runtime, connect) {
+        return Ok(client);
     }
-    let client = build(tls_config()?, connect)?;
-    if !clients.iter().any(|entry| entry.runtime == runtime) {
+    // Built without the lock held: the first TLS setup reads the system's root certificates.
+    let built = build(tls_config()?, connect)?;
+    let (client, first_of_runtime) = {
+        let mut clients = lock();
+        if let Some(client) = find(&clients, runtime, connect) {
+            // Another request of this runtime got there first; use its client and pool.
+            return Ok(client);
+        }
+        let first = !clients.iter().any(|entry| entry.runtime == runtime);
+        clients.push(Client {
+            runtime,
+            connect,
+            client: built.clone(),
+        });
+        (built, first)
+    };
+    if first_of_runtime {
         // The runtime drops this task when it shuts down, and with it the runtime's clients:
         // their connections cannot be used anywhere else, and runtime ids are never reused.
+        // Spawned without the lock held: a runtime already shutting down drops the task at
+        // once, and `ForgetOnDrop` takes the lock.
         let forget = ForgetOnDrop(runtime);
-        handle.spawn(async move {
+        drop(handle.spawn(async move {
             let _forget = forget;
             std::future::pending::<()>().await;
-        });
+        }));
     }
-    clients.push(Client {
-        runtime,
-        connect,
-        client: client.clone(),
-    });
     Ok(client)
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Vec<Client>> {
+    CLIENTS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn find(clients: &[Client], runtime: runtime::Id, connect: Duration) -> Option<reqwest::Client> {
+    clients
+        .iter()
+        .find(|entry| entry.runtime == runtime && entry.connect == connect)
+        .map(|entry| entry.client.clone())
 }
 
 /// Removes a runtime's clients from [`CLIENTS`] when dropped.
@@ -69,8 +88,16 @@ struct ForgetOnDrop(runtime::Id);
 
 impl Drop for ForgetOnDrop {
     fn drop(&mut self) {
-        let mut clients = CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
-        clients.retain(|entry| entry.runtime != self.0);
+        let gone: Vec<Client> = {
+            let mut clients = lock();
+            let (gone, kept) = std::mem::take(&mut *clients)
+                .into_iter()
+                .partition(|entry| entry.runtime == self.0);
+            *clients = kept;
+            gone
+        };
+        // The clients (and their pools) are dropped here, without the lock held.
+        drop(gone);
     }
 }
 
@@ -115,4 +142,41 @@ fn build(
         .user_agent(concat!("skein-providers/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|err| ProviderError::config(format!("cannot build the HTTP client: {err}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clients_of(runtime: runtime::Id) -> usize {
+        lock()
+            .iter()
+            .filter(|entry| entry.runtime == runtime)
+            .count()
+    }
+
+    #[test]
+    fn a_runtime_has_its_own_clients_until_it_shuts_down() {
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+        };
+        let (first, second) = (runtime(), runtime());
+        let connect = Duration::from_secs(3);
+        let client_of = |runtime: &tokio::runtime::Runtime| {
+            runtime.block_on(async { for_current_runtime(connect).expect("a client") });
+            runtime.handle().id()
+        };
+        let first_id = client_of(&first);
+        let second_id = client_of(&second);
+        client_of(&first);
+        assert_ne!(first_id, second_id);
+        assert_eq!((clients_of(first_id), clients_of(second_id)), (1, 1));
+        drop(first);
+        assert_eq!((clients_of(first_id), clients_of(second_id)), (0, 1));
+        drop(second);
+        assert_eq!(clients_of(second_id), 0);
+    }
 }
