@@ -55,6 +55,33 @@ impl FakeProvider {
 }
 
 #[test]
+fn a_provider_redirect_carries_neither_key_nor_prompt_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let elsewhere = FakeProvider::start("answered by another origin");
+    let location = format!("{}/chat/completions", elsewhere.base_url);
+    let redirect = format!(
+        "HTTP/1.1 307 Temporary Redirect\r\nLocation: {location}\r\nContent-Length: 0\r\n\
+         Connection: close\r\n\r\n"
+    );
+    let (url, asked) = support::serve(move |_, _| redirect.clone().into_bytes());
+    let output = skein(dir.path())
+        .args(["run", "--no-log", "-m", "gpt-4o-mini", "--base-url"])
+        .arg(format!("{url}/v1"))
+        .args(["--api-key", "sk-for-this-endpoint", "a secret prompt"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(!output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("redirect to `{location}`")),
+        "names where it pointed: {stderr}"
+    );
+    assert!(!stderr.contains("sk-for-this-endpoint"), "{stderr}");
+    assert_eq!(elsewhere.authorizations(), Vec::<String>::new());
+    assert_eq!(asked.lock().unwrap().len(), 1, "a redirect is not retried");
+}
+
+#[test]
 fn the_environment_key_never_goes_to_a_custom_base_url() {
     let dir = tempfile::tempdir().unwrap();
     let provider = FakeProvider::start("from the fake");

@@ -9,8 +9,10 @@
 //!   one message's limit (`frames.rs`: an answer over it fails its call at once with
 //!   [`McpError::MessageTooLarge`]), and shuts the child down as the spec says (close stdin,
 //!   wait, SIGTERM, SIGKILL); `kill_on_drop` is the last resort when the runtime is gone.
-//! - streamable HTTP: rmcp's reqwest client (rustls with the `ring` provider), bearer token via
-//!   `auth_header`, SSE resumption limited to a few quick retries so that a dead server fails a
+//! - streamable HTTP: a reqwest client (rustls with the `ring` provider) following only
+//!   same-origin 307 and 308 redirects (any other is [`McpError::Redirected`], naming where it
+//!   pointed), bearer token via `auth_header`, SSE resumption limited to a few quick retries so
+//!   that a dead server fails a
 //!   call instead of hanging it.
 //! - calls: `call_tool_once`, whose future, when dropped before the answer (cancellation,
 //!   timeout), makes rmcp send `notifications/cancelled` for the request.
@@ -197,7 +199,10 @@ impl Session {
                 retry.base_duration = Duration::from_millis(100);
                 retry.max_delay = Some(Duration::from_millis(500));
                 transport_config.retry_config = Arc::new(retry);
-                let transport = StreamableHttpClientTransport::from_config(transport_config);
+                let transport = StreamableHttpClientTransport::with_client(
+                    http_client(&server, url)?,
+                    transport_config,
+                );
                 let client = client_config
                     .serve(transport)
                     .await
@@ -376,10 +381,14 @@ impl Session {
             ServiceError::TransportClosed | ServiceError::Cancelled { .. } => self.stopped().await,
             ServiceError::TransportSend(error) => {
                 let error: &(dyn StdError + 'static) = &error;
+                let url = self.url.clone().unwrap_or_default();
+                if let Some(refused) = refused_redirect(error) {
+                    return refused.error(server, url);
+                }
                 match http_status(error) {
                     Some(status) => McpError::HttpStatus {
                         server,
-                        url: self.url.clone().unwrap_or_default(),
+                        url,
                         status,
                     },
                     None => McpError::Stopped {
@@ -493,6 +502,9 @@ fn http_init_error(server: &str, url: &str, error: &ClientInitializeError) -> Mc
     };
     if let Some(error) = transport_error {
         let error: &(dyn StdError + 'static) = error;
+        if let Some(refused) = refused_redirect(error) {
+            return refused.error(server.to_owned(), shown_url);
+        }
         if let Some(status) = http_status(error) {
             return McpError::HttpStatus {
                 server: server.to_owned(),
@@ -513,6 +525,97 @@ fn http_init_error(server: &str, url: &str, error: &ClientInitializeError) -> Mc
         reason: init_reason(error),
         stderr: None,
     }
+}
+
+/// How many same-origin redirects one request may follow.
+const MAX_REDIRECTS: usize = 10;
+
+/// The client for a streamable-HTTP server. It follows only same-origin 307 and 308 redirects
+/// (they keep the method and body, so the message arrives intact, and reach the same server);
+/// any other redirect fails the request with a [`RefusedRedirect`]: one to another origin would
+/// carry the bearer token, the session id and the message there, and a 301, 302 or 303 would
+/// turn the POST into a GET without its message. Idle connections are not kept (as rmcp's own
+/// client does: reusing one whose last body was not read to the end stalls on delayed ACKs).
+fn http_client(server: &str, url: &str) -> Result<reqwest::Client, McpError> {
+    let policy = reqwest::redirect::Policy::custom(|attempt| {
+        let status = attempt.status();
+        let keeps_body = matches!(
+            status,
+            reqwest::StatusCode::TEMPORARY_REDIRECT | reqwest::StatusCode::PERMANENT_REDIRECT
+        );
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
+        if !keeps_body || !same_origin {
+            let refused = RefusedRedirect {
+                status: status.as_u16(),
+                location: redact_url(attempt.url().as_str()),
+            };
+            attempt.error(refused)
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    });
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(policy)
+        .build()
+        .map_err(|error| McpError::Unreachable {
+            server: server.to_owned(),
+            url: redact_url(url),
+            reason: format!("the HTTP client cannot be built ({error})"),
+        })
+}
+
+/// A redirect [`http_client`] did not follow.
+#[derive(Debug, thiserror::Error)]
+#[error("HTTP {status} redirect to {location} not followed")]
+struct RefusedRedirect {
+    status: u16,
+    /// Without credentials or query string.
+    location: String,
+}
+
+impl RefusedRedirect {
+    fn error(&self, server: String, url: String) -> McpError {
+        McpError::Redirected {
+            server,
+            url,
+            status: self.status,
+            location: self.location.clone(),
+        }
+    }
+}
+
+/// The redirect an error chain says was refused, if any.
+fn refused_redirect<'a>(error: &'a (dyn StdError + 'static)) -> Option<&'a RefusedRedirect> {
+    let mut current = Some(error);
+    while let Some(error) = current {
+        if let Some(refused) = error.downcast_ref::<RefusedRedirect>() {
+            return Some(refused);
+        }
+        let client = match error.downcast_ref::<HttpError>() {
+            Some(StreamableHttpError::Client(client)) => Some(client),
+            _ => match error.downcast_ref::<WorkerQuitReason<HttpError>>() {
+                Some(WorkerQuitReason::Fatal {
+                    error: StreamableHttpError::Client(client),
+                    ..
+                }) => Some(client),
+                _ => None,
+            },
+        };
+        if let Some(client) = client {
+            let client: &(dyn StdError + 'static) = client;
+            if let Some(refused) = refused_redirect(client) {
+                return Some(refused);
+            }
+        }
+        current = error.source();
+    }
+    None
 }
 
 /// The HTTP status an error chain carries, if it is an HTTP status error.

@@ -47,6 +47,23 @@ pub enum McpError {
         /// The HTTP status code.
         status: u16,
     },
+    /// The HTTP server answered with a redirect that was not followed: one to another origin
+    /// (it would carry the bearer token, session and JSON-RPC message there), or one that
+    /// would turn the POST into a GET (301, 302, 303). Nothing was sent to `location`.
+    #[error(
+        "MCP server \"{server}\" at {url} answered HTTP {status}, a redirect to {location}, which \
+         is not followed; configure the URL it should be reached at"
+    )]
+    Redirected {
+        /// The server's name.
+        server: String,
+        /// The URL, without credentials or query string.
+        url: String,
+        /// The redirect status.
+        status: u16,
+        /// Where the server pointed, without credentials or query string.
+        location: String,
+    },
     /// The server started but the MCP handshake (`initialize`) failed.
     #[error(
         "MCP server \"{server}\" did not complete the MCP handshake: {reason}{}; check that it is \
@@ -144,6 +161,7 @@ impl McpError {
             McpError::Spawn { server, .. }
             | McpError::Unreachable { server, .. }
             | McpError::HttpStatus { server, .. }
+            | McpError::Redirected { server, .. }
             | McpError::Handshake { server, .. }
             | McpError::Protocol { server, .. }
             | McpError::Rejected { server, .. }

@@ -65,6 +65,22 @@ pub enum ProviderError {
         /// stream automatically once it has started.
         retryable: bool,
     },
+    /// The provider answered with a redirect (HTTP 3xx). Redirects are never followed: the
+    /// next hop would receive the API key headers and, on a 307 or 308, the whole conversation.
+    /// Nothing was sent to `location`.
+    #[error(
+        "{provider} answered HTTP {status}, a redirect to {}, which Skein does not follow (it would carry the key and the conversation there); set the base URL to the provider's own endpoint",
+        location.as_deref().map_or_else(|| "no location".to_owned(), |to| format!("`{to}`"))
+    )]
+    Redirected {
+        /// Which provider answered.
+        provider: Provider,
+        /// The redirect status (301, 302, 303, 307, 308, …).
+        status: u16,
+        /// Where the provider tried to send the client: the first characters of its
+        /// `Location` header, keys removed; `None` when it named no place.
+        location: Option<String>,
+    },
     /// The connection failed (DNS, TCP, TLS, reset) before a complete answer arrived.
     #[error("could not reach {provider}: {message}; check the base URL and the network")]
     Transport {
@@ -247,6 +263,7 @@ impl ProviderError {
             | ProviderError::Timeout { .. }
             | ProviderError::StreamTruncated { .. } => true,
             ProviderError::Decode { .. }
+            | ProviderError::Redirected { .. }
             | ProviderError::LimitExceeded { .. }
             | ProviderError::Config { .. }
             | ProviderError::ForbiddenHeader { .. }
@@ -256,10 +273,12 @@ impl ProviderError {
         }
     }
 
-    /// The HTTP status, for [`ProviderError::Http`].
+    /// The HTTP status, for [`ProviderError::Http`] and [`ProviderError::Redirected`].
     pub fn status(&self) -> Option<u16> {
         match self {
-            ProviderError::Http { status, .. } => Some(*status),
+            ProviderError::Http { status, .. } | ProviderError::Redirected { status, .. } => {
+                Some(*status)
+            }
             _ => None,
         }
     }
@@ -319,6 +338,11 @@ impl ProviderError {
                 f(excerpt);
             }
             ProviderError::StreamTruncated { detail, .. } => f(detail),
+            ProviderError::Redirected { location, .. } => {
+                if let Some(location) = location {
+                    f(location);
+                }
+            }
             ProviderError::FeatureDisabled { model_id, .. } => f(model_id),
             ProviderError::Unsupported { what, .. } | ProviderError::LimitExceeded { what, .. } => {
                 f(what);

@@ -408,6 +408,11 @@ mod tests {
                 detail: key.into(),
             },
             ProviderError::config(key),
+            ProviderError::Redirected {
+                provider: crate::Provider::Google,
+                status: 307,
+                location: Some(format!("https://elsewhere.example/v1?key={key}")),
+            },
         ];
         for error in errors {
             let clean = r.error(error);

@@ -320,6 +320,57 @@ async fn idle_and_first_byte_timeouts() {
     );
 }
 
+/// One model configuration used from one runtime, then another while the first stays alive
+/// but idle (a blocking CLI runtime beside a server's), then from a third after the first is
+/// dropped: every answer arrives. A keep-alive connection is driven by an I/O task on the
+/// runtime that opened it; handed to a request on another runtime, it made that request wait
+/// for a runtime that never ran (or fail with "dispatch task is gone" when it shut down).
+#[test]
+fn each_runtime_answers_over_connections_of_its_own() {
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime")
+    };
+    let first = runtime();
+    let replay = first.block_on(support::Replay::fixture(
+        "/v1/chat/completions",
+        "openai/chat_text.json",
+    ));
+    let mut cfg = support::config("gpt-4o", &format!("{}/v1", replay.url()));
+    cfg.retry = RetryPolicy::none();
+    cfg.timeouts.first_byte = Duration::from_secs(5);
+    let model = model_from_config(&cfg).expect("builds");
+    let ask = |runtime: &tokio::runtime::Runtime| {
+        runtime.block_on(async {
+            let answer = model
+                .complete(ChatRequest::new(vec![Message::human("hi")]))
+                .await;
+            // Lets the runtime put the finished connection back into its idle pool.
+            for _ in 0..16 {
+                tokio::task::yield_now().await;
+            }
+            answer
+        })
+    };
+    ask(&first).expect("the first runtime's answer");
+    let second = runtime();
+    let answer = ask(&second);
+    assert!(answer.is_ok(), "beside an idle runtime: {answer:?}");
+    drop(first);
+    let answer = ask(&second);
+    assert!(
+        answer.is_ok(),
+        "after the first runtime is gone: {answer:?}"
+    );
+    let third = runtime();
+    let answer = ask(&third);
+    assert!(answer.is_ok(), "from a new runtime: {answer:?}");
+    let served = third.block_on(replay.requests()).len();
+    assert_eq!(served, 4, "each call reached the provider once");
+}
+
 #[tokio::test]
 async fn connection_failures_are_transport_errors_without_secrets() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");

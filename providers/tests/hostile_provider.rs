@@ -1,6 +1,6 @@
 //! A provider as the attacker: numbers that used to size allocations (tool-call indexes,
 //! content-block indexes), endless SSE lines and error bodies, absurd usage counts, keys
-//! echoed back in errors, and configurations that try to override framing or credential
+//! echoed back in errors, redirects to another origin, and configurations that try to override framing or credential
 //! headers. Every provider here is a loopback fake; nothing reaches the internet.
 #![cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
 
@@ -564,6 +564,64 @@ async fn keys_echoed_in_errors_are_redacted_for_every_provider() {
         let shown = format!("{complete} {complete:?}");
         assert!(!shown.contains("4242"), "{model_id} {status}: {shown}");
     }
+}
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_the_error_names_where_it_pointed() {
+    const KEY: &str = "sk-redirected-key-5151515151";
+    // Another origin on loopback: anything reaching it would be the key and the conversation.
+    let elsewhere = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(200))
+        .mount(&elsewhere)
+        .await;
+    let to = format!("{}/v1/steal?key={KEY}", elsewhere.uri());
+    for (model_id, status) in [
+        ("gpt-4o", 307),
+        ("gpt-4o", 302),
+        ("claude-sonnet-4-5", 308),
+        ("claude-sonnet-4-5", 301),
+        ("gemini-2.5-flash", 307),
+        ("gemini-2.5-flash", 303),
+    ] {
+        let provider = MockServer::start().await;
+        Mock::given(method("POST"))
+            .respond_with(ResponseTemplate::new(status).insert_header("location", to.as_str()))
+            .mount(&provider)
+            .await;
+        let mut config = ModelConfig::new(model_id);
+        config.api_key = Some(KEY.into());
+        config.base_url = Some(provider.uri());
+        let model = model_from_config(&config).unwrap();
+        let streamed = model.stream(request()).await.err();
+        let completed = model.complete(request()).await.err();
+        for error in [streamed, completed] {
+            let error = error.expect("a redirect is an error");
+            assert!(
+                matches!(&error, ProviderError::Redirected { status: s, location: Some(_), .. } if *s == status),
+                "{model_id} {status}: {error:?}"
+            );
+            assert!(!error.is_retryable());
+            let shown = error.to_string();
+            assert!(
+                shown.contains(&format!("`{}/v1/steal?key=[REDACTED]`", elsewhere.uri())),
+                "{model_id} {status}: {shown}"
+            );
+            assert!(!format!("{shown} {error:?}").contains("5151"), "{shown}");
+        }
+        let asked = provider.received_requests().await.unwrap_or_default();
+        assert_eq!(
+            asked.len(),
+            2,
+            "{model_id} {status}: one request per call, no retry"
+        );
+    }
+    let reached = elsewhere.received_requests().await.unwrap_or_default();
+    let leaked: Vec<_> = reached
+        .iter()
+        .map(|request| format!("{} {:?}", request.url, request.headers))
+        .collect();
+    assert!(leaked.is_empty(), "followed the redirect: {leaked:?}");
 }
 
 #[test]

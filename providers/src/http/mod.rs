@@ -1,6 +1,7 @@
-//! The shared HTTP core every provider adapter uses: the reqwest client (one per connect
-//! timeout, shared by every model), the retry policy, timeouts, error statuses, and SSE
-//! decoding into [`StreamEvent`](crate::StreamEvent)s.
+//! The shared HTTP core every provider adapter uses: the reqwest clients (one per runtime and
+//! connect timeout, shared by every model, following no redirect; see `client.rs`), the retry
+//! policy, timeouts, error statuses, and SSE decoding into
+//! [`StreamEvent`](crate::StreamEvent)s.
 //!
 //! [`HttpModel`](crate::protocol::HttpModel) gives [`HttpClient::post_json`] /
 //! [`HttpClient::post_sse`] a [`WireRequest`] (URL, JSON body, extra headers) and the two
@@ -9,15 +10,16 @@
 //! [`sse::EventParser`] that turns each SSE event into [`Chunk`](crate::assemble::Chunk)s.
 //! Everything else lives here once.
 
+mod client;
 mod retry;
 pub(crate) mod sse;
 
 use std::collections::BTreeMap;
-use std::sync::{Mutex, Once, PoisonError};
+use std::sync::Once;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION};
 
 use crate::error::excerpt;
 use crate::{
@@ -100,10 +102,10 @@ impl HttpFailure<'_> {
 /// Reads a provider's error response into a [`ProviderError`].
 pub(crate) type ErrorParser = fn(&HttpFailure<'_>) -> ProviderError;
 
-/// A reqwest client with the model's headers, retry policy and timeouts.
+/// A model's headers, retry policy and timeouts, sent with the reqwest client of the runtime
+/// each request runs on.
 #[derive(Debug)]
 pub(crate) struct HttpClient {
-    client: reqwest::Client,
     provider: Provider,
     headers: HeaderMap,
     retry: RetryPolicy,
@@ -126,7 +128,8 @@ impl HttpClient {
         retryable_status: fn(u16) -> bool,
     ) -> Result<Self, ProviderError> {
         config.check_headers()?;
-        let client = shared_client(config.timeouts.connect)?;
+        // A TLS setup that cannot be built fails the configuration, not its first request.
+        client::tls_config()?;
         let mut headers = HeaderMap::new();
         let auth = auth_headers
             .iter()
@@ -141,7 +144,6 @@ impl HttpClient {
             headers.insert(name, value);
         }
         Ok(HttpClient {
-            client,
             provider,
             headers,
             retry: config.retry.clone(),
@@ -229,8 +231,7 @@ impl HttpClient {
         request: &WireRequest,
         errors: ErrorParser,
     ) -> Result<reqwest::Response, ProviderError> {
-        let mut builder = self
-            .client
+        let mut builder = client::for_current_runtime(self.timeouts.connect)?
             .post(&request.url)
             .headers(self.headers.clone())
             .header(CONTENT_TYPE, "application/json")
@@ -260,6 +261,9 @@ impl HttpClient {
         if response.status().is_success() {
             return Ok(response);
         }
+        if response.status().is_redirection() {
+            return Err(redirected(self.provider, &response));
+        }
         let headers = response.headers().clone();
         let max = self.limits.max_error_body_bytes;
         let (body, cut) = read_body(self.provider, response, self.timeouts.idle, max)
@@ -279,6 +283,20 @@ impl HttpClient {
 
     fn transport(&self, err: reqwest::Error) -> ProviderError {
         transport_error(self.provider, self.timeouts.connect, err)
+    }
+}
+
+/// A redirect answer as a [`ProviderError::Redirected`] naming where it pointed (the first
+/// characters of its `Location`). Nothing is sent there: see `client.rs`.
+fn redirected(provider: Provider, response: &reqwest::Response) -> ProviderError {
+    let location = response
+        .headers()
+        .get(LOCATION)
+        .map(|value| excerpt(&String::from_utf8_lossy(value.as_bytes())));
+    ProviderError::Redirected {
+        provider,
+        status: response.status().as_u16(),
+        location,
     }
 }
 
@@ -313,32 +331,11 @@ fn header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), Provider
     Ok((header_name, header_value))
 }
 
-/// The reqwest client of every model with this connect timeout. Building one loads the
-/// system's root certificates (several milliseconds), which the first request of each new
-/// model configuration would otherwise wait for; the models differ only in what each request
-/// carries (URL, headers, body), so they share the client and its connection pool.
-fn shared_client(connect: Duration) -> Result<reqwest::Client, ProviderError> {
-    /// Few distinct connect timeouts exist in a process; the list stays short.
-    static CLIENTS: Mutex<Vec<(Duration, reqwest::Client)>> = Mutex::new(Vec::new());
-    let mut clients = CLIENTS.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((_, client)) = clients.iter().find(|(timeout, _)| *timeout == connect) {
-        return Ok(client.clone());
-    }
-    install_crypto_provider();
-    let client = reqwest::Client::builder()
-        .connect_timeout(connect)
-        .user_agent(concat!("skein-providers/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .map_err(|err| ProviderError::config(format!("cannot build the HTTP client: {err}")))?;
-    clients.push((connect, client.clone()));
-    Ok(client)
-}
-
-/// Builds the HTTP client models with the default timeouts use, so that the first request of
-/// a server does not wait for it. Blocking (it reads the system's root certificates): call it
-/// off async workers, at start.
+/// Builds the TLS setup every model's HTTP client uses, so that the first request of a server
+/// does not wait for it. Blocking (it reads the system's root certificates): call it off async
+/// workers, at start.
 pub fn preload() -> Result<(), ProviderError> {
-    shared_client(Timeouts::default().connect).map(drop)
+    client::tls_config().map(drop)
 }
 
 /// Installs rustls's `ring` crypto provider as the process default, once, unless one is

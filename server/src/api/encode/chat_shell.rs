@@ -546,6 +546,7 @@ impl ResponseErrorEvent {
                 ProviderError::Http { .. } => "provider.http",
                 ProviderError::Stream { .. } => "provider.stream",
                 ProviderError::Transport { .. } => "provider.transport",
+                ProviderError::Redirected { .. } => "provider.redirect",
                 ProviderError::Timeout { .. } => "provider.timeout",
                 ProviderError::Decode { .. } => "provider.decode",
                 ProviderError::StreamTruncated { .. } => "provider.stream_truncated",

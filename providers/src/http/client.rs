@@ -1,0 +1,182 @@
+//! The reqwest clients models send with: one per tokio runtime and connect timeout, built over
+//! one TLS configuration per process.
+//!
+//! What is costly to build is the TLS configuration: its verifier reads the system's root
+//! certificates (several milliseconds). That is built once and shared. A connection, though,
+//! belongs to the runtime it was opened on: its I/O task runs there. A keep-alive connection
+//! handed to a request on another runtime is driven by a runtime that may be idle (the
+//! request then waits for nothing) or shutting down (the request fails with "dispatch task is
+//! gone"). So each runtime gets its own client and connection pool, dropped with the runtime.
+//!
+//! No client follows redirects: a redirect would carry the key headers (`x-api-key`,
+//! `x-goog-api-key`, and `Authorization` on later hops) and, on a 307 or 308, the whole
+//! conversation to wherever the provider points. The 3xx answer is returned instead, and
+//! becomes [`ProviderError::Redirected`].
+
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::Duration;
+
+use tokio::runtime::{self, Handle};
+
+use crate::ProviderError;
+
+/// The clients of live runtimes, by runtime and connect timeout. A process has few runtimes
+/// alive at once and few distinct connect timeouts: the list stays short.
+static CLIENTS: Mutex<Vec<Client>> = Mutex::new(Vec::new());
+
+/// One runtime's client for one connect timeout.
+struct Client {
+    runtime: runtime::Id,
+    connect: Duration,
+    client: reqwest::Client,
+}
+
+/// The client for requests on the current tokio runtime with this connect timeout.
+pub(super) fn for_current_runtime(connect: Duration) -> Result<reqwest::Client, ProviderError> {
+    let handle = Handle::try_current().map_err(|_| {
+        ProviderError::config(
+            "a model call needs a tokio runtime with I/O and timers enabled; run it inside one",
+        )
+    })?;
+    let runtime = handle.id();
+    if let Some(client) = find(&lock(), runtime, connect) {
+        return Ok(client);
+    }
+    // Built without the lock held: the first TLS setup reads the system's root certificates.
+    let built = build(tls_config()?, connect)?;
+    let (client, first_of_runtime) = {
+        let mut clients = lock();
+        if let Some(client) = find(&clients, runtime, connect) {
+            // Another request of this runtime got there first; use its client and pool.
+            return Ok(client);
+        }
+        let first = !clients.iter().any(|entry| entry.runtime == runtime);
+        clients.push(Client {
+            runtime,
+            connect,
+            client: built.clone(),
+        });
+        (built, first)
+    };
+    if first_of_runtime {
+        // The runtime drops this task when it shuts down, and with it the runtime's clients:
+        // their connections cannot be used anywhere else, and runtime ids are never reused.
+        // Spawned without the lock held: a runtime already shutting down drops the task at
+        // once, and `ForgetOnDrop` takes the lock.
+        let forget = ForgetOnDrop(runtime);
+        drop(handle.spawn(async move {
+            let _forget = forget;
+            std::future::pending::<()>().await;
+        }));
+    }
+    Ok(client)
+}
+
+fn lock() -> std::sync::MutexGuard<'static, Vec<Client>> {
+    CLIENTS.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn find(clients: &[Client], runtime: runtime::Id, connect: Duration) -> Option<reqwest::Client> {
+    clients
+        .iter()
+        .find(|entry| entry.runtime == runtime && entry.connect == connect)
+        .map(|entry| entry.client.clone())
+}
+
+/// Removes a runtime's clients from [`CLIENTS`] when dropped.
+struct ForgetOnDrop(runtime::Id);
+
+impl Drop for ForgetOnDrop {
+    fn drop(&mut self) {
+        let gone: Vec<Client> = {
+            let mut clients = lock();
+            let (gone, kept) = std::mem::take(&mut *clients)
+                .into_iter()
+                .partition(|entry| entry.runtime == self.0);
+            *clients = kept;
+            gone
+        };
+        // The clients (and their pools) are dropped here, without the lock held.
+        drop(gone);
+    }
+}
+
+/// The process's TLS configuration (rustls with the `ring` provider, the platform's roots),
+/// built on first use. Blocking the first time: it reads the system's root certificates.
+pub(super) fn tls_config() -> Result<Arc<rustls::ClientConfig>, ProviderError> {
+    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(build_tls_config)
+        .clone()
+        .map_err(|reason| {
+            ProviderError::config(format!(
+                "cannot build the HTTP client's TLS setup: {reason}"
+            ))
+        })
+}
+
+fn build_tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
+    use rustls_platform_verifier::BuilderVerifierExt as _;
+    super::install_crypto_provider();
+    let provider = rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+    let mut config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .and_then(|builder| builder.with_platform_verifier())
+        .map_err(|err| format!("the system's root certificates cannot be used ({err})"))?
+        .with_no_client_auth();
+    // The clients speak HTTP/1.1 only (reqwest is built without HTTP/2).
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+fn build(
+    tls: Arc<rustls::ClientConfig>,
+    connect: Duration,
+) -> Result<reqwest::Client, ProviderError> {
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(rustls::ClientConfig::clone(&tls))
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(connect)
+        .user_agent(concat!("skein-providers/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|err| ProviderError::config(format!("cannot build the HTTP client: {err}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clients_of(runtime: runtime::Id) -> usize {
+        lock()
+            .iter()
+            .filter(|entry| entry.runtime == runtime)
+            .count()
+    }
+
+    #[test]
+    fn a_runtime_has_its_own_clients_until_it_shuts_down() {
+        let runtime = || {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime")
+        };
+        let (first, second) = (runtime(), runtime());
+        let connect = Duration::from_secs(3);
+        let client_of = |runtime: &tokio::runtime::Runtime| {
+            runtime.block_on(async { for_current_runtime(connect).expect("a client") });
+            runtime.handle().id()
+        };
+        let first_id = client_of(&first);
+        let second_id = client_of(&second);
+        client_of(&first);
+        assert_ne!(first_id, second_id);
+        assert_eq!((clients_of(first_id), clients_of(second_id)), (1, 1));
+        drop(first);
+        assert_eq!((clients_of(first_id), clients_of(second_id)), (0, 1));
+        drop(second);
+        assert_eq!(clients_of(second_id), 0);
+    }
+}
