@@ -6,7 +6,8 @@
 //!   with a short allowlist of the environment plus the configured variables, its stderr read
 //!   line by line into the `debug` log and a tail kept for errors. rmcp's child transport shuts
 //!   it down as the spec says (close stdin, wait, SIGTERM, SIGKILL); `kill_on_drop` is the last
-//!   resort when the runtime is gone.
+//!   resort when the runtime is gone, and a watchdog in its group kills it if Skein is killed
+//!   (see `guard.rs`).
 //! - streamable HTTP: rmcp's reqwest client (rustls with the `ring` provider), bearer token via
 //!   `auth_header`, SSE resumption limited to a few quick retries so that a dead server fails a
 //!   call instead of hanging it.
@@ -41,6 +42,7 @@ use tokio::sync::watch;
 
 use crate::config::{McpServerConfig, Transport};
 use crate::error::{McpError, redact_url};
+use crate::guard::{self, GroupGuard};
 use crate::result::{CallOutput, Part};
 use crate::server::McpServerInfo;
 
@@ -77,6 +79,9 @@ pub(crate) struct Session {
     /// child when the task is dropped.
     client: tokio::sync::Mutex<Option<Client>>,
     pid: Option<u32>,
+    /// Kills the child's process group if this process dies without closing the session
+    /// (stdio only); dropped after the client, so after a graceful shutdown.
+    _guard: Option<GroupGuard>,
     /// The HTTP endpoint, redacted, for messages.
     url: Option<String>,
     stderr: Option<StderrTail>,
@@ -140,7 +145,7 @@ impl Session {
             ClientCapabilities::default(),
             Implementation::new("skein", env!("CARGO_PKG_VERSION")),
         );
-        let (client, pid, url, stderr, closed_detail) = match &config.transport {
+        let (client, pid, guard, url, stderr, closed_detail) = match &config.transport {
             Transport::Stdio { command, args, env } => {
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args).env_clear().kill_on_drop(true);
@@ -160,6 +165,21 @@ impl Session {
                     .spawn()
                     .map_err(|source| spawn_error(&server, command, source))?;
                 let pid = child.id();
+                let guard = match pid {
+                    Some(pid) => guard::watch(pid).await.map_or_else(
+                        |error| {
+                            tracing::warn!(
+                                server = %server,
+                                %error,
+                                "cannot start the watchdog that stops the MCP server if Skein is \
+                                 killed; it may outlive a killed Skein"
+                            );
+                            None
+                        },
+                        Some,
+                    ),
+                    None => None,
+                };
                 let tail = stderr.map(|stderr| StderrTail::start(&server, stderr));
                 let client = match client_config.serve(child).await {
                     Ok(client) => client,
@@ -178,6 +198,7 @@ impl Session {
                 (
                     client,
                     pid,
+                    guard,
                     None,
                     tail,
                     "its process exited or closed its output",
@@ -204,6 +225,7 @@ impl Session {
                 (
                     client,
                     None,
+                    None,
                     Some(redact_url(url)),
                     None,
                     "its HTTP connection failed or closed",
@@ -224,6 +246,7 @@ impl Session {
             peer: client.peer().clone(),
             client: tokio::sync::Mutex::new(Some(client)),
             pid,
+            _guard: guard,
             url,
             stderr,
             closed_detail,

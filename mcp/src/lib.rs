@@ -66,6 +66,7 @@
 mod adapter;
 mod config;
 mod error;
+mod guard;
 mod names;
 mod result;
 mod server;
