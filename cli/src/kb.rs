@@ -102,9 +102,9 @@ pub(crate) async fn run(
                 } else {
                     writeln!(
                         out,
-                        "{} ({:.2})",
+                        "{} ({})",
                         for_terminal(&passage.location),
-                        passage.score
+                        score_text(passage.score)
                     )?;
                     for line in passage.text.lines().take(6) {
                         writeln!(out, "    {}", for_terminal(line))?;
@@ -178,4 +178,31 @@ fn collect(
     }
     documents.push(Document::from_file(path)?);
     Ok(())
+}
+
+/// A score with two significant digits: BM25 scores of a small base are often far below 0.01
+/// (a word in most passages weighs next to nothing), and two decimals printed them all as
+/// `0.00`.
+fn score_text(score: f64) -> String {
+    if !score.is_finite() || score == 0.0 {
+        return format!("{score}");
+    }
+    // Digits after the point: two significant ones, none for scores of 10 and more.
+    let magnitude = score.abs().log10().floor();
+    let decimals = (1.0 - magnitude).clamp(0.0, 17.0) as usize;
+    format!("{score:.decimals$}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::score_text;
+
+    #[test]
+    fn scores_keep_two_significant_digits() {
+        assert_eq!(score_text(0.000_001_234), "0.0000012");
+        assert_eq!(score_text(0.042), "0.042");
+        assert_eq!(score_text(3.456), "3.5");
+        assert_eq!(score_text(12.7), "13");
+        assert_eq!(score_text(0.0), "0");
+    }
 }

@@ -48,7 +48,7 @@ Keys come from OPENAI_API_KEY, ANTHROPIC_API_KEY and GEMINI_API_KEY."
 )]
 struct Cli {
     /// The log database: a SQLite file or a postgres:// URL [default: skein/logs.db in the
-    /// platform data directory].
+    /// platform data directory, also when empty].
     #[arg(long, global = true, env = "SKEIN_DB", value_name = "PATH|URL")]
     db: Option<String>,
     #[command(subcommand)]
@@ -110,7 +110,9 @@ fn main() -> ExitCode {
 }
 
 async fn dispatch(cli: &Cli) -> Result<Outcome, CliError> {
-    let db = cli.db.as_deref();
+    // `SKEIN_DB=` (set but empty) is how a shell unsets a variable for one command: the
+    // default location, never an empty path (SQLite would log into a temporary file).
+    let db = cli.db.as_deref().filter(|db| !db.is_empty());
     match &cli.command {
         Command::Run(args) => run::run(args, db).await,
         Command::Chat(args) => chat::run(args, db).await,

@@ -1,5 +1,6 @@
 //! `skein serve`: the HTTP API.
 
+use std::io::IsTerminal as _;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
@@ -118,6 +119,8 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
         )
         .with_writer(std::io::stderr)
+        // Colour codes are for a terminal: in a log file or a journal they are noise.
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
     let access = if config.tokens.is_empty() {
         "no tokens: loopback clients only".to_owned()

@@ -444,6 +444,30 @@ fn every_command_has_help_with_examples() {
     }
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn an_empty_skein_db_logs_to_the_default_database() {
+    let dir = tempfile::tempdir().unwrap();
+    // The default database lies under $XDG_DATA_HOME on Linux.
+    let data = dir.path().join("data");
+    let with_empty_db = || {
+        let mut command = skein(dir.path());
+        command.env("SKEIN_DB", "").env("XDG_DATA_HOME", &data);
+        command
+    };
+    with_empty_db()
+        .args(["run", "-m", "echo", "kept for later"])
+        .assert()
+        .success();
+    assert!(data.join("skein/logs.db").is_file());
+    // A second command finds the conversation: it was not logged into a temporary file.
+    with_empty_db()
+        .args(["logs", "--json"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("kept for later"));
+}
+
 #[cfg(unix)]
 #[test]
 fn serve_answers_http_and_stops_gracefully() {

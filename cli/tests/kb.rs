@@ -87,6 +87,42 @@ fn the_workspace_docs_are_searchable_from_the_cli_and_by_the_model() {
 }
 
 #[test]
+fn small_bases_print_scores_that_are_not_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes");
+    std::fs::create_dir(&notes).unwrap();
+    // "token" is in every passage, so BM25 weighs it next to nothing (about 1e-6).
+    std::fs::write(
+        notes.join("rotate.md"),
+        "Rotating a token: revoke the old one.\n",
+    )
+    .unwrap();
+    std::fs::write(notes.join("scope.md"), "A token names its scopes.\n").unwrap();
+    let add = skein(dir.path())
+        .args(["kb", "add", "notes"])
+        .arg(&notes)
+        .output()
+        .unwrap();
+    assert!(add.status.success(), "{add:?}");
+    let search = skein(dir.path())
+        .args(["kb", "search", "notes", "token"])
+        .output()
+        .unwrap();
+    assert!(search.status.success(), "{search:?}");
+    let stdout = String::from_utf8(search.stdout).unwrap();
+    let scores: Vec<f64> = stdout
+        .lines()
+        .filter(|line| !line.starts_with(' '))
+        .map(|line| {
+            let score = line.rsplit_once(" (").unwrap().1.trim_end_matches(')');
+            score.parse().unwrap()
+        })
+        .collect();
+    assert_eq!(scores.len(), 2, "{stdout}");
+    assert!(scores.iter().all(|score| *score > 0.0), "{stdout}");
+}
+
+#[test]
 fn unknown_bases_and_binary_files_are_named() {
     let dir = tempfile::tempdir().unwrap();
     let missing = skein(dir.path())

@@ -3,8 +3,8 @@
 //! `@modelcontextprotocol/server-everything` (stdio, a child of `skein serve`), both installed
 //! by `cargo xtask mcp-servers`. Chat Shell requests (`POST /v1/response`) name them in
 //! `tools.mcp_servers` and the offline `echo` model calls their tools: results, errors, images,
-//! a client that hangs up mid-call, and each server killed mid-call (then connected again by
-//! the next request).
+//! a client that hangs up mid-call, each server killed mid-call (then connected again by the
+//! next request), and `skein serve` killed mid-call (its stdio server dies with it).
 #![cfg(unix)]
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -15,7 +15,9 @@ use ::mcp::testing::{FastMcp, server_everything_entry};
 use serde_json::{Value, json};
 
 use crate::mcp::{PNG_BASE64, RED_PIXEL_PNG, UNDER_WAY, tool_calls, until_cancellations};
-use crate::support::{Served, children_running, logged_tool_media, signal, skein_serve};
+use crate::support::{
+    Served, children_running, exited_within, logged_tool_media, signal, skein_serve,
+};
 
 /// Longest a call whose server was killed may take to end (the slow tools run for 30 s).
 const PROMPTLY: Duration = Duration::from_secs(8);
@@ -426,4 +428,61 @@ fn the_everything_child_killed_mid_call_fails_that_call_and_the_answer_ends() {
     let restarted = children_running(serve, "server-everything");
     assert_eq!(restarted.len(), 1, "{restarted:?}");
     assert_ne!(restarted[0], node);
+}
+
+#[test]
+fn skein_serve_killed_mid_call_takes_its_stdio_server_and_what_it_started_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // The reference server, started by a shell that first leaves a worker running beside it
+    // (as a server does that runs a tool's long command): the server itself exits when its
+    // stdin closes, the worker would not.
+    let script = format!(
+        "sleep 300 & exec node {} stdio",
+        server_everything_entry().to_string_lossy()
+    );
+    let config = format!(
+        "mcp_servers:\n  - name: everything\n    command: sh\n    args: [\"-c\", {}]\n",
+        json!(script)
+    );
+    let path = dir.path().join("skein.yaml");
+    std::fs::write(&path, config).unwrap();
+    let mut served = skein_serve(dir.path(), &["--config", path.to_str().unwrap()]);
+    let serve = served.child.id();
+    let node = match children_running(serve, "server-everything")[..] {
+        [node] => node,
+        ref others => panic!("server-everything children of {serve}: {others:?}"),
+    };
+    let worker = match children_running(node, "sleep")[..] {
+        [worker] => worker,
+        ref others => panic!("sleep children of {node}: {others:?}"),
+    };
+    let body = json!({
+        "model_config": {"model_id": "echo"},
+        "input": {"text": tool_calls(&[(
+            "everything__trigger-long-running-operation",
+            json!({"duration": 60, "steps": 60}),
+        )])},
+        "tools": {"mcp_servers": [{"name": "everything"}]},
+    });
+    let mut events = Events::post(&served.address, &body.to_string());
+    events.until_tool_start("everything__trigger-long-running-operation");
+    std::thread::sleep(UNDER_WAY);
+    // No shutdown runs: nothing but the end of skein serve tells its server to stop.
+    signal(serve, "KILL");
+    served.child.wait().unwrap();
+    let running: Vec<String> = [("server-everything", node), ("its worker", worker)]
+        .into_iter()
+        .filter(|(_, pid)| !exited_within(*pid, PROMPTLY))
+        .map(|(what, pid)| {
+            // Not left behind by a failing test.
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+            format!("{what} ({pid})")
+        })
+        .collect();
+    assert!(
+        running.is_empty(),
+        "still running after skein serve was killed mid-call: {running:?}"
+    );
 }

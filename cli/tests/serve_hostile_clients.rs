@@ -120,3 +120,32 @@ fn a_closed_stderr_stops_neither_serving_nor_the_shutdown() {
         .expect("skein serve still runs 5 s after SIGTERM");
     assert!(exit.success(), "{exit:?}");
 }
+
+#[test]
+fn logs_to_a_pipe_carry_no_colour_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = skein_process(dir.path());
+    // NO_COLOR would hide the defect: colours must follow whether stderr is a terminal.
+    command
+        .env_remove("NO_COLOR")
+        .env("RUST_LOG", "server=debug");
+    let mut served = serve_command(command, &[], Stderr::Keep);
+    // A request that is not HTTP: its connection ends with a logged error.
+    let refused = answer(&served.address, "NOT HTTP\r\n\r\n");
+    assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+    signal(served.child.id(), "TERM");
+    let exit = wait_within(&mut served.child, Duration::from_secs(5))
+        .expect("skein serve still runs 5 s after SIGTERM");
+    assert!(exit.success(), "{exit:?}");
+    // Its stderr is read on a thread: wait for the log line to be in.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !served.stderr().contains("connection ended") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let stderr = served.stderr();
+    assert!(
+        stderr.contains("connection ended"),
+        "no log line to check: {stderr}"
+    );
+    assert!(!stderr.contains('\u{1b}'), "{stderr:?}");
+}

@@ -6,6 +6,10 @@
 //! response id"`, as the index tokenised it), and the phrases are joined with OR. Quotes,
 //! `*`, `-`, `^`, `:`, parentheses and the words `NEAR`, `AND`, `OR`, `NOT` are thus plain
 //! text or nothing.
+//!
+//! English stop words (`a`, `the`, `of`, …) are left out: OR'ed in, they match nearly every
+//! passage, so "rotating a token" found passages whose only match was "a". The list is
+//! PostgreSQL's `english` one, so both backends search the same words.
 
 /// Most phrases a query keeps.
 const MAX_PHRASES: usize = 32;
@@ -13,6 +17,146 @@ const MAX_PHRASES: usize = 32;
 const MAX_WORDS: usize = 8;
 /// Most characters a word keeps.
 const MAX_WORD_CHARS: usize = 64;
+
+/// PostgreSQL's `english` stop words (Snowball's list), sorted for a binary search.
+const STOP_WORDS: [&str; 127] = [
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "all",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "don",
+    "down",
+    "during",
+    "each",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "me",
+    "more",
+    "most",
+    "my",
+    "myself",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "s",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "such",
+    "t",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "through",
+    "to",
+    "too",
+    "under",
+    "until",
+    "up",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "you",
+    "your",
+    "yours",
+    "yourself",
+    "yourselves",
+];
+
+/// Whether every word of a phrase is a stop word: such a phrase matches nearly everything.
+fn only_stop_words(words: &[String]) -> bool {
+    words.iter().all(|word| {
+        STOP_WORDS
+            .binary_search(&word.to_lowercase().as_str())
+            .is_ok()
+    })
+}
 
 /// The phrases of a query: each a list of words of letters and digits only.
 #[derive(Debug, PartialEq, Eq)]
@@ -28,7 +172,7 @@ impl Phrases {
                 .take(MAX_WORDS)
                 .map(|part| part.chars().take(MAX_WORD_CHARS).collect())
                 .collect();
-            if words.is_empty() {
+            if words.is_empty() || only_stop_words(&words) {
                 continue;
             }
             let duplicate = phrases.iter().any(|known| {
@@ -79,15 +223,26 @@ mod tests {
 
     #[test]
     fn words_become_quoted_phrases_of_letters_and_digits() {
-        let phrases = Phrases::parse("previous_response_id  WAL mode* -x \"NEAR( a");
+        let phrases = Phrases::parse("previous_response_id  WAL mode* -x \"NEAR( b");
         assert_eq!(
             phrases.fts5(),
-            r#""previous response id" OR "WAL" OR "mode" OR "x" OR "NEAR" OR "a""#
+            r#""previous response id" OR "WAL" OR "mode" OR "x" OR "NEAR" OR "b""#
         );
         assert_eq!(
             phrases.websearch(),
-            r#""previous response id" or "WAL" or "mode" or "x" or "NEAR" or "a""#
+            r#""previous response id" or "WAL" or "mode" or "x" or "NEAR" or "b""#
         );
+    }
+
+    #[test]
+    fn stop_words_are_left_out_unless_part_of_a_phrase() {
+        assert!(STOP_WORDS.is_sorted());
+        assert_eq!(
+            Phrases::parse("rotating A token, The of").fts5(),
+            r#""rotating" OR "token""#
+        );
+        assert_eq!(Phrases::parse("out_of_date").fts5(), r#""out of date""#);
+        assert!(Phrases::parse("what is it").is_empty());
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //!   ([`ChildTransport`], `stdio.rs`) is rmcp's line transport over the child's output held to
 //!   one message's limit (`frames.rs`: an answer over it fails its call at once with
 //!   [`McpError::MessageTooLarge`]), and shuts the child down as the spec says (close stdin,
-//!   wait, SIGTERM, SIGKILL); `kill_on_drop` is the last resort when the runtime is gone.
+//!   wait, SIGTERM, SIGKILL); `kill_on_drop` is the last resort when the runtime is gone, and a
+//!   watchdog in its group kills it if Skein is killed (see `guard.rs`).
 //! - streamable HTTP: a reqwest client (rustls with the `ring` provider) following only
 //!   same-origin 307 and 308 redirects (any other is [`McpError::Redirected`], naming where it
 //!   pointed), bearer token via `auth_header`, SSE resumption limited to a few quick retries so
@@ -45,6 +46,7 @@ use tokio::sync::watch;
 use crate::config::{McpServerConfig, Transport};
 use crate::error::{McpError, redact_url};
 use crate::frames::{TOO_LARGE_CODE, TOO_LARGE_MARKER};
+use crate::guard::{self, GroupGuard};
 use crate::result::{CallOutput, Part};
 use crate::server::McpServerInfo;
 use crate::stdio::ChildTransport;
@@ -82,6 +84,9 @@ pub(crate) struct Session {
     /// child when the task is dropped.
     client: tokio::sync::Mutex<Option<Client>>,
     pid: Option<u32>,
+    /// Kills the child's process group if this process dies without closing the session
+    /// (stdio only); dropped after the client, so after a graceful shutdown.
+    _guard: Option<GroupGuard>,
     /// The HTTP endpoint, redacted, for messages.
     url: Option<String>,
     stderr: Option<StderrTail>,
@@ -145,7 +150,7 @@ impl Session {
             ClientCapabilities::default(),
             Implementation::new("skein", env!("CARGO_PKG_VERSION")),
         );
-        let (client, pid, url, stderr, closed_detail) = match &config.transport {
+        let (client, pid, guard, url, stderr, closed_detail) = match &config.transport {
             Transport::Stdio { command, args, env } => {
                 let mut cmd = tokio::process::Command::new(command);
                 cmd.args(args).env_clear().kill_on_drop(true);
@@ -163,6 +168,21 @@ impl Session {
                 let (child, stderr) = ChildTransport::spawn(wrapped)
                     .map_err(|source| spawn_error(&server, command, source))?;
                 let pid = child.id();
+                let guard = match pid {
+                    Some(pid) => guard::watch(pid).await.map_or_else(
+                        |error| {
+                            tracing::warn!(
+                                server = %server,
+                                %error,
+                                "cannot start the watchdog that stops the MCP server if Skein is \
+                                 killed; it may outlive a killed Skein"
+                            );
+                            None
+                        },
+                        Some,
+                    ),
+                    None => None,
+                };
                 let tail = stderr.map(|stderr| StderrTail::start(&server, stderr));
                 let client = match client_config.serve(child).await {
                     Ok(client) => client,
@@ -181,6 +201,7 @@ impl Session {
                 (
                     client,
                     pid,
+                    guard,
                     None,
                     tail,
                     "its process exited or closed its output",
@@ -210,6 +231,7 @@ impl Session {
                 (
                     client,
                     None,
+                    None,
                     Some(redact_url(url)),
                     None,
                     "its HTTP connection failed or closed",
@@ -230,6 +252,7 @@ impl Session {
             peer: client.peer().clone(),
             client: tokio::sync::Mutex::new(Some(client)),
             pid,
+            _guard: guard,
             url,
             stderr,
             closed_detail,

@@ -67,6 +67,7 @@ mod adapter;
 mod config;
 mod error;
 mod frames;
+mod guard;
 mod names;
 mod result;
 mod server;

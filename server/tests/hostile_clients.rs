@@ -346,6 +346,34 @@ async fn a_3_mib_body_under_a_4_mib_limit_is_served() {
 }
 
 #[tokio::test]
+async fn a_prompt_cut_to_fit_is_reported_in_the_whole_body_as_in_the_stream() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    // Far over the echo model's context window (128K tokens): compression must cut it.
+    let prompt: String = (0..90_000).map(|n| format!("w{n} ")).collect();
+    let streamed = events(server.post(&echo(&prompt)).await).await;
+    let done = terminal(&streamed, "response.done");
+    assert_eq!(done["compression"]["prompt_truncated"], true, "{done}");
+
+    let mut body = echo(&prompt);
+    body["features"] = json!({"streaming": false});
+    let answer = server.post(&body).await;
+    assert_eq!(answer.status(), 200);
+    let answer: Value = answer.json().await.unwrap();
+    assert_eq!(
+        answer["compression"], done["compression"],
+        "{}",
+        answer["compression"]
+    );
+
+    // Nothing cut: no `compression` in either.
+    let mut short = echo("hi");
+    short["features"] = json!({"streaming": false});
+    let answer: Value = server.post(&short).await.json().await.unwrap();
+    assert!(answer.get("compression").is_none(), "{answer}");
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn trailing_garbage_after_the_json_is_refused() {
     let server = TestServer::start(ServerConfig::default()).await;
     let json = "Content-Type: application/json\r\n";

@@ -749,6 +749,68 @@ async fn a_client_that_gives_up_on_a_one_body_answer_leaves_a_cancelled_node() {
 }
 
 #[tokio::test]
+async fn a_client_that_stops_reading_is_cut_after_the_idle_timeout_and_its_run_cancelled() {
+    use tokio::io::AsyncWriteExt as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(ServerConfig {
+        idle_timeout_secs: 1,
+        ..sqlite_config(&dir)
+    })
+    .await;
+    let store = store_of(&server);
+    let conversation = "conv-stalled-reader";
+    // About 650 KB of events: far more than a client that reads nothing may leave queued,
+    // yet few enough for the send buffer loopback grows on its own to swallow them whole.
+    let full = (0..5000)
+        .map(|i| format!("w{i:05}-abcdefghijklm"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    // A pause before each event, as a provider streams: the run waits on the client between
+    // events, instead of making the whole answer in one go.
+    let body = echo(&json!({"raw": full, "delay_ms": 1}), conversation).to_string();
+    let mut stalled = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let sent = Instant::now();
+    stalled
+        .write_all(
+            format!(
+                "POST /v1/response HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Content-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+
+    // It reads nothing and keeps the connection open: the answer must not be taken as
+    // delivered, and the stall is noticed within the timeout, not once megabytes are queued.
+    let stored = nodes_eventually(&store, conversation, 1).await;
+    let node = stored[0].clone();
+    assert_eq!(
+        node.status(),
+        ResponseStatus::Cancelled,
+        "after {:?}",
+        sent.elapsed()
+    );
+    assert!(
+        sent.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        sent.elapsed()
+    );
+    let text = store.turn(node.id()).await.unwrap().response.text();
+    assert!(
+        full.starts_with(text.trim_end()) && text.len() < full.len() / 2,
+        "{} of {} bytes stored",
+        text.len(),
+        full.len()
+    );
+    drop(stalled);
+    continue_after(&server, conversation, &node).await;
+    server.stop().await;
+}
+
+#[tokio::test]
 async fn a_provider_error_mid_stream_leaves_a_failed_node_and_the_conversation_continues() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(sqlite_config(&dir)).await;

@@ -20,6 +20,7 @@ macro_rules! suite {
             unknown_bases_list_the_known_ones,
             list_and_remove,
             results_are_deduplicated,
+            stop_words_match_no_passage,
             limits_are_respected,
             invalid_names_and_documents_are_refused_and_nothing_is_written,
             paged_documents_report_pages,
@@ -368,6 +369,35 @@ pub(crate) async fn results_are_deduplicated(store: KnowledgeStore) {
         .unwrap();
     let found = store.search(&["one"], "narwhal", 10).await.unwrap();
     assert_eq!(found.len(), 1, "{found:?}");
+}
+
+pub(crate) async fn stop_words_match_no_passage(store: KnowledgeStore) {
+    let documents = vec![
+        Document::new(
+            "Tokens",
+            "tokens.md",
+            "Rotating tokens: revoke the old one first.\n",
+        ),
+        Document::new("Cats", "cats.md", "a cat sat on a mat in the sun\n"),
+    ];
+    store.add("notes", documents).await.unwrap();
+    let found = store
+        .search(&["notes"], "rotating a token", 10)
+        .await
+        .unwrap();
+    let locations: Vec<&str> = found
+        .iter()
+        .map(|passage| passage.document.as_str())
+        .collect();
+    assert_eq!(locations, ["tokens.md"], "{found:?}");
+    // A query of stop words only has nothing to look for.
+    assert!(
+        store
+            .search(&["notes"], "a the on in", 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 pub(crate) async fn limits_are_respected(store: KnowledgeStore) {

@@ -132,6 +132,13 @@ pub enum ServerError {
         #[source]
         source: conversation_tree::StoreError,
     },
+    /// The store location is empty. SQLite would open an empty path as a private temporary
+    /// database, so everything logged into it would be lost at exit.
+    #[error(
+        "the conversation store location is empty; name a SQLite file, a postgres:// URL or \
+         `:memory:`"
+    )]
+    EmptyStoreLocation,
     /// A `postgres://` store was configured but this build has no PostgreSQL support.
     #[error(
         "the store `{location}` is a PostgreSQL URL, but this build has no PostgreSQL support; \

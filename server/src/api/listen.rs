@@ -31,6 +31,27 @@ use crate::service::runs::Runs;
 /// connections have to deliver their last events before they are closed.
 pub(crate) const FLUSH_AFTER_GRACE: Duration = Duration::from_secs(1);
 
+/// Most bytes of an answer the kernel may hold unsent for a connection. Unbounded, it grew its
+/// send buffer to megabytes for a client that read nothing: the stall timeout started only
+/// once those were full (many seconds into an answer), and a run whose whole answer fit in
+/// them finished and was stored as completed though the client never read it. Bounded, a
+/// stalled client blocks the write within this many bytes (plus what its own receive buffer
+/// takes), the run waits on it, and the stall timeout cancels it.
+const UNSENT_LIMIT: u32 = 16 * 1024;
+
+/// Applies [`UNSENT_LIMIT`] to `stream`: `TCP_NOTSENT_LOWAT` where there is one (bytes in
+/// flight still grow with the link), a send buffer of that size elsewhere.
+fn limit_unsent(stream: &TcpStream) {
+    let socket = socket2::SockRef::from(stream);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let limited = socket.set_tcp_notsent_lowat(UNSENT_LIMIT);
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let limited = socket.set_send_buffer_size(UNSENT_LIMIT as usize);
+    if let Err(err) = limited {
+        tracing::warn!(error = %err, "cannot bound the unsent bytes of a connection");
+    }
+}
+
 /// The answer of a connection over `max_connections`, written before it is closed.
 fn overloaded() -> Vec<u8> {
     let body = r#"{"code":"too_many_connections","message":"the server already serves its most connections at once (`max_connections`); retry later","details":null}"#;
@@ -99,6 +120,7 @@ pub(crate) async fn serve(
             continue;
         };
         let _ = stream.set_nodelay(true);
+        limit_unsent(&stream);
         let service = router
             .clone()
             .map_request(move |mut request: http::Request<_>| {

@@ -41,7 +41,8 @@ impl StoreKind {
 }
 
 /// Opens the store at `location`: `:memory:`, a SQLite file path (its directory is created),
-/// or a PostgreSQL URL (feature `postgres`).
+/// or a PostgreSQL URL (feature `postgres`). An empty location is
+/// [`ServerError::EmptyStoreLocation`].
 pub async fn open_store(location: &str) -> Result<Arc<dyn Store>, ServerError> {
     open(location, false).await
 }
@@ -59,6 +60,9 @@ pub async fn open_store_read_only(location: &str) -> Result<Arc<dyn Store>, Serv
 }
 
 async fn open(location: &str, read_only: bool) -> Result<Arc<dyn Store>, ServerError> {
+    if location.is_empty() {
+        return Err(ServerError::EmptyStoreLocation);
+    }
     let failed = |source| ServerError::Store {
         location: redact(location),
         source,
@@ -180,6 +184,17 @@ mod tests {
             matches!(err, conversation_tree::StoreError::ReadOnly { .. }),
             "{err}"
         );
+    }
+
+    #[tokio::test]
+    async fn an_empty_location_is_refused_not_opened_as_a_temporary_file() {
+        for read_only in [false, true] {
+            match open("", read_only).await {
+                Err(ServerError::EmptyStoreLocation) => {}
+                Err(other) => panic!("{other}"),
+                Ok(_) => panic!("opened an empty location (read only: {read_only})"),
+            }
+        }
     }
 
     #[cfg(not(feature = "postgres"))]

@@ -22,7 +22,7 @@ use tracing::Instrument as _;
 use crate::api::auth::Caller;
 use crate::api::body::{self, BodyError};
 use crate::api::encode::chat_shell::{
-    ChatShellEncoder, ChatShellEvent, StopReasonName, UsagePayload,
+    ChatShellEncoder, ChatShellEvent, CompressionPayload, StopReasonName, UsagePayload,
 };
 use crate::api::encode::failure::FailureKind;
 use crate::api::error::ApiError;
@@ -281,6 +281,7 @@ async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody,
                 body.rounds = rounds;
                 body.conversation_id = conversation_id;
                 body.node_ids = node_ids;
+                body.compression = outcome.compression_notice().map(CompressionPayload::from);
                 body.reasoning = (!reasoning.is_empty()).then_some(reasoning);
                 return Ok(body);
             }

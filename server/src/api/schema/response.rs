@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::api::encode::chat_shell::{StopReasonName, UsagePayload};
+use crate::api::encode::chat_shell::{CompressionPayload, StopReasonName, UsagePayload};
 
 /// The answer of `POST /v1/response` when `features.streaming` is false: what the events of a
 /// stream would have said, in one object.
@@ -39,6 +39,10 @@ pub struct ResponseBody {
     pub node_ids: Vec<i64>,
     /// What the run's search tools found, each source once.
     pub sources: Vec<crate::api::encode::chat_shell::SourcePayload>,
+    /// Present when context compression acted (as on `response.done`): the model did not read
+    /// everything that was sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compression: Option<CompressionPayload>,
 }
 
 /// One tool call of a run, as `tool.start` and `tool.done` reported it.
