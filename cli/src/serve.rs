@@ -102,8 +102,10 @@ pub(crate) struct ServeArgs {
     /// may offer with `tools.skills`. Repeat for several.
     #[arg(long = "skills", value_name = "DIR")]
     skills: Vec<PathBuf>,
-    /// A knowledge base knowledge_base_search searches when a request names none (add files
-    /// with `skein kb add NAME FILES…`). Repeat for several.
+    /// A knowledge base every caller may search with knowledge_base_search (all of them when a
+    /// request names none; add files with `skein kb add NAME FILES…`). No other base of the
+    /// store is offered; a base for one token only is `token_knowledge_bases` in `--config`.
+    /// Repeat for several.
     #[arg(long = "kb", value_name = "NAME")]
     knowledge_bases: Vec<String>,
 }

@@ -105,7 +105,7 @@ pub(crate) async fn create_response(
     let in_flight = app.responses.insert(caller, begun);
     // An agent's run stops when the client goes away and its answer is dropped.
     let disconnect = cancel.clone().drop_guard();
-    let opened = open(&app, agent.as_ref(), call, owner, cancel.clone()).await?;
+    let opened = open(&app, agent.as_ref(), call, caller, cancel.clone()).await?;
     let (repairs, cache, node) = (opened.repairs, opened.cache, opened.node);
     // Ends at the answer's last event, or when the response is cancelled; the marker after
     // the last event says which.
