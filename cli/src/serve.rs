@@ -119,7 +119,7 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(crate::redacted_log::RedactedStderr::new(config.redactor()))
         .try_init();
     let access = if config.tokens.is_empty() {
         "no tokens: loopback clients only".to_owned()

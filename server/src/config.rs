@@ -171,6 +171,25 @@ impl ServerConfig {
         Duration::from_secs(self.body_read_timeout_secs)
     }
 
+    /// A redactor that knows every secret this configuration gives the server: the provider
+    /// keys, the bearer tokens, the MCP servers' tokens and credential-like environment
+    /// values, and the web search key (read from the environment). Log lines and tool
+    /// results go through it, so none of these is shown to anyone.
+    pub fn redactor(&self) -> messages::Redactor {
+        let mut redactor = self.keys.redactor();
+        for token in &self.tokens {
+            redactor.add(token.expose());
+        }
+        #[cfg(feature = "mcp")]
+        for server in &self.mcp_servers {
+            redactor.extend(&server.redactor());
+        }
+        if let Some(search) = &self.tools.web_search {
+            redactor.extend(&search.redactor());
+        }
+        redactor
+    }
+
     /// The write stall timeout ([`idle_timeout_secs`](Self::idle_timeout_secs)).
     pub fn idle_timeout(&self) -> Duration {
         Duration::from_secs(self.idle_timeout_secs)

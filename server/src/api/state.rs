@@ -117,7 +117,8 @@ impl App {
         let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
             .with_provider_limits(config.provider_limits.clone())
             .with_skills(skills)
-            .with_mcp(mcp);
+            .with_mcp(mcp)
+            .with_secrets(&config.redactor());
         let chat = match knowledge {
             Some(knowledge) => chat.with_knowledge(knowledge),
             None => chat,
