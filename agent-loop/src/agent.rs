@@ -48,6 +48,8 @@ pub(crate) struct Inner {
     pub(crate) policy: ContextPolicy,
     pub(crate) options: ChatOptions,
     pub(crate) tool_timeout: Option<Duration>,
+    /// Removes secrets from every tool result and error.
+    pub(crate) redactor: Option<Arc<messages::Redactor>>,
     pub(crate) counter: TokenCounter,
     #[cfg(feature = "store")]
     pub(crate) store: Option<Arc<dyn Store>>,

@@ -73,6 +73,7 @@ pub struct AgentBuilder {
     policy: ContextPolicy,
     options: ChatOptions,
     tool_timeout: Option<Duration>,
+    redactor: Option<Arc<messages::Redactor>>,
     #[cfg(feature = "store")]
     store: Option<Arc<dyn Store>>,
     #[cfg(feature = "store")]
@@ -93,6 +94,7 @@ impl Default for AgentBuilder {
             policy: ContextPolicy::default(),
             options: ChatOptions::default(),
             tool_timeout: None,
+            redactor: None,
             #[cfg(feature = "store")]
             store: None,
             #[cfg(feature = "store")]
@@ -255,6 +257,14 @@ impl AgentBuilder {
         self
     }
 
+    /// Removes the secrets `redactor` knows from every tool result and tool error before the
+    /// model, the events or the store see them (a tool that echoes its credential).
+    #[must_use]
+    pub fn redactor(mut self, redactor: Arc<messages::Redactor>) -> Self {
+        self.redactor = Some(redactor);
+        self
+    }
+
     /// Logs every response into `store` (and reuses stored answers as its reuse policy
     /// allows; see [`cache_reuse`](Self::cache_reuse)).
     #[cfg(feature = "store")]
@@ -297,6 +307,7 @@ impl AgentBuilder {
                 policy: self.policy,
                 options: self.options,
                 tool_timeout: self.tool_timeout,
+                redactor: self.redactor,
                 counter,
                 #[cfg(feature = "store")]
                 store: self.store,

@@ -13,6 +13,7 @@ mod logs;
 #[cfg(feature = "mcp")]
 mod mcp;
 mod models;
+mod redacted_log;
 mod render;
 mod run;
 mod sanitize;

@@ -103,8 +103,10 @@ pub(crate) struct ServeArgs {
     /// may offer with `tools.skills`. Repeat for several.
     #[arg(long = "skills", value_name = "DIR")]
     skills: Vec<PathBuf>,
-    /// A knowledge base knowledge_base_search searches when a request names none (add files
-    /// with `skein kb add NAME FILES…`). Repeat for several.
+    /// A knowledge base every caller may search with knowledge_base_search (all of them when a
+    /// request names none; add files with `skein kb add NAME FILES…`). No other base of the
+    /// store is offered; a base for one token only is `token_knowledge_bases` in `--config`.
+    /// Repeat for several.
     #[arg(long = "kb", value_name = "NAME")]
     knowledge_bases: Vec<String>,
 }
@@ -118,7 +120,7 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
         )
-        .with_writer(std::io::stderr)
+        .with_writer(crate::redacted_log::RedactedStderr::new(config.redactor()))
         // Colour codes are for a terminal: in a log file or a journal they are noise.
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();

@@ -529,3 +529,143 @@ fn a_server_everything_child_killed_mid_call_fails_that_call_and_the_run_finishe
         "everything",
     );
 }
+
+/// The bearer token the hostile MCP server below is configured with.
+const MCP_TOKEN: &str = "mcp-tok-7f3a9c2e5b1d8046";
+
+/// A streamable-HTTP MCP server on loopback that answers the handshake and lists one tool,
+/// `leak`, and answers every call of it (or, with `refuse_handshake`, the handshake itself)
+/// with a JSON-RPC error quoting the bearer token it was sent, without its `Bearer` scheme:
+/// only a redactor that knows the token can find it.
+fn token_echoing_mcp_server(refuse_handshake: bool) -> String {
+    let (url, _requests) = crate::support::serve(move |_, request| {
+        if !request.line.starts_with("POST") {
+            return b"HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                .to_vec();
+        }
+        let body = request.json();
+        let Some(id) = body.get("id").cloned() else {
+            // A notification.
+            return b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                .to_vec();
+        };
+        let token = request
+            .header("authorization")
+            .and_then(|value| value.strip_prefix("Bearer "))
+            .unwrap_or("none");
+        let echo = json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32001,
+            "message": format!("credentials {token} are not allowed to do this"),
+        }});
+        let answer = match body["method"].as_str().unwrap_or_default() {
+            "initialize" if refuse_handshake => echo,
+            "initialize" => json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": body["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "leaky", "version": "1.0.0"},
+            }}),
+            "tools/list" => json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                {"name": "leak", "description": "Fails.", "inputSchema": {"type": "object"}},
+            ]}}),
+            _ => echo,
+        };
+        crate::support::ok("application/json", answer.to_string().as_bytes())
+    });
+    format!("{url}/mcp")
+}
+
+/// `skein serve` with the token-echoing MCP server `leaky` (its token in `LEAKY_MCP_TOKEN`).
+fn serve_with_leaky_mcp(dir: &std::path::Path, refuse_handshake: bool) -> std::process::Command {
+    let config = dir.join("serve.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "mcp_servers:\n  - name: leaky\n    url: {}\n    bearer_token_env: LEAKY_MCP_TOKEN\n",
+            token_echoing_mcp_server(refuse_handshake)
+        ),
+    )
+    .unwrap();
+    let mut command = skein_process(dir);
+    command
+        .env("LEAKY_MCP_TOKEN", MCP_TOKEN)
+        // Every library's debug lines too: whatever quotes the server's answer is redacted.
+        .env("RUST_LOG", "debug");
+    command
+}
+
+/// Every byte of the SQLite files under `dir` (the database and its write-ahead log), as text.
+fn database_text(dir: &std::path::Path) -> String {
+    let mut text = String::new();
+    for name in ["logs.db", "logs.db-wal"] {
+        if let Ok(bytes) = std::fs::read(dir.join(name)) {
+            text.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    text
+}
+
+/// An HTTP MCP server that echoes its bearer token in a JSON-RPC error: the token reaches
+/// neither the client (`tool.done`), nor the conversation store, nor the server's log.
+#[test]
+fn an_mcp_servers_echoed_token_reaches_no_client_store_or_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = serve_with_leaky_mcp(dir.path(), false);
+    let mut served = crate::support::serve_command(
+        command,
+        &[
+            "--config",
+            &dir.path().join("serve.yaml").display().to_string(),
+        ],
+        crate::support::Stderr::Keep,
+    );
+    let body = json!({
+        "model_config": {"model_id": "echo"},
+        "input": {"text": tool_calls(&[("leaky__leak", json!({}))])},
+        "tools": {"mcp_servers": [{"name": "leaky"}]},
+    })
+    .to_string();
+    let answer = crate::support::http_post(&served.address, "/v1/response", &body);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.contains("event: tool.done"), "{answer}");
+    assert!(answer.contains("[REDACTED] are not allowed"), "{answer}");
+    assert!(!answer.contains(MCP_TOKEN), "{answer}");
+
+    signal(served.child.id(), "TERM");
+    let exit = wait_within(&mut served.child, Duration::from_secs(10))
+        .expect("skein serve still runs 10 s after SIGTERM");
+    assert!(exit.success(), "{exit:?}");
+    let database = database_text(dir.path());
+    assert!(
+        database.contains("are not allowed"),
+        "the failed call was logged"
+    );
+    assert!(
+        !database.contains(MCP_TOKEN),
+        "the token is in the database"
+    );
+    let log = served.stderr();
+    assert!(log.contains("leaky"), "{log}");
+    assert!(!log.contains(MCP_TOKEN), "{log}");
+}
+
+/// The same server refusing the handshake: `skein serve` does not start, and says why without
+/// the token.
+#[test]
+fn a_refused_mcp_handshake_does_not_print_the_echoed_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = serve_with_leaky_mcp(dir.path(), true)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            &dir.path().join("serve.yaml").display().to_string(),
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("leaky"), "{stderr}");
+    assert!(!stderr.contains(MCP_TOKEN), "{stderr}");
+}

@@ -157,6 +157,25 @@ pub fn chat_stream(delta: Value, finish: &str) -> Vec<u8> {
     ok("text/event-stream", body.as_bytes())
 }
 
+/// The whole answer (status line, headers, body) to a JSON `POST` of `body` to `path` on
+/// `address`, read until the server closes the connection (each read waits at most 30 s).
+pub fn http_post(address: &str, path: &str, body: &str) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
 /// A `skein serve --listen 127.0.0.1:0` child process; stopped when dropped (SIGTERM, then
 /// SIGKILL after 5 s), so that it can shut its MCP children down.
 pub struct Served {

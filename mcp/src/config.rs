@@ -225,6 +225,29 @@ impl McpServerConfig {
         self
     }
 
+    /// A redactor that knows this server's secrets: its bearer token, and the values of the
+    /// environment variables whose names look like credentials (`GITHUB_TOKEN`, `API_KEY`…).
+    /// Errors of this crate are redacted with it; a host that holds other secrets too adds
+    /// these to its own (one redactor for everything it logs or shows).
+    pub fn redactor(&self) -> messages::Redactor {
+        let mut redactor = messages::Redactor::new();
+        match &self.transport {
+            Transport::Http {
+                bearer: Some(token),
+                ..
+            } => redactor.add(token.expose()),
+            Transport::Http { bearer: None, .. } => {}
+            Transport::Stdio { env, .. } => {
+                for (name, value) in env {
+                    if messages::redact::looks_secret(name) {
+                        redactor.add(value);
+                    }
+                }
+            }
+        }
+        redactor
+    }
+
     /// Sets the bearer token of an HTTP server (ignored for a child process).
     #[must_use]
     pub fn with_bearer(mut self, token: Secret) -> Self {

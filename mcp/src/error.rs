@@ -155,6 +155,38 @@ impl McpError {
         source.downcast_ref::<McpError>()
     }
 
+    /// This error with every secret `redactor` knows (and any credential header value)
+    /// removed from its text: a server may echo its bearer token in a JSON-RPC error, an HTTP
+    /// error or its stderr.
+    #[must_use]
+    pub fn redacted(mut self, redactor: &messages::Redactor) -> McpError {
+        let texts: Vec<&mut String> = match &mut self {
+            McpError::Spawn {
+                command, reason, ..
+            } => vec![command, reason],
+            McpError::Unreachable { url, reason, .. } => vec![url, reason],
+            McpError::HttpStatus { url, .. } => vec![url],
+            McpError::Handshake { reason, stderr, .. }
+            | McpError::Stopped {
+                detail: reason,
+                stderr,
+                ..
+            } => {
+                let mut texts = vec![reason];
+                texts.extend(stderr.as_mut());
+                texts
+            }
+            McpError::Protocol { message, .. } | McpError::Rejected { message, .. } => {
+                vec![message]
+            }
+            McpError::Timeout { .. } => Vec::new(),
+        };
+        for text in texts {
+            redactor.redact_in_place(text);
+        }
+        self
+    }
+
     /// The name of the server this error is about.
     pub fn server(&self) -> &str {
         match self {

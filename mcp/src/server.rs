@@ -65,6 +65,8 @@ struct Shared {
     /// Set once the server is known to be gone (what was seen, its stderr's tail): every later
     /// call fails with it at once.
     stopped: Mutex<Option<(String, Option<String>)>>,
+    /// The server's secrets, removed from every error its calls fail with.
+    redactor: messages::Redactor,
 }
 
 impl McpServer {
@@ -77,7 +79,10 @@ impl McpServer {
     /// `_3`…, whatever the order the server lists them in. Calls use the original name. A tool
     /// whose input schema is not an object schema is left out (with a warning in the log).
     pub async fn connect(config: McpServerConfig) -> Result<McpServer, McpError> {
-        let (session, remote_tools, info) = Session::connect(&config).await?;
+        let redactor = config.redactor();
+        let (session, remote_tools, info) = Session::connect(&config)
+            .await
+            .map_err(|error| error.redacted(&redactor))?;
         let remote_tools: Vec<RemoteTool> = remote_tools
             .into_iter()
             .filter(|tool| {
@@ -126,6 +131,7 @@ impl McpServer {
                 timeout: config.timeout,
                 session,
                 stopped: Mutex::new(None),
+                redactor,
             }),
             tools,
             info,
@@ -228,6 +234,11 @@ impl Shared {
         stopped.get_or_insert_with(|| (detail.to_owned(), stderr.map(str::to_owned)));
     }
 
+    /// A call's failure: `error` without the server's secrets, as a tool error.
+    fn failed(&self, error: McpError) -> ToolError {
+        ToolError::from_error(error.redacted(&self.redactor))
+    }
+
     /// The error of a server known to be gone, if it is.
     async fn stopped_error(&self) -> Option<McpError> {
         let seen = self
@@ -272,7 +283,7 @@ impl JsonTool for McpTool {
             return Err(ToolError::Cancelled { tool: tool.clone() });
         }
         if let Some(error) = self.shared.stopped_error().await {
-            return Err(ToolError::from_error(error));
+            return Err(self.shared.failed(error));
         }
         let arguments = match input {
             Value::Object(arguments) => arguments,
@@ -292,6 +303,7 @@ impl JsonTool for McpTool {
         match outcome {
             Ok(output) => output.into_tool_result(tool),
             Err(error) => {
+                let error = error.redacted(&self.shared.redactor);
                 if let McpError::Stopped { detail, stderr, .. } = &error {
                     self.shared.mark_stopped(detail, stderr.as_deref());
                 }

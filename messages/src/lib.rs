@@ -39,12 +39,14 @@ mod base64_bytes;
 pub mod fuzzing;
 mod message;
 mod part;
+pub mod redact;
 mod role;
 mod tool;
 pub mod transcript;
 
 pub use message::Message;
 pub use part::{ContentPart, Reasoning};
+pub use redact::Redactor;
 pub use role::Role;
 pub use tool::{ToolCall, ToolResponse, ToolSpec};
 pub use transcript::TranscriptError;

@@ -421,10 +421,7 @@ pub(crate) fn check_header(name: &str, key_configured: bool) -> Result<(), Provi
 
 /// Whether a header of this name carries a credential (its value is never shown).
 pub(crate) fn looks_secret(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["authorization", "key", "token", "secret", "cookie"]
-        .iter()
-        .any(|word| name.contains(word))
+    messages::redact::looks_secret(name)
 }
 
 /// When and how often a failed request is sent again.

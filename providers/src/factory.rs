@@ -34,10 +34,10 @@ fn redacting(
     config: &ModelConfig,
     model: Result<Box<dyn ChatModel>, ProviderError>,
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
-    let redactor = crate::redact::Redactor::for_config(config);
+    let redactor = crate::redact::for_config(config);
     match model {
         Ok(inner) => Ok(Box::new(crate::redact::Redacting { inner, redactor })),
-        Err(err) => Err(redactor.error(err)),
+        Err(err) => Err(crate::redact::error(&redactor, err)),
     }
 }
 

@@ -105,12 +105,18 @@ pub struct ServerConfig {
     /// Directories of skills (folders holding a `SKILL.md`) that requests may offer with
     /// `tools.skills`. None by default.
     pub skills_dirs: Vec<std::path::PathBuf>,
-    /// The knowledge bases (`skein kb add NAME FILES…`, in the store's database) that
-    /// `knowledge_base_search` searches when a request enables it without naming any
-    /// (`tools.builtin.knowledge_base_search: {enabled: true}`), and when an agent alias or a
-    /// token's tools list `knowledge_base_search`. Each must exist when the server starts.
-    /// None by default.
+    /// The knowledge bases (`skein kb add NAME FILES…`, in the store's database) every caller
+    /// may search: a request's `kb_ids` may name only these (and its token's
+    /// `token_knowledge_bases`), and `knowledge_base_search` searches all of them when a
+    /// request enables it without naming any (`tools.builtin.knowledge_base_search: {enabled:
+    /// true}`), or when an agent alias or a token's tools list `knowledge_base_search`. Each
+    /// must exist when the server starts. None by default: the store's other bases are never
+    /// offered.
     pub knowledge_bases: Vec<String>,
+    /// Knowledge bases offered to one bearer token only, besides `knowledge_bases`
+    /// (`- {token: …, knowledge_bases: [hr-private]}`; the token must be one of `tokens`).
+    /// None by default.
+    pub token_knowledge_bases: Vec<TokenKnowledgeBases>,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -133,6 +139,7 @@ impl Default for ServerConfig {
             mcp_servers: Vec::new(),
             skills_dirs: Vec::new(),
             knowledge_bases: Vec::new(),
+            token_knowledge_bases: Vec::new(),
             allow_request_base_url: false,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
             tools: ToolsConfig::default(),
@@ -162,6 +169,25 @@ impl ServerConfig {
     /// The body read timeout ([`body_read_timeout_secs`](Self::body_read_timeout_secs)).
     pub fn body_read_timeout(&self) -> Duration {
         Duration::from_secs(self.body_read_timeout_secs)
+    }
+
+    /// A redactor that knows every secret this configuration gives the server: the provider
+    /// keys, the bearer tokens, the MCP servers' tokens and credential-like environment
+    /// values, and the web search key (read from the environment). Log lines and tool
+    /// results go through it, so none of these is shown to anyone.
+    pub fn redactor(&self) -> messages::Redactor {
+        let mut redactor = self.keys.redactor();
+        for token in &self.tokens {
+            redactor.add(token.expose());
+        }
+        #[cfg(feature = "mcp")]
+        for server in &self.mcp_servers {
+            redactor.extend(&server.redactor());
+        }
+        if let Some(search) = &self.tools.web_search {
+            redactor.extend(&search.redactor());
+        }
+        redactor
     }
 
     /// The write stall timeout ([`idle_timeout_secs`](Self::idle_timeout_secs)).
@@ -221,6 +247,17 @@ pub struct TokenTools {
     /// Tool rounds before the model must answer (default 10).
     #[serde(default)]
     pub max_rounds: Option<usize>,
+}
+
+/// Knowledge bases that one bearer token may search besides the server's `knowledge_bases`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenKnowledgeBases {
+    /// The token (one of the server's `tokens`).
+    pub token: Secret,
+    /// The bases its requests may name in `kb_ids`, and that its `knowledge_base_search`
+    /// searches when a request names none. Each must exist when the server starts.
+    pub knowledge_bases: Vec<String>,
 }
 
 /// An agent the operator offers under a model name: the model it runs on, the built-in tools

@@ -154,7 +154,7 @@ pub fn request(data: &[u8]) -> usize {
                 return 0;
             }
         };
-        match crate::api::plan::plan(request, config, header.as_deref()) {
+        match crate::api::plan::plan(request, config, &config.knowledge_bases, header.as_deref()) {
             Ok(_) => planned += 1,
             Err(error) => {
                 let status = error.status().as_u16();

@@ -628,3 +628,192 @@ async fn another_caller_cannot_cancel_a_run_even_with_the_same_request_id() {
     );
     server.stop().await;
 }
+
+/// A store at `dir/logs.db` holding the bases `public` (a holiday calendar) and `hr-private`
+/// (salaries).
+async fn store_with_two_bases(dir: &std::path::Path) -> String {
+    let db = dir.join("logs.db").display().to_string();
+    let kb = knowledge_base::KnowledgeStore::open(&db).await.unwrap();
+    for (base, text) in [
+        ("public", "The office is closed on the first Monday of May."),
+        ("hr-private", "The salary of Alice Example is 98765 a year."),
+    ] {
+        kb.add(
+            base,
+            vec![knowledge_base::Document::new(
+                base,
+                format!("{base}.md"),
+                text,
+            )],
+        )
+        .await
+        .unwrap();
+    }
+    db
+}
+
+/// A request searching the knowledge bases `kb_ids` (all those offered when empty) for
+/// `query`.
+fn kb_search(kb_ids: &[&str], query: &str) -> Value {
+    let call = json!({"tool_calls": [{"name": "knowledge_base_search",
+                                      "arguments": {"query": query}}]});
+    let mut search = json!({"enabled": true});
+    if !kb_ids.is_empty() {
+        search["kb_ids"] = json!(kb_ids);
+    }
+    json!({"model_config": {"model_id": "echo"}, "input": {"text": call.to_string()},
+           "tools": {"builtin": {"knowledge_base_search": search}}})
+}
+
+/// The bases of the passages a streamed search answer found.
+async fn searched_bases(answer: reqwest::Response) -> Vec<String> {
+    assert_eq!(answer.status(), 200);
+    let events = events(answer).await;
+    let done = events
+        .iter()
+        .find(|event| event.name == "tool.done")
+        .expect("the search ran");
+    assert!(done.data["error"].is_null(), "{}", done.data);
+    let output: Value = serde_json::from_str(done.data["output"].as_str().unwrap()).unwrap();
+    output["passages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|passage| passage["base"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A refused request's 422 body, as text.
+async fn refusal(answer: reqwest::Response) -> String {
+    assert_eq!(answer.status(), 422);
+    answer.text().await.unwrap()
+}
+
+/// A token reads only the knowledge bases the operator offers it: the server's
+/// `knowledge_bases` and its own `token_knowledge_bases`, never another base of the store by
+/// naming it in `kb_ids`, on the Chat Shell API or through its token tools.
+#[tokio::test]
+async fn a_token_searches_only_the_knowledge_bases_offered_to_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = two_tokens(store_with_two_bases(dir.path()).await);
+    config.knowledge_bases = vec!["public".to_owned()];
+    config.token_knowledge_bases = vec![server::config::TokenKnowledgeBases {
+        token: Secret::new(TOKEN_A),
+        knowledge_bases: vec!["hr-private".to_owned()],
+    }];
+    config.token_tools = vec![server::config::TokenTools {
+        token: Secret::new(TOKEN_B),
+        tools: vec!["knowledge_base_search".to_owned()],
+        system: None,
+        max_rounds: None,
+    }];
+    let server = TestServer::start(config).await;
+
+    // B names A's base: refused before any search, naming the base and what B may search.
+    let text =
+        refusal(post_as(&server, TOKEN_B, &kb_search(&["hr-private"], "salary")).await).await;
+    assert!(
+        text.contains("tools.builtin.knowledge_base_search.kb_ids[0]")
+            && text.contains("`hr-private` is not offered to you")
+            && text.contains("`public`")
+            && text.contains("--kb"),
+        "{text}"
+    );
+    assert!(!text.contains("98765"), "{text}");
+    // A base that does not exist reads the same: the answer tells nothing of the store.
+    let missing =
+        refusal(post_as(&server, TOKEN_B, &kb_search(&["payroll"], "salary")).await).await;
+    assert_eq!(
+        missing.replace("payroll", "hr-private"),
+        text,
+        "a missing base and a base not offered are refused alike"
+    );
+    // Naming none, B searches the server's bases only.
+    let bases =
+        searched_bases(post_as(&server, TOKEN_B, &kb_search(&[], "salary Monday")).await).await;
+    assert_eq!(bases, ["public"]);
+    // A searches its own base, and the server's.
+    let bases =
+        searched_bases(post_as(&server, TOKEN_A, &kb_search(&["hr-private"], "salary")).await)
+            .await;
+    assert_eq!(bases, ["hr-private"]);
+    let mut all =
+        searched_bases(post_as(&server, TOKEN_A, &kb_search(&[], "salary Monday")).await).await;
+    all.sort();
+    assert_eq!(all, ["hr-private", "public"]);
+
+    // B's token tools (OpenAI-compatible endpoint) search B's bases only.
+    let call = json!({"tool_calls": [{"name": "knowledge_base_search",
+                                      "arguments": {"query": "salary Monday"}}]});
+    let answer: Value = client()
+        .post(server.url("/v1/chat/completions"))
+        .bearer_auth(TOKEN_B)
+        .json(
+            &json!({"model": "echo", "messages": [{"role": "user", "content": call.to_string()}]}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let report = answer["choices"][0]["message"]["content"].as_str().unwrap();
+    assert!(report.contains("public.md"), "{report}");
+    assert!(
+        !report.contains("98765") && !report.contains("hr-private"),
+        "{report}"
+    );
+    server.stop().await;
+}
+
+/// A server started without `--kb` offers no base, however a request names one.
+#[tokio::test]
+async fn a_server_without_knowledge_bases_offers_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(ServerConfig {
+        store: store_with_two_bases(dir.path()).await,
+        ..ServerConfig::default()
+    })
+    .await;
+    let answer = server.post(&kb_search(&["hr-private"], "salary")).await;
+    let text = refusal(answer).await;
+    assert!(
+        text.contains("`hr-private` is not offered to you: this server offers you none")
+            && text.contains("--kb"),
+        "{text}"
+    );
+    assert!(!text.contains("98765"), "{text}");
+    server.stop().await;
+}
+
+/// A token's knowledge bases are checked when the server starts, like the server's own.
+#[tokio::test]
+async fn token_knowledge_bases_are_checked_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store_with_two_bases(dir.path()).await;
+    let entry = |token: &str, base: &str| server::config::TokenKnowledgeBases {
+        token: Secret::new(token),
+        knowledge_bases: vec![base.to_owned()],
+    };
+    let mut unknown_token = two_tokens(store.clone());
+    unknown_token.token_knowledge_bases = vec![entry("token-c-0123456789abcdef", "public")];
+    let error = server::Server::new(unknown_token)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("`token_knowledge_bases[0].token` is not one of `tokens`"),
+        "{error}"
+    );
+    assert!(!error.contains("token-c"), "{error}");
+    let mut missing_base = two_tokens(store);
+    missing_base.token_knowledge_bases = vec![entry(TOKEN_A, "payroll")];
+    let error = server::Server::new(missing_base)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("`token_knowledge_bases[0]`") && error.contains("payroll"),
+        "{error}"
+    );
+}

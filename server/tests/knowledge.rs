@@ -90,7 +90,7 @@ async fn events_of_text(server: &TestServer, text: &str) -> Vec<support::Sse> {
 }
 
 #[tokio::test]
-async fn without_configured_bases_a_request_must_name_some() {
+async fn without_configured_bases_a_search_is_refused() {
     let server = TestServer::start(ServerConfig::default()).await;
     let answer = server
         .post(&json!({

@@ -218,6 +218,7 @@ async fn a_request_searches_the_knowledge_bases_it_names() {
         .unwrap();
     let server = TestServer::start(ServerConfig {
         store: db.display().to_string(),
+        knowledge_bases: vec!["docs".to_owned()],
         ..ServerConfig::default()
     })
     .await;
@@ -265,7 +266,7 @@ async fn a_request_searches_the_knowledge_bases_it_names() {
         .unwrap();
     assert_eq!(whole["sources"], finished["sources"]);
 
-    // An unknown base is a 422 that lists the known ones.
+    // A base the server does not offer is a 422 that lists the offered ones.
     let unknown = server
         .post(&json!({
             "model_config": {"model_id": "echo"},

@@ -526,7 +526,7 @@ async fn errors_say_what_happened_without_the_key() {
     assert_eq!(
         failure("refused").await,
         "web search failed: the web search key was refused (HTTP 401): Unauthorized: missing or \
-         invalid API key <redacted>."
+         invalid API key [REDACTED]."
     );
     assert_eq!(
         failure("busy").await,

@@ -45,6 +45,7 @@ pub struct ExecutionContext {
     budget: Option<Arc<Budget>>,
     max_concurrency: NonZeroUsize,
     span: tracing::Span,
+    redactor: Option<Arc<messages::Redactor>>,
 }
 
 #[derive(Debug)]
@@ -71,6 +72,7 @@ impl ExecutionContext {
             max_concurrency: NonZeroUsize::new(DEFAULT_MAX_CONCURRENCY)
                 .unwrap_or(NonZeroUsize::MIN),
             span: tracing::Span::current(),
+            redactor: None,
         }
     }
 
@@ -119,6 +121,20 @@ impl ExecutionContext {
     pub fn with_max_concurrency(mut self, limit: usize) -> Self {
         self.max_concurrency = NonZeroUsize::new(limit).unwrap_or(NonZeroUsize::MIN);
         self
+    }
+
+    /// Removes the secrets `redactor` knows from every call's result and error before anyone
+    /// reads them (the model, the events, the store): a tool that echoes a credential it was
+    /// configured with (an MCP server's token, a search backend's key) hands it to no one.
+    #[must_use]
+    pub fn with_redactor(mut self, redactor: Arc<messages::Redactor>) -> Self {
+        self.redactor = Some(redactor);
+        self
+    }
+
+    /// The redactor results and errors go through, if any.
+    pub fn redactor(&self) -> Option<&messages::Redactor> {
+        self.redactor.as_deref()
     }
 
     /// Records tool calls as children of `span`.

@@ -149,6 +149,36 @@ impl ToolError {
         }
     }
 
+    /// This error with every secret `redactor` knows removed from its text (its typed
+    /// `source`, for code, is kept as it is).
+    #[must_use]
+    pub fn redacted(mut self, redactor: &messages::Redactor) -> Self {
+        let texts: Vec<&mut String> = match &mut self {
+            ToolError::Failed { message, .. }
+            | ToolError::InvalidCall { message }
+            | ToolError::Panicked { message, .. }
+            | ToolError::Output { message, .. } => vec![message],
+            ToolError::SilentExit { reason } | ToolError::InvalidTool { reason, .. } => {
+                vec![reason]
+            }
+            ToolError::UnknownTool { available, .. } => vec![available],
+            ToolError::InvalidInput { path, message, .. } => {
+                let mut texts = vec![message];
+                texts.extend(path.as_mut());
+                texts
+            }
+            ToolError::Cancelled { .. }
+            | ToolError::Timeout { .. }
+            | ToolError::DeadlineExceeded { .. }
+            | ToolError::BudgetExhausted { .. }
+            | ToolError::DuplicateTool { .. } => Vec::new(),
+        };
+        for text in texts {
+            redactor.redact_in_place(text);
+        }
+        self
+    }
+
     /// The reason, if this is a silent exit request.
     pub fn silent_exit_reason(&self) -> Option<&str> {
         match self {

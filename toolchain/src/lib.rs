@@ -182,7 +182,7 @@ pub type YamlToolChain = TextToolChain<Yaml>;
 
 // What the API exposes, so plugin and agent authors need only this crate.
 pub use async_trait::async_trait;
-pub use messages::{ContentPart, Message, Role, ToolCall, ToolResponse, ToolSpec};
+pub use messages::{ContentPart, Message, Redactor, Role, ToolCall, ToolResponse, ToolSpec};
 pub use schemars::{self, JsonSchema};
 pub use serde_json::{self, Value};
 pub use text_format::{

@@ -118,6 +118,12 @@ impl Runner {
             }
             result
         });
+        // Before anything reads the outcome: the events, the model and the store see it
+        // redacted alike.
+        let result = match ctx.redactor() {
+            Some(redactor) => redact(redactor, result),
+            None => result,
+        };
         let duration = started.elapsed();
         let content = rendering.content(&result);
         observer.on_event(&ToolEvent::Finished {
@@ -200,6 +206,26 @@ impl Runner {
                 tool: call.name.clone(),
             }),
         }
+    }
+}
+
+/// `result` without the secrets `redactor` knows: in its output's strings, its text media
+/// and its error.
+fn redact(
+    redactor: &messages::Redactor,
+    result: Result<ToolResult<Value>, ToolError>,
+) -> Result<ToolResult<Value>, ToolError> {
+    match result {
+        Ok(mut result) => {
+            redactor.redact_json(&mut result.text);
+            for part in &mut result.media {
+                if let ContentPart::Text { text, .. } = part {
+                    redactor.redact_in_place(text);
+                }
+            }
+            Ok(result)
+        }
+        Err(error) => Err(error.redacted(redactor)),
     }
 }
 

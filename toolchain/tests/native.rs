@@ -398,3 +398,44 @@ async fn a_passed_deadline_makes_no_call() {
     );
     assert_eq!(ctx.remaining_calls(), Some(5));
 }
+
+/// A context's redactor cleans every result and error before anyone reads them: the model's
+/// answer, the typed results and the events alike.
+#[tokio::test]
+async fn the_redactor_cleans_results_errors_and_events() {
+    let chain = NativeToolChain::new(tools());
+    let calls = [
+        ToolCall::new("1", "get_customer_info", r#"{"id": "C404"}"#),
+        ToolCall::new("2", "get_customer_info", r#"{"id": "C001"}"#),
+    ];
+    let seen = Mutex::new(Vec::new());
+    let observer = |event: &ToolEvent<'_>| {
+        if let ToolEvent::Finished { content, .. } = event {
+            seen.lock().unwrap().push((*content).to_owned());
+        }
+    };
+    let redactor = toolchain::Redactor::new().with("C404").with("John");
+    let ctx = ExecutionContext::new().with_redactor(std::sync::Arc::new(redactor));
+    let round = chain.execute_observed(&ctx, &calls, &observer).await;
+    assert_eq!(
+        contents(&round),
+        [
+            "Tool execution failed: no customer with id [REDACTED]",
+            r#"{"id":"C001","name":"[REDACTED]"}"#,
+        ]
+    );
+    assert!(
+        matches!(&round.raw.errors[0], Some(ToolError::Failed { message, .. }) if message == "no customer with id [REDACTED]")
+    );
+    assert_eq!(
+        round.raw.results[1].output.as_ref().unwrap()["name"],
+        "[REDACTED]"
+    );
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort();
+    assert!(
+        seen.iter()
+            .all(|content| !content.contains("John") && !content.contains("C404")),
+        "{seen:?}"
+    );
+}

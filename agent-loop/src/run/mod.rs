@@ -116,6 +116,9 @@ impl Inner {
         if let Some(timeout) = self.tool_timeout {
             exec = exec.with_call_timeout(timeout);
         }
+        if let Some(redactor) = &self.redactor {
+            exec = exec.with_redactor(Arc::clone(redactor));
+        }
         let run = Run {
             agent: self,
             cancel,

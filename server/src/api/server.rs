@@ -55,6 +55,13 @@ impl Server {
                 .await
                 .map_err(|err| ServerError::Config(format!("`knowledge_bases`: {err}")))?;
         }
+        for (index, entry) in config.token_knowledge_bases.iter().enumerate() {
+            knowledge_base::KnowledgeBaseSearch::new(knowledge.clone(), &entry.knowledge_bases)
+                .await
+                .map_err(|err| {
+                    ServerError::Config(format!("`token_knowledge_bases[{index}]`: {err}"))
+                })?;
+        }
         Ok(Server {
             app: Arc::new(App::new(config, store, kind, mcp, Some(knowledge))?),
         })

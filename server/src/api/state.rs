@@ -27,6 +27,9 @@ pub(crate) struct App {
     pub(crate) responses: crate::api::routes::responses::InFlight,
     /// The tools of each token that has some, by the token's position in `tokens`.
     token_agents: std::collections::HashMap<usize, crate::config::TokenTools>,
+    /// The knowledge bases each token may search, `knowledge_bases` included, by the token's
+    /// position in `tokens`; a caller not in it may search `knowledge_bases` only.
+    token_bases: std::collections::HashMap<usize, Vec<String>>,
     pub(crate) started: Instant,
     pub(crate) store_kind: StoreKind,
     pub(crate) guard: Arc<Guard>,
@@ -68,18 +71,21 @@ impl App {
         }
         let cors = crate::api::guard::cors(&config)?;
         let tools = BuiltinTools::new(&config.tools)?;
-        if !config.knowledge_bases.is_empty() && knowledge.is_none() {
+        if (!config.knowledge_bases.is_empty() || !config.token_knowledge_bases.is_empty())
+            && knowledge.is_none()
+        {
             return Err(ServerError::Config(
-                "`knowledge_bases` are searched in the store `Server::new` opens; use it"
+                "`knowledge_bases` and `token_knowledge_bases` are searched in the store \
+                 `Server::new` opens; use it"
                     .to_owned(),
             ));
         }
         // An agent alias naming a tool that is not enabled would fail every request it gets.
-        let check = |tool_list: &[String]| -> Result<(), String> {
+        let check = |tool_list: &[String], bases: &[String]| -> Result<(), String> {
             tools
                 .select(crate::config::builtin_tools(tool_list))
                 .map_err(|err| err.to_string())?;
-            if crate::config::searches_knowledge(tool_list) && config.knowledge_bases.is_empty() {
+            if crate::config::searches_knowledge(tool_list) && bases.is_empty() {
                 return Err(format!(
                     "`{}` searches the configured `knowledge_bases`, and none is configured",
                     knowledge_base::TOOL_NAME
@@ -88,22 +94,21 @@ impl App {
             Ok(())
         };
         for (name, agent) in &config.agents {
-            check(&agent.tools)
+            check(&agent.tools, &config.knowledge_bases)
                 .map_err(|err| ServerError::Config(format!("agent `{name}`: {err}")))?;
         }
+        let token_bases = token_bases(&config)?;
         let mut token_agents = std::collections::HashMap::new();
         for (index, entry) in config.token_tools.iter().enumerate() {
-            let Some(caller) = config
-                .tokens
-                .iter()
-                .position(|token| token.expose() == entry.token.expose())
-            else {
-                return Err(ServerError::Config(format!(
+            let caller = token_position(&config, &entry.token).ok_or_else(|| {
+                ServerError::Config(format!(
                     "`token_tools[{index}].token` is not one of `tokens`, so no request could \
                      use its tools; add it to `tokens`"
-                )));
-            };
-            check(&entry.tools)
+                ))
+            })?;
+            // The token's own bases count: its tools search them too.
+            let bases = token_bases.get(&caller).unwrap_or(&config.knowledge_bases);
+            check(&entry.tools, bases)
                 .map_err(|err| ServerError::Config(format!("`token_tools[{index}]`: {err}")))?;
             token_agents.insert(caller, entry.clone());
         }
@@ -112,7 +117,8 @@ impl App {
         let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
             .with_provider_limits(config.provider_limits.clone())
             .with_skills(skills)
-            .with_mcp(mcp);
+            .with_mcp(mcp)
+            .with_secrets(&config.redactor());
         let chat = match knowledge {
             Some(knowledge) => chat.with_knowledge(knowledge),
             None => chat,
@@ -123,6 +129,7 @@ impl App {
             runs: Arc::new(Runs::default()),
             responses: crate::api::routes::responses::InFlight::default(),
             token_agents,
+            token_bases,
             started: Instant::now(),
             store_kind: kind,
             guard: Arc::new(Guard::new(&config)),
@@ -133,7 +140,52 @@ impl App {
     }
 }
 
+/// Where `token` is in `config.tokens`.
+fn token_position(config: &ServerConfig, token: &crate::api::schema::Secret) -> Option<usize> {
+    config
+        .tokens
+        .iter()
+        .position(|known| known.expose() == token.expose())
+}
+
+/// The knowledge bases of each token of `token_knowledge_bases`, the server's own
+/// `knowledge_bases` included; refuses an entry whose token is not one of `tokens`.
+fn token_bases(
+    config: &ServerConfig,
+) -> Result<std::collections::HashMap<usize, Vec<String>>, ServerError> {
+    let mut bases: std::collections::HashMap<usize, Vec<String>> = std::collections::HashMap::new();
+    for (index, entry) in config.token_knowledge_bases.iter().enumerate() {
+        let caller = token_position(config, &entry.token).ok_or_else(|| {
+            ServerError::Config(format!(
+                "`token_knowledge_bases[{index}].token` is not one of `tokens`, so no request \
+                 could search its bases; add it to `tokens`"
+            ))
+        })?;
+        let offered = bases
+            .entry(caller)
+            .or_insert_with(|| config.knowledge_bases.clone());
+        for base in &entry.knowledge_bases {
+            if !offered.contains(base) {
+                offered.push(base.clone());
+            }
+        }
+    }
+    Ok(bases)
+}
+
 impl App {
+    /// The knowledge bases `caller` may search: the server's `knowledge_bases`, and its
+    /// token's `token_knowledge_bases`. Any other base in the store is not offered to it.
+    pub(crate) fn knowledge_bases(&self, caller: crate::api::auth::Caller) -> &[String] {
+        match caller {
+            crate::api::auth::Caller::Token(index) => self
+                .token_bases
+                .get(&index)
+                .unwrap_or(&self.config.knowledge_bases),
+            crate::api::auth::Caller::Loopback => &self.config.knowledge_bases,
+        }
+    }
+
     /// The agent a request of `caller` for `model` runs: the operator's alias of that name,
     /// else the caller's token tools on that model, else none (one model call).
     pub(crate) fn agent_for(

@@ -99,6 +99,8 @@ pub struct ChatService {
     skills: Arc<SkillSet>,
     mcp: Arc<McpTools>,
     knowledge: Option<knowledge_base::KnowledgeStore>,
+    /// Every secret the service holds; each tool result and error goes through it.
+    redactor: Arc<messages::Redactor>,
 }
 
 impl std::fmt::Debug for ChatService {
@@ -148,6 +150,8 @@ impl ChatService {
         keys: ProviderKeys,
         base_urls: ProviderBaseUrls,
     ) -> Self {
+        let mut redactor = keys.redactor();
+        redactor.extend(tools.redactor());
         ChatService {
             store,
             tools,
@@ -158,6 +162,7 @@ impl ChatService {
             skills: Arc::default(),
             mcp: Arc::default(),
             knowledge: None,
+            redactor: Arc::new(redactor),
         }
     }
 
@@ -184,8 +189,22 @@ impl ChatService {
     /// The MCP servers whose tools runs may be offered (by name, in [`RunSpec::mcp_servers`]).
     #[must_use]
     pub fn with_mcp(mut self, mcp: McpTools) -> Self {
+        let secrets = mcp.redactor();
         self.mcp = Arc::new(mcp);
+        self.with_secrets(&secrets)
+    }
+
+    /// Adds the secrets `secrets` knows to those removed from every tool result and error (the
+    /// service already knows its provider keys, its tools' keys and its MCP servers' tokens).
+    #[must_use]
+    pub fn with_secrets(mut self, secrets: &messages::Redactor) -> Self {
+        Arc::make_mut(&mut self.redactor).extend(secrets);
         self
+    }
+
+    /// The redactor that knows every secret of the service.
+    pub fn redactor(&self) -> &Arc<messages::Redactor> {
+        &self.redactor
     }
 
     /// The MCP servers runs may use.
@@ -258,6 +277,7 @@ impl ChatService {
         let mut builder = Agent::builder()
             .model(model)
             .tools(tools)
+            .redactor(Arc::clone(&self.redactor))
             .max_rounds(spec.max_rounds)
             .compression(policy(&spec));
         if let Some(system) = &spec.system {

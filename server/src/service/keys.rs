@@ -61,6 +61,17 @@ impl ProviderKeys {
         }
     }
 
+    /// A redactor that knows every key set.
+    pub fn redactor(&self) -> messages::Redactor {
+        let mut redactor = messages::Redactor::new();
+        for (provider, _) in KEY_VARIABLES {
+            if let Some(key) = self.get(provider) {
+                redactor.add(key.expose());
+            }
+        }
+        redactor
+    }
+
     /// Whether any key is set.
     pub fn any(&self) -> bool {
         KEY_VARIABLES

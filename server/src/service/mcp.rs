@@ -161,6 +161,24 @@ impl McpTools {
             .map(|entry| entry.tools.clone())
     }
 
+    /// A redactor that knows the secrets of every server this process connected (bearer
+    /// tokens, credential-like environment values).
+    pub fn redactor(&self) -> messages::Redactor {
+        let mut redactor = messages::Redactor::new();
+        #[cfg(feature = "mcp")]
+        for entry in self
+            .servers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+        {
+            if let Some(live) = &entry.live {
+                redactor.extend(&live.config.redactor());
+            }
+        }
+        redactor
+    }
+
     /// Whether no server is connected.
     pub fn is_empty(&self) -> bool {
         self.names.is_empty()

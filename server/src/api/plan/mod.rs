@@ -102,10 +102,13 @@ impl Problems {
     }
 }
 
-/// Plans `request`. `header_request_id` is the `X-Request-ID` header, if any.
+/// Plans `request` of a caller who may search the knowledge bases `offered_bases` (the
+/// server's `knowledge_bases`, and its token's). `header_request_id` is the `X-Request-ID`
+/// header, if any.
 pub fn plan(
     request: ResponseRequest,
     config: &ServerConfig,
+    offered_bases: &[String],
     header_request_id: Option<&str>,
 ) -> Result<Planned, ApiError> {
     let mut problems = Problems::default();
@@ -281,8 +284,7 @@ pub fn plan(
         &std::mem::take(&mut tools_config.mcp_servers),
         &mut problems,
     );
-    let (mut tools, knowledge_bases) =
-        builtin_tools(tools_config, &config.knowledge_bases, &mut problems);
+    let (mut tools, knowledge_bases) = builtin_tools(tools_config, offered_bases, &mut problems);
     // `features.web_search` offers the `web_search` tool (whether the server has a backend is
     // the service's to say, as for any built-in tool).
     if features.web_search && !tools.iter().any(|tool| tool == WEB_SEARCH) {
@@ -434,10 +436,10 @@ fn skills(refs: &[SkillRef], problems: &mut Problems) -> (Vec<String>, Vec<Strin
 }
 
 /// The built-in tools enabled, and the knowledge bases `knowledge_base_search` searches: those
-/// its `kb_ids` name, else the server's `configured` ones.
+/// its `kb_ids` name, each one of the `offered` ones, else all the `offered` ones.
 fn builtin_tools(
     tools: ToolsConfig,
-    configured: &[String],
+    offered: &[String],
     problems: &mut Problems,
 ) -> (Vec<String>, Vec<String>) {
     if !tools.custom.is_empty() {
@@ -462,7 +464,7 @@ fn builtin_tools(
         let ids = tool.kb_ids.unwrap_or_default();
         if name == knowledge_base::TOOL_NAME {
             if tool.enabled {
-                bases.extend(knowledge_bases(&ids, configured, problems));
+                bases.extend(knowledge_bases(&ids, offered, problems));
             }
             continue;
         }
@@ -479,32 +481,61 @@ fn builtin_tools(
     (names, bases)
 }
 
-/// The knowledge bases `knowledge_base_search` searches: those its `kb_ids` name, else the
-/// server's `configured` ones (and a problem when there are none).
-fn knowledge_bases(ids: &[Value], configured: &[String], problems: &mut Problems) -> Vec<String> {
+/// The knowledge bases `knowledge_base_search` searches: those its `kb_ids` name, else all the
+/// `offered` ones (and a problem when there are none). A base that is not offered is refused
+/// whether or not the store holds it, so the answer tells nothing of the store's other bases.
+fn knowledge_bases(ids: &[Value], offered: &[String], problems: &mut Problems) -> Vec<String> {
     let field = format!("tools.builtin.{}.kb_ids", knowledge_base::TOOL_NAME);
     if ids.is_empty() {
-        if configured.is_empty() {
+        if offered.is_empty() {
             problems.invalid(
                 &field,
-                "name the knowledge bases to search (`skein kb list` shows them); this server \
-                 has no default ones (`knowledge_bases` in its configuration)",
+                "this server offers you no knowledge base to search; its operator offers them \
+                 with `skein serve --kb NAME` (`knowledge_bases`, or `token_knowledge_bases` \
+                 for one token, in its configuration)",
             );
         }
-        return configured.to_vec();
+        return offered.to_vec();
     }
     let mut bases = Vec::new();
     for (index, id) in ids.iter().enumerate() {
-        match id {
-            Value::String(base) => bases.push(base.clone()),
-            Value::Number(number) => bases.push(number.to_string()),
-            _ => problems.invalid(
-                &format!("{field}[{index}]"),
-                "must be a knowledge base name",
-            ),
+        let base = match id {
+            Value::String(base) => base.clone(),
+            Value::Number(number) => number.to_string(),
+            _ => {
+                problems.invalid(
+                    &format!("{field}[{index}]"),
+                    "must be a knowledge base name",
+                );
+                continue;
+            }
+        };
+        if offered.contains(&base) {
+            bases.push(base);
+        } else {
+            problems.invalid(&format!("{field}[{index}]"), &not_offered(&base, offered));
         }
     }
     bases
+}
+
+/// Why knowledge base `base` cannot be searched by a caller offered `offered`, and what to do.
+fn not_offered(base: &str, offered: &[String]) -> String {
+    let fix = "its operator offers bases with `skein serve --kb NAME` (`knowledge_bases`, or \
+               `token_knowledge_bases` for one token, in its configuration)";
+    if offered.is_empty() {
+        format!("knowledge base `{base}` is not offered to you: this server offers you none; {fix}")
+    } else {
+        format!(
+            "knowledge base `{base}` is not offered to you; name one of {} or leave `kb_ids` out \
+             to search them all; {fix}",
+            offered
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    }
 }
 
 fn tool_choice(

@@ -9,7 +9,7 @@ fn request(value: Value) -> ResponseRequest {
 }
 
 fn planned(value: Value) -> Planned {
-    plan(request(value), &ServerConfig::default(), None).expect("a plannable request")
+    plan(request(value), &ServerConfig::default(), &[], None).expect("a plannable request")
 }
 
 /// The fields a refused request names, in order.
@@ -18,7 +18,8 @@ fn refused(value: Value) -> Vec<String> {
 }
 
 fn refused_with(value: Value, config: &ServerConfig) -> Vec<String> {
-    let error = plan(request(value), config, None).expect_err("a refused request");
+    let error =
+        plan(request(value), config, &config.knowledge_bases, None).expect_err("a refused request");
     assert_eq!(error.status(), StatusCode::UNPROCESSABLE_ENTITY);
     error.body().details["fields"]
         .as_array()
@@ -101,6 +102,7 @@ fn every_field_changes_the_run() {
             "knowledge_context": {"contexts": [{"kb_id": 1, "kb_name": "faq", "content": "FAQ text"}]},
         })),
         &ServerConfig::default(),
+        &[],
         Some("req-from-header"),
     )
     .unwrap();
@@ -194,6 +196,7 @@ fn refusals_never_echo_secrets() {
             "metadata": {"auth_token": "tok-456"},
         })),
         &ServerConfig::default(),
+        &[],
         None,
     )
     .unwrap_err();
@@ -284,6 +287,7 @@ fn base_urls_only_when_the_server_allows_them() {
             "input": {"text": "hi"},
         })),
         &config,
+        &[],
         None,
     )
     .unwrap();
@@ -368,6 +372,7 @@ fn message_lists_become_valid_chains() {
             ]}}),
         ),
         &ServerConfig::default(),
+        &[],
         None,
     )
     .unwrap_err();

@@ -59,8 +59,7 @@ pub(crate) async fn create_chat_completion(
     let cancel = CancellationToken::new();
     // An agent's run stops when the client goes away and its answer is dropped.
     let disconnect = cancel.clone().drop_guard();
-    let owner = app.auth.owner(caller);
-    let opened = open(&app, agent.as_ref(), call, owner, cancel).await?;
+    let opened = open(&app, agent.as_ref(), call, caller, cancel).await?;
     let (repairs, cache) = (opened.repairs, opened.cache);
 
     if stream {

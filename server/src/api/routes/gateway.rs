@@ -172,12 +172,13 @@ pub(crate) async fn open(
     app: &App,
     agent: Option<&AgentAlias>,
     call: GatewayCall,
-    owner: &str,
+    caller: Caller,
     cancel: CancellationToken,
 ) -> Result<Opened, OpenAiError> {
     if let Some(agent) = agent {
-        return agent_run(app, agent, call, owner, cancel).await;
+        return agent_run(app, agent, call, caller, cancel).await;
     }
+    let owner = app.auth.owner(caller);
     let reuse = if app.config.reuse_deterministic_answers {
         Reuse::Deterministic
     } else {
@@ -274,7 +275,7 @@ async fn agent_run(
     app: &App,
     agent: &AgentAlias,
     call: GatewayCall,
-    owner: &str,
+    caller: Caller,
     cancel: CancellationToken,
 ) -> Result<Opened, OpenAiError> {
     let name = call.model.config.model_id.clone();
@@ -286,13 +287,13 @@ async fn agent_run(
     spec.system.clone_from(&agent.system);
     spec.tools = agent.builtin_tools().map(str::to_owned).collect();
     if agent.searches_knowledge() {
-        spec.knowledge_bases.clone_from(&app.config.knowledge_bases);
+        spec.knowledge_bases = app.knowledge_bases(caller).to_vec();
     }
     spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
     spec.temperature = options.temperature;
     spec.max_tokens = options.max_tokens;
     spec.label = call.label;
-    spec.owner = Some(owner.to_owned());
+    spec.owner = Some(app.auth.owner(caller).to_owned());
     spec.log = call.logging == Logging::On;
     let prepared = app.chat.prepare(spec).await.map_err(|error| {
         OpenAiError::new(

@@ -90,7 +90,7 @@ pub(crate) async fn create_response(
     let header_id = headers
         .get(REQUEST_ID)
         .and_then(|value| value.to_str().ok());
-    let mut planned = plan(request, &app.config, header_id)?;
+    let mut planned = plan(request, &app.config, app.knowledge_bases(caller), header_id)?;
     // The limit is checked before any work and before any event: a refused request is a
     // plain 429, never a stream that starts and then fails.
     let permit = app.limit.try_acquire(caller)?;

@@ -106,7 +106,7 @@ pub(crate) async fn create_response(
     let in_flight = app.responses.insert(caller, begun);
     // An agent's run stops when the client goes away and its answer is dropped.
     let disconnect = cancel.clone().drop_guard();
-    let opened = open(&app, agent.as_ref(), call, owner, cancel.clone()).await?;
+    let opened = open(&app, agent.as_ref(), call, caller, cancel.clone()).await?;
     let (repairs, cache, node) = (opened.repairs, opened.cache, opened.node);
     // Ends at the answer's last item (logged before it comes), or `None` when a stream ends
     // without one.

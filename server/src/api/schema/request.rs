@@ -196,8 +196,10 @@ pub struct BuiltinTool {
     /// Result limit of search tools. Not supported: Skein's built-in tools have none.
     #[serde(default)]
     pub max_results: Option<u32>,
-    /// The knowledge bases `knowledge_base_search` searches, by name (`skein kb list`); left
-    /// out, the server's configured `knowledge_bases`. Only that tool takes them.
+    /// The knowledge bases `knowledge_base_search` searches, by name, each one the server
+    /// offers this caller (its `knowledge_bases`, and the token's `token_knowledge_bases`;
+    /// another is refused with 422); left out, all the bases offered. Only that tool takes
+    /// them.
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub kb_ids: Option<Vec<Value>>,

@@ -109,6 +109,8 @@ pub enum ToolSelectError {
 pub struct BuiltinTools {
     available: Vec<DynTool>,
     silent_exit: DynTool,
+    /// The secrets the tools hold (the web search key).
+    secrets: messages::Redactor,
 }
 
 impl BuiltinTools {
@@ -127,13 +129,22 @@ impl BuiltinTools {
         if let Some(policy) = &config.http_get {
             available.push(DynTool::new(HttpGet::new(policy)?)?);
         }
+        let mut secrets = messages::Redactor::new();
         if let Some(search) = &config.web_search {
-            available.push(DynTool::new(WebSearch::new(search)?)?);
+            let search = WebSearch::new(search)?;
+            secrets.extend(&search.redactor());
+            available.push(DynTool::new(search)?);
         }
         Ok(BuiltinTools {
             available,
             silent_exit: DynTool::new(SilentExit)?,
+            secrets,
         })
+    }
+
+    /// A redactor that knows the secrets the tools hold (the web search key).
+    pub fn redactor(&self) -> &messages::Redactor {
+        &self.secrets
     }
 
     /// The names of the available tools.

@@ -308,13 +308,14 @@ impl ApiKey {
         value
     }
 
-    /// `text` with every occurrence of the key replaced.
+    /// A redactor that knows the key.
+    fn redactor(&self) -> messages::Redactor {
+        messages::Redactor::new().with(&self.0)
+    }
+
+    /// `text` without the key.
     fn scrub(&self, text: &str) -> String {
-        if self.0.is_empty() {
-            text.to_owned()
-        } else {
-            text.replace(&self.0, "<redacted>")
-        }
+        self.redactor().redact(text)
     }
 }
 
@@ -494,6 +495,23 @@ impl WebSearch {
             timeout_secs,
             description: description.into(),
         })
+    }
+}
+
+impl WebSearch {
+    /// A redactor that knows the backend's key (none for SearxNG).
+    pub fn redactor(&self) -> messages::Redactor {
+        self.backend.key().map(ApiKey::redactor).unwrap_or_default()
+    }
+}
+
+impl WebSearchConfig {
+    /// A redactor that knows the key the tool of this configuration would use (read from the
+    /// environment as [`WebSearch::new`] reads it); none when it has no key or cannot be built.
+    pub fn redactor(&self) -> messages::Redactor {
+        WebSearch::new(self)
+            .map(|search| search.redactor())
+            .unwrap_or_default()
     }
 }
 
