@@ -166,6 +166,7 @@ impl McpError {
             } => vec![command, reason],
             McpError::Unreachable { url, reason, .. } => vec![url, reason],
             McpError::HttpStatus { url, .. } => vec![url],
+            McpError::Redirected { url, location, .. } => vec![url, location],
             McpError::Handshake { reason, stderr, .. }
             | McpError::Stopped {
                 detail: reason,
@@ -179,7 +180,7 @@ impl McpError {
             McpError::Protocol { message, .. } | McpError::Rejected { message, .. } => {
                 vec![message]
             }
-            McpError::Timeout { .. } => Vec::new(),
+            McpError::Timeout { .. } | McpError::MessageTooLarge { .. } => Vec::new(),
         };
         for text in texts {
             redactor.redact_in_place(text);
