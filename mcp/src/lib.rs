@@ -67,6 +67,7 @@ mod adapter;
 mod config;
 mod error;
 mod names;
+mod notifications;
 mod result;
 mod server;
 #[cfg(feature = "testing")]
