@@ -67,6 +67,10 @@ impl ReadLimit {
     }
 
     /// This limit's value in `limits`, for people (`64 MiB`, `30 s`).
+    #[cfg_attr(
+        not(feature = "pdf"),
+        allow(dead_code, reason = "only PDF reading goes past limits")
+    )]
     pub(crate) fn shown(self, limits: &ReadLimits) -> String {
         match self {
             ReadLimit::TextBytes => mib(limits.max_text_bytes as u64),
@@ -106,6 +110,10 @@ impl fmt::Display for ReadLimit {
 }
 
 /// `bytes` in MiB when a whole number of them, else in bytes.
+#[cfg_attr(
+    not(feature = "pdf"),
+    allow(dead_code, reason = "only PDF reading goes past limits")
+)]
 fn mib(bytes: u64) -> String {
     const MIB: u64 = 1024 * 1024;
     if bytes >= MIB && bytes % MIB == 0 {
