@@ -28,10 +28,10 @@ pub const MAX_OPEN_BLOCKS: usize = 1024;
 /// Most tool calls one answer may make, counted over the whole answer (closed calls too), for
 /// every protocol.
 ///
-/// Every adapter's calls pass through the [`Assembler`], so this one count bounds them all: an
-/// answer that closes each call before opening the next never has many open at once, but a
-/// round of twenty thousand calls is still work (and memory) no real answer asks for. The
-/// call past the cap ends the answer with [`ProviderError::LimitExceeded`]
+/// Every adapter's calls pass through the shared delta assembler, so this one count bounds
+/// them all: an answer that closes each call before opening the next never has many open at
+/// once, but a round of twenty thousand calls is still work (and memory) no real answer asks
+/// for. The call past the cap ends the answer with [`ProviderError::LimitExceeded`]
 /// ([`Limit::ToolCalls`]).
 pub const MAX_TOOL_CALLS: usize = 1024;
 
