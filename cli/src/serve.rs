@@ -111,15 +111,27 @@ pub(crate) struct ServeArgs {
     knowledge_bases: Vec<String>,
 }
 
+/// The log filter: `RUST_LOG` (else `info`), with the MCP SDK (`rmcp`) at `warn` unless
+/// `RUST_LOG` names it. The SDK logs at info each server's whole handshake (one screenful per
+/// server at every start) and every notification a server sends, whole: a server sending a
+/// million of them would write a million lines. Skein logs notifications itself, at debug
+/// and rate-limited (target `mcp::notification`).
+fn log_filter(rust_log: Option<&str>) -> tracing_subscriber::EnvFilter {
+    const DEFAULT: &str = "info,rmcp=warn";
+    let directives = match rust_log.map(str::trim).filter(|given| !given.is_empty()) {
+        Some(given) if given.contains("rmcp") => given.to_owned(),
+        Some(given) => format!("{given},rmcp=warn"),
+        None => DEFAULT.to_owned(),
+    };
+    tracing_subscriber::EnvFilter::try_new(directives)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT))
+}
+
 pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliError> {
     let config = config(args, db)?;
+    let rust_log = std::env::var("RUST_LOG").ok();
     let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            // The MCP SDK logs each server's whole handshake (its instructions, every
-            // capability) at info: one screenful per server at every start.
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn")),
-        )
+        .with_env_filter(log_filter(rust_log.as_deref()))
         .with_writer(crate::redacted_log::RedactedStderr::new(config.redactor()))
         // Colour codes are for a terminal: in a log file or a journal they are noise.
         .with_ansi(std::io::stderr().is_terminal())

@@ -486,3 +486,85 @@ fn skein_serve_killed_mid_call_takes_its_stdio_server_and_what_it_started_with_i
         "still running after skein serve was killed mid-call: {running:?}"
     );
 }
+
+
+/// A stdio MCP server (Python, standard library only) that, once its tools are listed, sends
+/// `count` log notifications of 1 KB each, then creates the file `done`.
+const FLOODING_SERVER: &str = r#"
+import json, sys
+count, done = int(sys.argv[1]), sys.argv[2]
+def send(message):
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    request = json.loads(line)
+    method, id = request.get("method"), request.get("id")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": id, "result": {
+            "protocolVersion": request["params"]["protocolVersion"],
+            "capabilities": {"tools": {}, "logging": {}},
+            "serverInfo": {"name": "flood", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": id, "result": {"tools": []}})
+        data = "x" * 1000
+        for _ in range(count):
+            send({"jsonrpc": "2.0", "method": "notifications/message",
+                  "params": {"level": "info", "data": data}})
+        open(done, "w").close()
+    elif id is not None:
+        send({"jsonrpc": "2.0", "id": id, "result": {}})
+"#;
+
+#[test]
+fn a_notification_flood_does_not_flood_the_log() {
+    // 20,000 notifications of 1 KB with RUST_LOG=info used to be 20,000 log lines of the
+    // whole notification (1 M of them wrote 1.37 GB in 40 s).
+    const COUNT: usize = 20_000;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("flood.py");
+    std::fs::write(&script, FLOODING_SERVER).unwrap();
+    let done = dir.path().join("done");
+    let spec = format!(
+        "flood=python3 {} {COUNT} {}",
+        script.display(),
+        done.display()
+    );
+    for rust_log in ["info", "debug"] {
+        let _ = std::fs::remove_file(&done);
+        let mut command = crate::support::skein_process(dir.path());
+        command.env("RUST_LOG", rust_log);
+        let served =
+            crate::support::serve_command(command, &["--mcp", &spec], crate::support::Stderr::Keep);
+        let started = Instant::now();
+        while !done.exists() {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the flood did not end: {}",
+                served.stderr()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // What is still in the pipe is read and logged within moments.
+        let mut logged = served.stderr().len();
+        loop {
+            std::thread::sleep(Duration::from_millis(500));
+            let now = served.stderr().len();
+            if now == logged || started.elapsed() > Duration::from_secs(90) {
+                break;
+            }
+            logged = now;
+        }
+        let stderr = served.stderr();
+        let lines = stderr.matches("notifications/message").count();
+        // At debug, a few lines a second and the count of those left out; at info, none.
+        assert!(
+            stderr.len() < 64 * 1024 && lines < 200,
+            "RUST_LOG={rust_log}: {} bytes, {lines} notification lines: {}",
+            stderr.len(),
+            &stderr[..stderr.len().min(2000)]
+        );
+        if rust_log == "debug" {
+            assert!(lines > 0, "{stderr}");
+        }
+    }
+}

@@ -1,12 +1,13 @@
 //! Documents: text read from files, and where each chunk of it lies.
 
 use std::fmt;
+use std::io::Read as _;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use crate::KbError;
 use crate::chunk::{Chunk, Chunker};
+use crate::{KbError, ReadLimits};
 
 /// Separates the pages of a [`SpanKind::Pages`] document's text: a line holding only a form
 /// feed.
@@ -129,51 +130,39 @@ impl Document {
         }
     }
 
-    /// Reads a file: UTF-8 text of any kind (plain text, Markdown, source code), recognised by
-    /// its content rather than its name, or a PDF file's text page by page (feature `pdf`;
-    /// without it a PDF is [`KbError::PdfDisabled`]).
+    /// Reads a file within the default [`ReadLimits`]: UTF-8 text of any kind (plain text,
+    /// Markdown, source code), recognised by its content rather than its name, or a PDF
+    /// file's text page by page (feature `pdf`; without it a PDF is [`KbError::PdfDisabled`]).
     ///
     /// The location is the path as given; the title is a Markdown file's first `# ` heading,
     /// else the file name. A UTF-8 byte order mark is dropped. A binary file (one with a NUL
     /// byte) and text in another encoding are refused with [`KbError::NotText`] naming the
-    /// file, as are files larger than [`MAX_FILE_BYTES`].
+    /// file, as are files larger than [`MAX_FILE_BYTES`] and anything but a regular file (a
+    /// directory, a named pipe, a device such as `/dev/zero`, also behind a link): those never
+    /// end, or block, when read.
     ///
     /// PDF text comes from the `pdf-extract` crate. It reads the text layer only (a scanned
     /// PDF has none and gives an empty document), and a PDF it cannot parse is
     /// [`KbError::Pdf`]; that crate may panic on malformed files, which is caught here (the
-    /// panic message still reaches the process's panic hook, by default standard error).
+    /// panic message still reaches the process's panic hook, by default standard error). A
+    /// PDF past one of the [`ReadLimits`] is [`KbError::LimitExceeded`].
     pub fn from_file(path: impl AsRef<Path>) -> Result<Document, KbError> {
+        Document::from_file_within(path, &ReadLimits::default())
+    }
+
+    /// [`Document::from_file`] within `limits`.
+    pub fn from_file_within(
+        path: impl AsRef<Path>,
+        limits: &ReadLimits,
+    ) -> Result<Document, KbError> {
         let path = path.as_ref();
         let shown = path.display().to_string();
-        let io = |operation: &'static str| {
-            let shown = shown.clone();
-            move |source| KbError::Io {
-                operation,
-                path: shown,
-                source,
-            }
-        };
-        let metadata = std::fs::metadata(path).map_err(io("read"))?;
-        if metadata.is_dir() {
-            return Err(KbError::NotText {
-                path: shown,
-                reason: "it is a directory".to_owned(),
-                hint: "name the files in it instead",
-            });
-        }
-        if metadata.len() > MAX_FILE_BYTES {
-            return Err(KbError::NotText {
-                path: shown,
-                reason: format!("it has {} bytes", metadata.len()),
-                hint: "knowledge bases take files of at most 256 MiB: split it",
-            });
-        }
-        let bytes = std::fs::read(path).map_err(io("read"))?;
+        let bytes = read_regular_file(path, &shown)?;
         let file_name = path
             .file_name()
             .map_or_else(|| shown.clone(), |name| name.to_string_lossy().into_owned());
         if bytes.starts_with(b"%PDF-") {
-            return read_pdf(&shown, file_name, &bytes);
+            return read_pdf(&shown, file_name, &bytes, limits);
         }
         let text = decode_text(&shown, &bytes)?;
         let markdown = path
@@ -298,34 +287,107 @@ fn markdown_title(text: &str) -> Option<String> {
     None
 }
 
-#[cfg(feature = "pdf")]
-fn read_pdf(path: &str, title: String, bytes: &[u8]) -> Result<Document, KbError> {
-    let extracted = std::panic::catch_unwind(|| pdf_extract::extract_text_from_mem_by_pages(bytes));
-    let pages = match extracted {
-        Ok(Ok(pages)) => pages,
-        Ok(Err(error)) => {
-            return Err(KbError::Pdf {
-                path: path.to_owned(),
-                reason: error.to_string(),
-            });
-        }
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|message| (*message).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown failure".to_owned());
-            return Err(KbError::Pdf {
-                path: path.to_owned(),
-                reason: format!("the PDF reader failed: {message}"),
-            });
+/// The bytes of the regular file `path` (`shown` names it in errors), at most
+/// [`MAX_FILE_BYTES`] of them.
+fn read_regular_file(path: &Path, shown: &str) -> Result<Vec<u8>, KbError> {
+    let io = |operation: &'static str| {
+        move |source| KbError::Io {
+            operation,
+            path: shown.to_owned(),
+            source,
         }
     };
+    // Checked before opening: opening a named pipe blocks until a writer comes.
+    check_regular(shown, &std::fs::metadata(path).map_err(io("read"))?)?;
+    let file = std::fs::File::open(path).map_err(io("open"))?;
+    // Checked again on what was opened, in case the path changed in between.
+    let metadata = file.metadata().map_err(io("read"))?;
+    check_regular(shown, &metadata)?;
+    let mut bytes = Vec::new();
+    // `take`: a file that grows while it is read stops at the limit all the same.
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io("read"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large(shown, "more bytes".to_owned()));
+    }
+    Ok(bytes)
+}
+
+/// `Ok` for a regular file of at most [`MAX_FILE_BYTES`].
+fn check_regular(shown: &str, metadata: &std::fs::Metadata) -> Result<(), KbError> {
+    let not_text = |reason: String, hint| KbError::NotText {
+        path: shown.to_owned(),
+        reason,
+        hint,
+    };
+    if metadata.is_dir() {
+        return Err(not_text(
+            "it is a directory".to_owned(),
+            "name the files in it instead",
+        ));
+    }
+    if !metadata.is_file() {
+        return Err(not_text(
+            format!("it is {}, not a regular file", special_kind(metadata)),
+            "knowledge bases read regular files only: copy what you want added into one",
+        ));
+    }
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(too_large(shown, format!("{} bytes", metadata.len())));
+    }
+    Ok(())
+}
+
+fn too_large(shown: &str, size: String) -> KbError {
+    KbError::NotText {
+        path: shown.to_owned(),
+        reason: format!("it has {size}"),
+        hint: "knowledge bases take files of at most 256 MiB: split it",
+    }
+}
+
+/// What kind of file that is not a regular file or a directory `metadata` describes.
+fn special_kind(metadata: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        let kind = metadata.file_type();
+        if kind.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    let _ = metadata;
+    "a special file"
+}
+
+#[cfg(feature = "pdf")]
+fn read_pdf(
+    path: &str,
+    title: String,
+    bytes: &[u8],
+    limits: &ReadLimits,
+) -> Result<Document, KbError> {
+    let pages = crate::pdf::pages(path, bytes, limits)?;
     Ok(Document::from_pages(title, path, pages))
 }
 
 #[cfg(not(feature = "pdf"))]
-fn read_pdf(path: &str, _title: String, _bytes: &[u8]) -> Result<Document, KbError> {
+fn read_pdf(
+    path: &str,
+    _title: String,
+    _bytes: &[u8],
+    _limits: &ReadLimits,
+) -> Result<Document, KbError> {
     Err(KbError::PdfDisabled {
         path: path.to_owned(),
     })

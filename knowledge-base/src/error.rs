@@ -42,6 +42,22 @@ pub enum KbError {
         /// What the PDF reader said.
         reason: String,
     },
+    /// Reading a file went past one of its [`ReadLimits`](crate::ReadLimits) (a PDF whose
+    /// text, expanded streams or extraction time is too large); reading stopped there and
+    /// nothing of the file was kept.
+    #[error(
+        "{path} was not added: {limit} the limit of {max} (`ReadLimits::{}`); {}",
+        limit.field(),
+        limit.hint()
+    )]
+    LimitExceeded {
+        /// The file.
+        path: String,
+        /// Which limit.
+        limit: crate::ReadLimit,
+        /// The limit's value, for people (`64 MiB`, `30 s`).
+        max: String,
+    },
     /// A PDF file, but this build reads PDF only with the `pdf` feature.
     #[error(
         "{path} is a PDF file, and this build of Skein reads PDF text only with the cargo \

@@ -18,8 +18,8 @@
 //! - `postgres`: `PostgresKnowledge` and `postgres://` locations in [`KnowledgeStore::open`]
 //!   (tokio-postgres, deadpool-postgres).
 //! - `pdf`: [`Document::from_file`] reads PDF text page by page with `pdf-extract` (the most
-//!   used maintained crate for it, built on `lopdf`); without it a PDF is
-//!   [`KbError::PdfDisabled`].
+//!   used maintained crate for it, built on `lopdf`) within [`ReadLimits`]; without it a PDF
+//!   is [`KbError::PdfDisabled`].
 //!
 //! # Example
 //!
@@ -54,6 +54,9 @@
 mod chunk;
 mod document;
 mod error;
+mod limits;
+#[cfg(feature = "pdf")]
+mod pdf;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod query;
@@ -64,6 +67,7 @@ mod tool;
 pub use chunk::{Chunk, Chunker, DEFAULT_MAX_CHARS, DEFAULT_OVERLAP_CHARS};
 pub use document::{Document, MAX_FILE_BYTES, PAGE_BREAK, Span, SpanKind};
 pub use error::{Backend, KbError};
+pub use limits::{EXTRACT_TIMEOUT, MAX_INFLATED_BYTES, MAX_TEXT_BYTES, ReadLimit, ReadLimits};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresKnowledge;
 pub use sqlite::SqliteKnowledge;

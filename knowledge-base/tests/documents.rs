@@ -1,6 +1,9 @@
 //! `Document::from_file`: text of every kind, refusals, and PDF.
 
-use knowledge_base::{Document, KbError, SpanKind};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use knowledge_base::{Document, KbError, ReadLimit, ReadLimits, SpanKind};
 
 #[test]
 fn text_markdown_and_source_are_read_by_content() {
@@ -54,39 +57,93 @@ fn binary_and_foreign_files_are_refused_naming_the_file() {
     assert!(error.to_string().contains("missing.md"));
 }
 
+/// `Document::from_file(path)` on another thread, or `None` when it has not returned after
+/// 20 s (it used to read `/dev/zero` until memory ran out, and to block on a FIFO forever).
+fn read_in_time(path: PathBuf) -> Option<Result<Document, KbError>> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(Document::from_file(&path));
+    });
+    receiver.recv_timeout(Duration::from_secs(20)).ok()
+}
+
+#[cfg(unix)]
+#[test]
+fn devices_and_pipes_are_refused_by_name_without_reading_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let zeros = dir.path().join("zeros.txt");
+    std::os::unix::fs::symlink("/dev/zero", &zeros).unwrap();
+    let pipe = dir.path().join("pipe.md");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&pipe)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for (path, kind) in [(zeros, "a character device"), (pipe, "a named pipe")] {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let error = read_in_time(path)
+            .unwrap_or_else(|| panic!("reading {name} did not return"))
+            .unwrap_err();
+        assert!(matches!(error, KbError::NotText { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(
+            message.contains(&name) && message.contains(kind) && message.contains("regular file"),
+            "{message}"
+        );
+    }
+}
+
 /// A two-page PDF whose pages say `page_texts` (Helvetica, one line each).
 fn pdf(page_texts: &[&str]) -> Vec<u8> {
-    let pages = page_texts.len();
-    // Objects: 1 catalog, 2 pages, 3 font, then per page: page object, content stream.
-    let mut objects: Vec<String> = vec![
-        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+    let streams = page_texts
+        .iter()
+        .map(|text| format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET").into_bytes());
+    let contents: Vec<usize> = (0..page_texts.len()).collect();
+    paged_pdf(&streams.collect::<Vec<_>>(), &contents, "")
+}
+
+/// A PDF of `contents.len()` pages, page `i` showing content stream `contents[i]` of
+/// `streams` (so pages may share one), each stream's dictionary holding `filter` as well.
+fn paged_pdf(streams: &[Vec<u8>], contents: &[usize], filter: &str) -> Vec<u8> {
+    let pages = contents.len();
+    let first_stream = 4 + pages;
+    // Objects: 1 catalog, 2 pages, 3 font, then the pages, then the content streams.
+    let mut objects: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         format!(
             "<< /Type /Pages /Kids [{}] /Count {pages} >>",
             (0..pages)
-                .map(|i| format!("{} 0 R", 4 + 2 * i))
+                .map(|i| format!("{} 0 R", 4 + i))
                 .collect::<Vec<_>>()
                 .join(" ")
-        ),
-        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
-            .to_owned(),
+        )
+        .into_bytes(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_vec(),
     ];
-    for (i, text) in page_texts.iter().enumerate() {
-        let stream = format!("BT /F1 12 Tf 72 720 Td ({text}) Tj ET");
-        objects.push(format!(
-            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
-             /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
-            5 + 2 * i
-        ));
-        objects.push(format!(
-            "<< /Length {} >>\nstream\n{stream}\nendstream",
-            stream.len()
-        ));
+    for content in contents {
+        objects.push(
+            format!(
+                "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+                 /Resources << /Font << /F1 3 0 R >> >> /Contents {} 0 R >>",
+                first_stream + content
+            )
+            .into_bytes(),
+        );
+    }
+    for stream in streams {
+        let mut object = format!("<< /Length {} {filter} >>\nstream\n", stream.len()).into_bytes();
+        object.extend_from_slice(stream);
+        object.extend_from_slice(b"\nendstream");
+        objects.push(object);
     }
     let mut out = b"%PDF-1.4\n".to_vec();
     let mut offsets = Vec::new();
     for (i, object) in objects.iter().enumerate() {
         offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{object}\nendobj\n", i + 1).as_bytes());
+        out.extend_from_slice(format!("{} 0 obj\n", i + 1).as_bytes());
+        out.extend_from_slice(object);
+        out.extend_from_slice(b"\nendobj\n");
     }
     let xref = out.len();
     out.extend_from_slice(
@@ -141,6 +198,106 @@ fn pdf_text_is_read_page_by_page() {
     let error = Document::from_file(&damaged).unwrap_err();
     assert!(matches!(error, KbError::Pdf { .. }), "{error:?}");
     assert!(error.to_string().contains("damaged.pdf"));
+}
+
+/// zlib data of `bytes` spaces, compressed as far as it goes (about 1000 to 1).
+#[cfg(feature = "pdf")]
+fn deflated_spaces(bytes: usize) -> Vec<u8> {
+    use std::io::Write as _;
+
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    let block = vec![b' '; 1 << 20];
+    let mut left = bytes;
+    while left > 0 {
+        let now = left.min(block.len());
+        encoder.write_all(&block[..now]).unwrap();
+        left -= now;
+    }
+    encoder.finish().unwrap()
+}
+
+#[cfg(feature = "pdf")]
+#[test]
+fn a_pdf_bomb_is_refused_before_it_is_inflated() {
+    // 257 MiB of content in a 260 KB file: it used to be inflated whole (a 3 MB one took
+    // 8 GB of memory).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.pdf");
+    let stream = deflated_spaces(257 << 20);
+    assert!(stream.len() < 1 << 20, "{}", stream.len());
+    std::fs::write(&path, paged_pdf(&[stream], &[0], "/Filter /FlateDecode")).unwrap();
+    let error = Document::from_file(&path).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            KbError::LimitExceeded { limit: ReadLimit::InflatedBytes, max, .. } if max == "256 MiB"
+        ),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("bomb.pdf")
+            && message.contains("256 MiB")
+            && message.contains("max_inflated_bytes"),
+        "{message}"
+    );
+}
+
+#[cfg(feature = "pdf")]
+#[test]
+fn a_stream_shared_by_every_page_stops_at_the_text_and_time_limits() {
+    // 200 pages showing one stream: its text is extracted once per page.
+    let line = format!(
+        "BT /F1 12 Tf 72 720 Td ({}) Tj ET",
+        "Pump overview ".repeat(40)
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.pdf");
+    std::fs::write(&path, paged_pdf(&[line.into_bytes()], &[0; 200], "")).unwrap();
+
+    let text_limit = ReadLimits {
+        max_text_bytes: 64 << 10,
+        ..ReadLimits::default()
+    };
+    let error = Document::from_file_within(&path, &text_limit).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            KbError::LimitExceeded {
+                limit: ReadLimit::TextBytes,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    let message = error.to_string();
+    assert!(
+        message.contains("shared.pdf")
+            && message.contains("65536 bytes")
+            && message.contains("max_text_bytes"),
+        "{message}"
+    );
+
+    let no_time = ReadLimits {
+        extract_timeout: Duration::ZERO,
+        ..ReadLimits::default()
+    };
+    let error = Document::from_file_within(&path, &no_time).unwrap_err();
+    assert!(
+        matches!(
+            &error,
+            KbError::LimitExceeded {
+                limit: ReadLimit::ExtractTime,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
+    assert!(error.to_string().contains("extract_timeout"), "{error}");
+
+    // Within the default limits the same file is read, every page.
+    let document = Document::from_file(&path).unwrap();
+    assert_eq!(document.text.matches("Pump overview").count(), 200 * 40);
 }
 
 #[cfg(not(feature = "pdf"))]

@@ -27,17 +27,18 @@ use base64::Engine as _;
 use process_wrap::tokio::{CommandWrap, KillOnDrop, ProcessGroup};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,
-    ContentBlock, Implementation, ResourceContents,
+    ContentBlock, CustomNotification, Implementation, ProgressNotificationParam, ResourceContents,
+    ResourceUpdatedNotificationParam,
 };
-use rmcp::service::{ClientInitializeError, RunningService};
-use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, HttpStatusError, InsufficientScopeError,
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 use rmcp::transport::worker::WorkerQuitReason;
-use rmcp::{Peer, RoleClient, ServiceError, ServiceExt as _};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 use tokio::process::ChildStderr;
@@ -47,6 +48,7 @@ use crate::config::{McpServerConfig, Transport};
 use crate::error::{McpError, redact_url};
 use crate::frames::{TOO_LARGE_CODE, TOO_LARGE_MARKER};
 use crate::guard::{self, GroupGuard};
+use crate::notifications::NotificationLog;
 use crate::result::{CallOutput, Part};
 use crate::server::McpServerInfo;
 use crate::stdio::ChildTransport;
@@ -63,7 +65,7 @@ const STDERR_DRAIN: Duration = Duration::from_millis(300);
 /// How long closing may take before it gives up waiting (the child is killed regardless).
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(8);
 
-type Client = RunningService<RoleClient, ClientConfig>;
+type Client = RunningService<RoleClient, Handler>;
 type HttpError = StreamableHttpError<reqwest::Error>;
 
 /// A tool as the server lists it.
@@ -73,6 +75,78 @@ pub(crate) struct RemoteTool {
     pub(crate) title: Option<String>,
     pub(crate) description: Option<String>,
     pub(crate) input_schema: Map<String, Value>,
+}
+
+/// Skein's side of a connection: its client information, and what the server notifies
+/// written to the [`NotificationLog`] (debug, rate-limited) instead of the SDK's default of
+/// dropping it.
+struct Handler {
+    info: ClientConfig,
+    log: NotificationLog,
+}
+
+impl ClientHandler for Handler {
+    fn get_info(&self) -> ClientConfig {
+        self.info.clone()
+    }
+
+    #[expect(
+        deprecated,
+        reason = "servers still send log messages; they are only logged"
+    )]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.log.note("notifications/message", || {
+            let logger = params.logger.as_deref().unwrap_or("-");
+            format!("{:?} {logger} {}", params.level, params.data)
+        });
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.log.note("notifications/progress", || {
+            let total = params
+                .total
+                .map(|total| format!(" of {total}"))
+                .unwrap_or_default();
+            let message = params.message.as_deref().unwrap_or_default();
+            format!("{}{total} {message}", params.progress)
+        });
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.log
+            .note("notifications/resources/updated", || params.uri.clone());
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.log
+            .note("notifications/tools/list_changed", String::new);
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.log.note(&notification.method, || {
+            notification
+                .params
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default()
+        });
+    }
 }
 
 /// One live connection to a server.
@@ -146,10 +220,13 @@ impl Session {
 
     async fn start(config: &McpServerConfig) -> Result<(Session, McpServerInfo), McpError> {
         let server = config.name.clone();
-        let client_config = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("skein", env!("CARGO_PKG_VERSION")),
-        );
+        let client_config = Handler {
+            info: ClientConfig::new(
+                ClientCapabilities::default(),
+                Implementation::new("skein", env!("CARGO_PKG_VERSION")),
+            ),
+            log: NotificationLog::new(&server),
+        };
         let (client, pid, guard, url, stderr, closed_detail) = match &config.transport {
             Transport::Stdio { command, args, env } => {
                 let mut cmd = tokio::process::Command::new(command);

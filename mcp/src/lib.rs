@@ -69,6 +69,7 @@ mod error;
 mod frames;
 mod guard;
 mod names;
+mod notifications;
 mod result;
 mod server;
 mod stdio;

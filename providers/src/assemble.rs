@@ -25,9 +25,21 @@ use crate::{FinishReason, Limit, Provider, ProviderError, StreamEvent, Usage};
 /// [`ProviderError::LimitExceeded`] instead of a thousand buffers.
 pub const MAX_OPEN_BLOCKS: usize = 1024;
 
-/// A chunk that would have opened one block more than [`MAX_OPEN_BLOCKS`] allows.
+/// Most tool calls one answer may make, counted over the whole answer (closed calls too), for
+/// every protocol.
+///
+/// Every adapter's calls pass through the shared delta assembler, so this one count bounds
+/// them all: an answer that closes each call before opening the next never has many open at
+/// once, but a round of twenty thousand calls is still work (and memory) no real answer asks
+/// for. The call past the cap ends the answer with [`ProviderError::LimitExceeded`]
+/// ([`Limit::ToolCalls`]).
+pub const MAX_TOOL_CALLS: usize = 1024;
+
+/// A chunk that would have gone past [`MAX_OPEN_BLOCKS`] or [`MAX_TOOL_CALLS`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Overflow {
+    /// Which cap it would have passed.
+    pub(crate) limit: Limit,
     /// What kind of block: `tool call`, `reasoning block`, `content block`.
     pub(crate) kind: &'static str,
     /// The key the wire gave it.
@@ -38,21 +50,41 @@ impl Overflow {
     /// `Ok` when one more block of `kind` (wire key `key`) fits next to the `open` ones.
     pub(crate) fn check(open: usize, kind: &'static str, key: usize) -> Result<(), Overflow> {
         if open >= MAX_OPEN_BLOCKS {
-            return Err(Overflow { kind, key });
+            return Err(Overflow {
+                limit: Limit::OpenBlocks,
+                kind,
+                key,
+            });
+        }
+        Ok(())
+    }
+
+    /// `Ok` when one more tool call (wire key `key`) fits after the `seen` ones of this answer.
+    pub(crate) fn check_tool_calls(seen: usize, key: usize) -> Result<(), Overflow> {
+        if seen >= MAX_TOOL_CALLS {
+            return Err(Overflow {
+                limit: Limit::ToolCalls,
+                kind: "tool call",
+                key,
+            });
         }
         Ok(())
     }
 
     /// The error that ends `provider`'s answer.
     pub(crate) fn into_error(self, provider: Provider) -> ProviderError {
+        let max = match self.limit {
+            Limit::ToolCalls => MAX_TOOL_CALLS,
+            _ => MAX_OPEN_BLOCKS,
+        };
         ProviderError::LimitExceeded {
             provider,
-            limit: Limit::OpenBlocks,
+            limit: self.limit,
             what: format!(
                 "one {} too many (key {}) in one answer",
                 self.kind, self.key
             ),
-            max: MAX_OPEN_BLOCKS as u64,
+            max: max as u64,
         }
     }
 }
@@ -197,8 +229,9 @@ impl Assembler {
     }
 
     /// Applies one chunk, appending the events it produces to `out`. A chunk that would open
-    /// more than [`MAX_OPEN_BLOCKS`] tool calls or reasoning blocks is refused; the caller ends
-    /// the answer with the error.
+    /// more than [`MAX_OPEN_BLOCKS`] tool calls or reasoning blocks at once, or a tool call
+    /// past [`MAX_TOOL_CALLS`] in the answer, is refused; the caller ends the answer with the
+    /// error.
     pub(crate) fn push(
         &mut self,
         chunk: Chunk,
@@ -309,6 +342,7 @@ impl Assembler {
                 }
             }
             Chunk::ToolCall(call) => {
+                Overflow::check_tool_calls(self.calls_seen, self.calls_seen)?;
                 self.close_reasoning(out);
                 let index = self.calls_seen;
                 self.calls_seen += 1;
@@ -370,6 +404,7 @@ impl Assembler {
     /// Opens call `key` and returns its public index.
     fn open_call(&mut self, key: usize) -> Result<usize, Overflow> {
         Overflow::check(self.calls.len(), "tool call", key)?;
+        Overflow::check_tool_calls(self.calls_seen, key)?;
         let index = self.calls_seen;
         self.calls_seen += 1;
         self.calls.push(OpenCall {

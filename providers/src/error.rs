@@ -196,6 +196,8 @@ pub enum Limit {
     /// [`MAX_OPEN_BLOCKS`](crate::MAX_OPEN_BLOCKS): tool calls, reasoning or content blocks
     /// of one answer open at the same time.
     OpenBlocks,
+    /// [`MAX_TOOL_CALLS`](crate::MAX_TOOL_CALLS): tool calls in one answer, open or closed.
+    ToolCalls,
 }
 
 impl Limit {
@@ -203,6 +205,7 @@ impl Limit {
         match self {
             Limit::SseEvent | Limit::ResponseBody => " bytes",
             Limit::OpenBlocks => " open blocks",
+            Limit::ToolCalls => " tool calls",
         }
     }
 
@@ -217,6 +220,9 @@ impl Limit {
             Limit::OpenBlocks => {
                 "The provider's stream is malformed or hostile; no real answer needs this many"
             }
+            Limit::ToolCalls => {
+                "The provider's answer is malformed or hostile; no real answer calls this many tools in one round"
+            }
         }
     }
 }
@@ -227,6 +233,7 @@ impl std::fmt::Display for Limit {
             Limit::SseEvent => "max_sse_event_bytes",
             Limit::ResponseBody => "max_response_body_bytes",
             Limit::OpenBlocks => "MAX_OPEN_BLOCKS",
+            Limit::ToolCalls => "MAX_TOOL_CALLS",
         })
     }
 }

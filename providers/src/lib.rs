@@ -99,7 +99,7 @@ pub mod testing;
 #[doc(hidden)]
 pub mod fuzzing;
 
-pub use assemble::MAX_OPEN_BLOCKS;
+pub use assemble::{MAX_OPEN_BLOCKS, MAX_TOOL_CALLS};
 pub use collect::{ResponseBuilder, collect};
 pub use config::{
     ApiFormat, Limits, ModelConfig, Provider, RetryPolicy, Timeouts, detect_provider,

@@ -10,9 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures::StreamExt as _;
 use proptest::prelude::*;
 use providers::{
-    ChatModel, ChatRequest, EventStream, Limit, Limits, MAX_OPEN_BLOCKS, Message, ModelConfig,
-    Provider, ProviderError, RetryPolicy, StreamEvent, anthropic, gemini, model_from_config,
-    openai,
+    ChatModel, ChatRequest, EventStream, Limit, Limits, MAX_OPEN_BLOCKS, MAX_TOOL_CALLS, Message,
+    ModelConfig, Provider, ProviderError, RetryPolicy, StreamEvent, anthropic, gemini,
+    model_from_config, openai,
 };
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -83,7 +83,7 @@ async fn chat_tool_call_indexes_are_keys_not_sizes() {
 
 #[tokio::test]
 async fn too_many_distinct_tool_calls_end_the_answer_with_a_typed_error() {
-    let events: Vec<_> = (0..=MAX_OPEN_BLOCKS as u64)
+    let events: Vec<_> = (0..=MAX_TOOL_CALLS as u64)
         .map(|i| chat_call(json!(i * 1_000_003), &format!("call_{i}"), "{}"))
         .collect();
     let (events, error) = drain(openai::decode_chat_stream(futures::stream::iter(sse(
@@ -96,16 +96,16 @@ async fn too_many_distinct_tool_calls_end_the_answer_with_a_typed_error() {
             error,
             ProviderError::LimitExceeded {
                 provider: Provider::OpenAi,
-                limit: Limit::OpenBlocks,
+                limit: Limit::ToolCalls,
                 max,
                 ..
-            } if max == MAX_OPEN_BLOCKS as u64
+            } if max == MAX_TOOL_CALLS as u64
         ),
         "{error:?}"
     );
-    assert!(error.to_string().contains("MAX_OPEN_BLOCKS"), "{error}");
+    assert!(error.to_string().contains("MAX_TOOL_CALLS"), "{error}");
     // `Started`, then a start and an argument delta per call that fitted.
-    assert!(events.len() <= 2 * MAX_OPEN_BLOCKS + 1, "{}", events.len());
+    assert!(events.len() <= 2 * MAX_TOOL_CALLS + 1, "{}", events.len());
 }
 
 #[tokio::test]
@@ -215,6 +215,105 @@ async fn an_anthropic_block_index_that_is_no_key_refuses_the_answer() {
         assert!(
             !events.iter().any(|e| matches!(e, StreamEvent::Done { .. })),
             "{index:?}: {events:?}"
+        );
+    }
+}
+
+/// One answer of `MAX_TOOL_CALLS + 1` calls in `protocol`'s stream format, each call closed
+/// before the next opens (so never more than one is open).
+fn sequential_calls(protocol: &str) -> Vec<String> {
+    let calls = 0..=MAX_TOOL_CALLS;
+    let event = |kind: &str, data: serde_json::Value| format!("event: {kind}\ndata: {data}\n\n");
+    match protocol {
+        "chat" => sse(&calls
+            .map(|i| chat_call(json!(i), &format!("call_{i}"), "{}"))
+            .collect::<Vec<_>>()),
+        "responses" => calls
+            .flat_map(|i| {
+                let item = json!({"type": "function_call", "call_id": format!("c{i}"),
+                    "name": "f", "arguments": "{}"});
+                [
+                    event(
+                        "response.output_item.added",
+                        json!({"type": "response.output_item.added",
+                        "output_index": i, "item": item}),
+                    ),
+                    event(
+                        "response.output_item.done",
+                        json!({"type": "response.output_item.done",
+                        "output_index": i, "item": item}),
+                    ),
+                ]
+            })
+            .collect(),
+        "anthropic" => {
+            let start = json!({"type": "message_start",
+                "message": {"id": "msg", "model": "m", "usage": {"input_tokens": 1}}});
+            let mut body = vec![event("message_start", start)];
+            for i in calls {
+                body.push(event(
+                    "content_block_start",
+                    json!({"type": "content_block_start",
+                    "index": i, "content_block": {"type": "tool_use", "id": format!("toolu_{i}"),
+                    "name": "f", "input": {}}}),
+                ));
+                body.push(event(
+                    "content_block_delta",
+                    json!({"type": "content_block_delta",
+                    "index": i, "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
+                ));
+                body.push(event(
+                    "content_block_stop",
+                    json!({"type": "content_block_stop", "index": i}),
+                ));
+            }
+            body
+        }
+        "gemini" => sse(&calls
+            .map(|_| {
+                json!({"responseId": "r", "candidates": [{"content": {"role": "model",
+                "parts": [{"functionCall": {"name": "f", "args": {}}}]}}]})
+            })
+            .collect::<Vec<_>>()),
+        other => unreachable!("no protocol {other}"),
+    }
+}
+
+#[tokio::test]
+async fn tool_calls_per_answer_are_capped_for_every_protocol() {
+    // One Anthropic, Gemini or Responses answer used to run 20,000 calls in one round: only
+    // OpenAI Chat stopped, because its parser remembered every call.
+    for (protocol, provider) in [
+        ("chat", Provider::OpenAi),
+        ("responses", Provider::OpenAi),
+        ("anthropic", Provider::Anthropic),
+        ("gemini", Provider::Google),
+    ] {
+        let body = futures::stream::iter(sequential_calls(protocol));
+        let stream = match protocol {
+            "chat" => openai::decode_chat_stream(body),
+            "responses" => openai::decode_responses_stream(body),
+            "anthropic" => anthropic::decode_stream(body),
+            _ => gemini::decode_stream(body),
+        };
+        let (events, error) = drain(stream).await;
+        let error = error.unwrap_or_else(|| panic!("{protocol}: the answer is not ended"));
+        assert!(
+            matches!(
+                &error,
+                ProviderError::LimitExceeded { provider: p, limit: Limit::ToolCalls, max, .. }
+                    if *p == provider && *max == MAX_TOOL_CALLS as u64
+            ),
+            "{protocol}: {error:?}"
+        );
+        assert!(
+            error.to_string().contains("MAX_TOOL_CALLS"),
+            "{protocol}: {error}"
+        );
+        assert!(tool_calls(&events).len() <= MAX_TOOL_CALLS, "{protocol}");
+        assert!(
+            !events.iter().any(|e| matches!(e, StreamEvent::Done { .. })),
+            "{protocol}"
         );
     }
 }

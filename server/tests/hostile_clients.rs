@@ -817,3 +817,62 @@ async fn token_knowledge_bases_are_checked_at_start() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn a_body_of_too_many_tiny_messages_is_refused_naming_the_limit() {
+    // 200,000 messages of 30 bytes (6.8 MB, under the 8 MiB body limit) used to be parsed and
+    // answered: ~170 MB per request, and eight at once left the server ~470 MB larger.
+    use server::schema::MAX_REQUEST_MESSAGES;
+
+    let server = TestServer::start(ServerConfig::default()).await;
+    let tiny = |count: usize| vec![json!({"role": "user", "content": "a"}); count];
+    let over = MAX_REQUEST_MESSAGES + 1;
+    let bodies = [
+        (
+            "/v1/chat/completions",
+            json!({"model": "echo", "messages": tiny(200_000)}),
+            400,
+        ),
+        (
+            "/v1/chat/completions",
+            json!({"model": "echo", "messages": tiny(over)}),
+            400,
+        ),
+        (
+            "/v1/responses",
+            json!({"model": "echo", "input": tiny(over)}),
+            400,
+        ),
+        (
+            "/v1/response",
+            json!({"model_config": {"model_id": "echo"}, "input": {"messages": tiny(over)},
+                "features": {"streaming": false}}),
+            422,
+        ),
+    ];
+    for (path, body, status) in bodies {
+        let answer = client()
+            .post(server.url(path))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), status, "{path}");
+        let text = answer.text().await.unwrap();
+        assert!(
+            text.contains("MAX_REQUEST_MESSAGES")
+                && text.contains(&MAX_REQUEST_MESSAGES.to_string()),
+            "{path}: {text}"
+        );
+    }
+    // At the limit, a request is served.
+    let answer = client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&json!({"model": "echo", "messages": tiny(MAX_REQUEST_MESSAGES)}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    server.stop().await;
+}
+

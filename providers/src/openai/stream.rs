@@ -45,7 +45,7 @@ use serde_json::value::RawValue;
 
 use super::error::{ErrorEnvelope, WireError, stream_error};
 use super::wire::{WireUsage, finish_reason};
-use crate::assemble::{Chunk, MAX_OPEN_BLOCKS, Overflow, UsageUpdate};
+use crate::assemble::{Chunk, MAX_TOOL_CALLS, Overflow, UsageUpdate};
 use crate::http::sse::{
     EventParser, MaybeText, Skipped, event_json, json, lenient_index, nullable_list,
 };
@@ -316,7 +316,8 @@ pub(crate) struct ChatStreamParser {
     /// Whether an id, and a model, were reported yet.
     have_id: bool,
     have_model: bool,
-    /// The calls of this answer, in order (at most [`MAX_OPEN_BLOCKS`]).
+    /// The calls of this answer, in order (at most [`MAX_TOOL_CALLS`], the assembler's cap on
+    /// calls per answer: this list remembers every call, so it is bounded by the same count).
     calls: Vec<Call>,
     /// The call the last fragment went to.
     current: Option<usize>,
@@ -620,9 +621,9 @@ impl ChatStreamParser {
 
     fn open(&mut self, index: Option<usize>, id: Option<&str>) -> Result<usize, ProviderError> {
         let key = self.calls.len();
-        Overflow::check(self.calls.len(), "tool call", index.unwrap_or(key))
+        Overflow::check_tool_calls(self.calls.len(), index.unwrap_or(key))
             .map_err(|overflow| overflow.into_error(PROVIDER))?;
-        debug_assert!(self.calls.len() < MAX_OPEN_BLOCKS);
+        debug_assert!(self.calls.len() < MAX_TOOL_CALLS);
         let (id, minted) = match id {
             Some(id) => (id.to_owned(), false),
             None => (self.mint(), true),

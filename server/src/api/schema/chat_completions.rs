@@ -12,7 +12,10 @@ pub struct ChatCompletionRequest {
     /// The model: a registry id or alias (`gpt-4o-mini`, `claude-sonnet-4-5`,
     /// `gemini-2.5-flash`, `echo`), its prefix picking the provider.
     pub model: String,
-    /// The conversation, oldest first; the last message is the one answered.
+    /// The conversation, oldest first; the last message is the one answered. At most
+    /// [`MAX_REQUEST_MESSAGES`](super::MAX_REQUEST_MESSAGES).
+    #[serde(deserialize_with = "super::bounded::messages")]
+    #[schema(max_items = 10000)]
     pub messages: Vec<ChatMessage>,
     /// Stream `chat.completion.chunk` events instead of one body.
     #[serde(default)]

@@ -7,6 +7,7 @@
 //! - [`CreateResponseRequest`]: the body of `POST /v1/responses` (OpenAI's shape).
 //! - The SSE events' payloads are the encoders' types ([`crate::encode`]).
 
+mod bounded;
 mod chat_completions;
 mod input;
 mod models;
@@ -14,6 +15,7 @@ mod request;
 mod response;
 mod responses;
 
+pub use bounded::MAX_REQUEST_MESSAGES;
 pub use chat_completions::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
     FunctionCall, FunctionDefinition, ImageUrl, InputReasoningDetail, StreamOptions,
