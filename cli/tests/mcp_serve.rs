@@ -487,7 +487,6 @@ fn skein_serve_killed_mid_call_takes_its_stdio_server_and_what_it_started_with_i
     );
 }
 
-
 /// A stdio MCP server (Python, standard library only) that, once its tools are listed, sends
 /// `count` log notifications of 1 KB each, then creates the file `done`.
 const FLOODING_SERVER: &str = r#"

@@ -31,13 +31,13 @@ use rmcp::model::{
     ResourceUpdatedNotificationParam,
 };
 use rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::client_side_sse::ExponentialBackoff;
 use rmcp::transport::streamable_http_client::{
     AuthRequiredError, HttpStatusError, InsufficientScopeError,
     StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 use rmcp::transport::worker::WorkerQuitReason;
-use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, Peer, RoleClient, ServiceError, ServiceExt as _};
 use serde_json::{Map, Value};
 use tokio::io::{AsyncBufReadExt as _, BufReader};

@@ -875,4 +875,3 @@ async fn a_body_of_too_many_tiny_messages_is_refused_naming_the_limit() {
     assert_eq!(answer.status(), 200);
     server.stop().await;
 }
-
