@@ -19,6 +19,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/003_status.sql"),
     include_str!("migrations/004_owner.sql"),
     include_str!("migrations/005_labels.sql"),
+    include_str!("migrations/006_ttft.sql"),
 ];
 
 /// The schema version this build writes.

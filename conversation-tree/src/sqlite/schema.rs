@@ -43,6 +43,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 5,
         sql: include_str!("migrations/005_labels.sql"),
     },
+    Migration {
+        version: 6,
+        sql: include_str!("migrations/006_ttft.sql"),
+    },
 ];
 
 /// The schema version this build writes.
