@@ -172,6 +172,11 @@ impl McpServer {
                         parameters: info.input_schema.clone(),
                     },
                     original_name: info.original_name.clone(),
+                    display_name: info
+                        .title
+                        .clone()
+                        .filter(|title| !title.trim().is_empty())
+                        .unwrap_or_else(|| toolchain::display_name_of(&info.original_name)),
                     shared: Arc::clone(&self.shared),
                 };
                 DynTool::from_json_tool(tool)
@@ -253,6 +258,9 @@ impl Shared {
 struct McpTool {
     spec: ToolSpec,
     original_name: String,
+    /// The server's title for the tool, else its own name made readable (without the
+    /// server prefix the model sees).
+    display_name: String,
     shared: Arc<Shared>,
 }
 
@@ -260,6 +268,10 @@ struct McpTool {
 impl JsonTool for McpTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn display_name(&self) -> Option<&str> {
+        Some(&self.display_name)
     }
 
     async fn call_json(
