@@ -310,6 +310,9 @@ struct PendingLog {
 
 impl PendingLog {
     fn push(&mut self, event: &StreamEvent) {
+        if let Some(log) = &mut self.log {
+            log.saw(event);
+        }
         self.answer.push_ref(event);
         if self.answer.is_done() {
             self.end(ResponseStatus::Completed);

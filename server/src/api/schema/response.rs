@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::api::encode::chat_shell::{StopReasonName, UsagePayload};
+use crate::api::encode::chat_shell::{Block, ModelCallPayload, StopReasonName, UsagePayload};
 
 /// The answer of `POST /v1/response` when `features.streaming` is false: what the events of a
 /// stream would have said, in one object.
@@ -39,6 +39,14 @@ pub struct ResponseBody {
     pub node_ids: Vec<i64>,
     /// What the run's search tools found, each source once.
     pub sources: Vec<crate::api::encode::chat_shell::SourcePayload>,
+    /// The whole answer in order, as `response.done` gives it: the text of each model answer
+    /// and each tool call.
+    pub blocks: Vec<Block>,
+    /// Time to first token of the run's first model call, in milliseconds, as in
+    /// `response.done`.
+    pub ttft_ms: Option<u64>,
+    /// Each model call of the run, in order, with its time to first token.
+    pub model_calls: Vec<ModelCallPayload>,
 }
 
 /// One tool call of a run, as `tool.start` and `tool.done` reported it.
@@ -48,6 +56,8 @@ pub struct ToolActivity {
     pub id: String,
     /// The tool.
     pub name: String,
+    /// The tool's name for people.
+    pub display_name: String,
     /// The arguments.
     #[schema(value_type = Object)]
     pub input: Value,
