@@ -48,9 +48,9 @@ of `event: <name>\\ndata: <json>` frames: `response.start` {id, model, created};
 `content.delta` {type, text, block_id, block_offset}, `reasoning.delta` {text}, `tool.start` \
 {id, name, input, display_name, blocks}, `tool.done` {id, name, output, duration_ms, error, \
 sources, display_name, blocks}; then exactly one of `response.done` {id, usage, stop_reason, \
-sources, blocks, silent_exit, silent_exit_reason, rounds, conversation_id, node_ids}, \
-`response.cancelled` {id, partial_content} or `response.error` {id, code, message, details}. \
-Without streaming: one JSON body.",
+sources, blocks, ttft_ms, model_calls, silent_exit, silent_exit_reason, rounds, conversation_id, \
+node_ids}, `response.cancelled` {id, partial_content} or `response.error` {id, code, message, \
+details}. Without streaming: one JSON body.",
             content((String = "text/event-stream"), (ResponseBody = "application/json"))),
         (status = 400, description = "The body is not one JSON value (or has bytes after it)", body = crate::ErrorBody),
         (status = 401, description = "Missing or invalid bearer token", body = crate::ErrorBody),
