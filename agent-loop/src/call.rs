@@ -1,6 +1,7 @@
 //! One model call: streamed, its deltas forwarded as events, stopped at once on cancellation.
 
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use messages::{ContentPart, Message, Reasoning, Role, ToolCall};
@@ -53,6 +54,8 @@ impl Partial {
 }
 
 /// Streams `request`, forwarding text (when `stream_text`) and reasoning deltas to `emitter`.
+/// Returns how the call ended and when its first output arrived, measured from the request
+/// (`None` when nothing did).
 ///
 /// The stream is read under `cancel`: on cancellation it is dropped at once, which closes the
 /// provider connection.
@@ -62,19 +65,30 @@ pub(crate) async fn ask(
     cancel: &CancellationToken,
     emitter: &Arc<Emitter>,
     stream_text: bool,
-) -> Asked {
+) -> (Asked, Option<Duration>) {
     emitter.next_answer();
+    let started = Instant::now();
     let stream = match cancel.run_until_cancelled(model.stream(request)).await {
-        None => return Asked::Cancelled(None),
-        Some(Err(error)) => return Asked::Failed(error, None),
+        None => return (Asked::Cancelled(None), None),
+        Some(Err(error)) => return (Asked::Failed(error, None), None),
         Some(Ok(stream)) => stream,
     };
     let partial = Arc::new(Mutex::new(Partial::default()));
+    let first_output = Arc::new(Mutex::new(None::<Duration>));
     let tap = {
         let emitter = Arc::clone(emitter);
         let partial = Arc::clone(&partial);
+        let first_output = Arc::clone(&first_output);
         move |item: &Result<StreamEvent, ProviderError>| {
             let lock = || partial.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Ok(event) = item
+                && event.is_output()
+            {
+                first_output
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get_or_insert_with(|| started.elapsed());
+            }
             match item {
                 Ok(StreamEvent::TextDelta(text)) => {
                     lock().text.push_str(text);
@@ -101,9 +115,11 @@ pub(crate) async fn ask(
     let partial = || {
         std::mem::take(&mut *partial.lock().unwrap_or_else(PoisonError::into_inner)).into_message()
     };
-    match result {
+    let asked = match result {
         Some(Ok(response)) => Asked::Answer(response),
         Some(Err(error)) => Asked::Failed(error, partial()),
         None => Asked::Cancelled(partial()),
-    }
+    };
+    let ttft = *first_output.lock().unwrap_or_else(PoisonError::into_inner);
+    (asked, ttft)
 }

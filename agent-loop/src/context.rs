@@ -72,6 +72,7 @@ pub(crate) struct Answer {
     pub(crate) finish: FinishReason,
     pub(crate) request_tokens: usize,
     pub(crate) cached: bool,
+    pub(crate) timing: crate::CallTiming,
     #[cfg(feature = "store")]
     pub(crate) node: Option<conversation_tree::NodeId>,
 }
@@ -289,6 +290,7 @@ impl ConversationContext {
             request_tokens: answer.request_tokens,
             compression: self.compression.take(),
             cached: answer.cached,
+            timing: answer.timing,
             #[cfg(feature = "store")]
             node_id: answer.node,
         });
@@ -364,6 +366,7 @@ mod tests {
             finish: FinishReason::ToolCalls,
             request_tokens: start.tokens(),
             cached: false,
+            timing: crate::CallTiming::default(),
             #[cfg(feature = "store")]
             node: None,
         };

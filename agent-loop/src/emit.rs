@@ -7,7 +7,7 @@ use std::time::Duration;
 use futures::channel::mpsc::UnboundedSender;
 use messages::ToolCall;
 use serde_json::Value;
-use toolchain::{ToolEvent, ToolObserver};
+use toolchain::{ToolEvent, ToolObserver, ToolSet};
 
 use crate::AgentEvent;
 
@@ -103,6 +103,8 @@ impl Emitter {
 /// Turns a round's tool events into `tool.start` / `tool.done`.
 pub(crate) struct ToolEvents<'a> {
     pub(crate) emitter: &'a Emitter,
+    /// The round's tools, for their names for people.
+    pub(crate) tools: &'a ToolSet,
     /// Prefix of the ids text protocols mint (`r2.`), which repeat from round to round.
     pub(crate) id_prefix: Option<String>,
 }
@@ -125,6 +127,7 @@ impl ToolObserver for ToolEvents<'_> {
             ToolEvent::Started { call, .. } => self.emitter.send(AgentEvent::ToolStart {
                 id: self.id(call),
                 name: call.name.clone(),
+                display_name: self.tools.display_name(&call.name),
                 input: arguments_json(&call.arguments),
             }),
             ToolEvent::Finished {
@@ -136,6 +139,7 @@ impl ToolObserver for ToolEvents<'_> {
             } => self.emitter.send(AgentEvent::ToolDone {
                 id: self.id(call),
                 name: call.name.clone(),
+                display_name: self.tools.display_name(&call.name),
                 output: (*content).to_owned(),
                 duration_ms: millis(*duration),
                 // A silent exit ends the run normally; the call did not fail.

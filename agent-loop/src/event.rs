@@ -68,6 +68,8 @@ pub enum AgentEvent {
         id: String,
         /// The tool's name.
         name: String,
+        /// The tool's name for people ([`toolchain::DynTool::display_name`]).
+        display_name: String,
         /// The arguments as JSON (the raw text as a JSON string when it is not JSON).
         input: Value,
     },
@@ -77,6 +79,8 @@ pub enum AgentEvent {
         id: String,
         /// The tool's name.
         name: String,
+        /// The tool's name for people, as in `tool.start`.
+        display_name: String,
         /// What the model reads: the output, or the error text.
         output: String,
         /// How long the call took, in milliseconds.

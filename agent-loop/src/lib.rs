@@ -104,7 +104,7 @@ pub use notice::{
     MAX_TRUNCATION_RETRIES, TOOL_CALL_NOT_EXECUTED, TOOL_LIMIT_REACHED_MESSAGE,
     truncated_call_notice,
 };
-pub use outcome::{AgentOutcome, CompressionNotice, RoundRecord};
+pub use outcome::{AgentOutcome, CallTiming, CompressionNotice, RoundRecord};
 pub use react::{ANSWER_SECTION, THINKING_SECTION};
 pub use tools::{PromptModifier, ToolProvider};
 

@@ -1,5 +1,7 @@
 //! [`AgentOutcome`] and [`RoundRecord`]: what a run did.
 
+use std::time::Duration;
+
 use chain_ast::ChainAst;
 use messages::{Message, ToolCall};
 use providers::{FinishReason, Usage};
@@ -54,6 +56,13 @@ impl AgentOutcome {
         self.silent_exit.is_some()
     }
 
+    /// Time to first token of the run: how long its first model call took to send output
+    /// (text, reasoning or a tool call), which is what a user waits before anything appears.
+    /// `None` when that call sent none or the answer came from the store.
+    pub fn ttft(&self) -> Option<Duration> {
+        self.records.first().and_then(|record| record.timing.ttft)
+    }
+
     /// What context compression did to this run's requests, summed over its rounds; `None`
     /// when it never had to act. `response.done` carries it as `compression`, so a client
     /// learns when the model did not read everything (above all, its own prompt).
@@ -93,6 +102,24 @@ pub struct CompressionNotice {
     pub sections_pruned: usize,
 }
 
+/// When a model call's output began and ended, measured from sending the request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct CallTiming {
+    /// Time to first token: until the first piece of output (text, reasoning or a tool call)
+    /// arrived. `None` when none did, and for an answer from the store.
+    pub ttft: Option<Duration>,
+    /// Until the answer ended (zero for an answer from the store).
+    pub duration: Duration,
+}
+
+impl CallTiming {
+    /// A call that sent its first output after `ttft` (if at all) and ended after `duration`.
+    pub fn new(ttft: Option<Duration>, duration: Duration) -> Self {
+        CallTiming { ttft, duration }
+    }
+}
+
 /// One model call of a run.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -115,6 +142,8 @@ pub struct RoundRecord {
     pub compression: Option<CompressionReport>,
     /// Whether the answer came from the store instead of the model.
     pub cached: bool,
+    /// How long the model took to start answering and to finish (zero for a stored answer).
+    pub timing: CallTiming,
     /// The stored node of the answer.
     #[cfg(feature = "store")]
     pub node_id: Option<NodeId>,

@@ -1,7 +1,6 @@
 //! Logging each response into a conversation-tree [`Store`], and reusing stored answers.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use conversation_tree::{
     CallOptions, ConversationId, HashOptions, NewResponse, NodeId, PathMatch, PathSummary,
@@ -10,7 +9,7 @@ use conversation_tree::{
 use messages::{Message, Role, ToolSpec};
 use providers::Usage;
 
-use crate::{AgentError, ChatOptions};
+use crate::{AgentError, CallTiming, ChatOptions};
 
 /// The cache key of a call: the hash of the tools on offer, then the options that change an
 /// answer without entering the prompt hash: the tool choice (sent only with tools), the
@@ -244,7 +243,7 @@ impl StoreLog {
         transcript: &[Message],
         answer: &Message,
         usage: Usage,
-        duration: Duration,
+        timing: CallTiming,
         status: ResponseStatus,
     ) -> Result<NodeId, AgentError> {
         let walked = transcript.get(lookup.offset..).unwrap_or_default();
@@ -263,8 +262,12 @@ impl StoreLog {
             cache_creation_tokens: usage.cache_creation_tokens,
             reasoning_tokens: usage.reasoning_tokens,
         })
-        .duration(duration)
+        .duration(timing.duration)
         .status(status);
+        let entry = match timing.ttft {
+            Some(ttft) => entry.ttft(ttft),
+            None => entry,
+        };
         let entry = match &self.label {
             Some(label) => entry.label(label.as_str()),
             None => entry,

@@ -532,3 +532,60 @@ async fn options_go_with_every_request_and_tool_choice_only_with_tools() {
     assert!(last.tools.is_empty());
     assert_eq!(last.options.tool_choice, None);
 }
+
+/// A model that takes `stall` to start streaming, then answers as `inner` does.
+struct SlowStart {
+    inner: Arc<providers::testing::ScriptedModel>,
+    stall: std::time::Duration,
+}
+
+#[async_trait::async_trait]
+impl providers::ChatModel for SlowStart {
+    fn info(&self) -> &providers::ModelInfo {
+        self.inner.info()
+    }
+
+    async fn complete(
+        &self,
+        request: providers::ChatRequest,
+    ) -> Result<providers::ChatResponse, ProviderError> {
+        providers::collect(self.stream(request).await?).await
+    }
+
+    async fn stream(
+        &self,
+        request: providers::ChatRequest,
+    ) -> Result<providers::EventStream, ProviderError> {
+        tokio::time::sleep(self.stall).await;
+        self.inner.stream(request).await
+    }
+}
+
+/// Every model call's time to first token is measured from its request, for each round of a
+/// run: at least the model's silence before it streamed, never more than the whole call.
+#[tokio::test]
+async fn each_model_call_records_its_time_to_first_token() {
+    let stall = std::time::Duration::from_millis(60);
+    let model = Arc::new(SlowStart {
+        inner: scripted([
+            ScriptedResponse::new().tool_call("call_1", "get_course_outline", "{}"),
+            ScriptedResponse::text("The outline has three parts."),
+        ]),
+        stall,
+    });
+    let agent = Agent::builder()
+        .model(model)
+        .tools(course_tools())
+        .build()
+        .expect("a model is set");
+    let events = events(&agent, "What is in the course?").await;
+    assert_well_formed(&events);
+    let outcome = done_outcome(&events);
+    assert_eq!(outcome.records.len(), 2);
+    for record in &outcome.records {
+        let ttft = record.timing.ttft.expect("output arrived");
+        assert!(ttft >= stall, "round {}: {ttft:?}", record.round);
+        assert!(ttft <= record.timing.duration, "round {}", record.round);
+    }
+    assert_eq!(outcome.ttft(), outcome.records[0].timing.ttft);
+}

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use agent_loop::{
-    Agent, AgentError, AgentEvent, AgentInput, ChatOptions, ConversationContext, ConversationId,
-    Lookup, NodeId, Reuse, Store, StoreLog, Usage,
+    Agent, AgentError, AgentEvent, AgentInput, CallTiming, ChatOptions, ConversationContext,
+    ConversationId, Lookup, NodeId, Reuse, Store, StoreLog, Usage,
 };
 use common::*;
 use conversation_tree::ResponseStatus;
@@ -153,6 +153,21 @@ async fn a_deterministic_request_is_answered_from_the_store() {
     assert_eq!(second.text, "Paris.");
     assert!(second.records[0].cached);
     assert_eq!(second.node_ids, first.node_ids);
+    // The generated answer's time to first token is stored with it; a stored answer has none
+    // of its own (no model was asked).
+    let ttft = first.records[0]
+        .timing
+        .ttft
+        .expect("the model's answer was timed");
+    let node = store.node(first.node_ids[0]).await.unwrap().unwrap();
+    assert_eq!(
+        node.ttft(),
+        Some(Duration::from_millis(
+            u64::try_from(ttft.as_millis()).unwrap()
+        ))
+    );
+    assert_eq!(second.records[0].timing.ttft, None);
+    assert_eq!(second.ttft(), None);
     assert!(
         events
             .iter()
@@ -202,7 +217,7 @@ async fn log_answer(
         transcript,
         answer,
         Usage::default(),
-        duration,
+        CallTiming::new(None, duration),
         ResponseStatus::Completed,
     )
     .await

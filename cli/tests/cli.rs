@@ -212,6 +212,31 @@ fn logs_list_show_and_tree() {
     assert!(shown.contains("Model: **echo**"));
     assert!(shown.contains("## Prompt\n\nPick a colour."));
     assert!(shown.contains("## Token usage"));
+    // Each response shows its hashes, the second's path chained from the first's, and how
+    // long its model call took to start answering.
+    let responses = history["responses"].as_array().unwrap();
+    let hash = |response: &Value, key: &str| response[key].as_str().unwrap().to_owned();
+    for response in responses {
+        for (key, label) in [
+            ("prompt_hash", "Prompt hash"),
+            ("response_hash", "Response hash"),
+            ("path_hash", "Path hash"),
+        ] {
+            let value = hash(response, key);
+            assert_eq!(value.len(), 64, "{response}");
+            assert!(shown.contains(&format!("- {label}: `{value}`")), "{shown}");
+        }
+        assert!(response["ttft_ms"].is_u64(), "{response}");
+        assert!(response["duration_ms"].is_u64(), "{response}");
+    }
+    assert_eq!(
+        hash(&responses[1], "path_hash"),
+        conversation_tree::path_hash(
+            Some(&hash(&responses[0], "path_hash")),
+            &hash(&responses[1], "prompt_hash")
+        )
+    );
+    assert!(shown.contains("- Time to first token: "), "{shown}");
 
     let tree = stdout_of(skein(dir.path()).args(["logs", "--tree"]));
     let lines: Vec<&str> = tree.lines().collect();
@@ -865,11 +890,14 @@ fn logs_upgrades_a_log_from_an_older_skein_once_and_lists_it() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 5);
-    // Its answers read back as completed ones, and it continues.
+    assert_eq!(version, 7);
+    // Its answers read back as completed ones, without a time to first token (none was
+    // recorded then), and it continues.
     let shown = stdout_of(skein(dir.path()).args(["logs", "show", "old-one"]));
     assert!(
-        shown.contains("Still here") && !shown.contains("cancelled"),
+        shown.contains("Still here")
+            && !shown.contains("cancelled")
+            && !shown.contains("Time to first token"),
         "{shown}"
     );
     let out =

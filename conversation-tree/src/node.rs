@@ -26,6 +26,7 @@ pub struct Node {
     pub(crate) cache_key: Option<String>,
     pub(crate) usage: Option<TokenUsage>,
     pub(crate) duration: Option<Duration>,
+    pub(crate) ttft: Option<Duration>,
     pub(crate) datetime_utc: Timestamp,
     pub(crate) status: ResponseStatus,
 }
@@ -90,6 +91,13 @@ impl Node {
     /// How long that call took (millisecond precision).
     pub fn duration(&self) -> Option<Duration> {
         self.duration
+    }
+
+    /// That call's time to first token: from sending the request to its first output (text,
+    /// reasoning or a tool call), millisecond precision. `None` when no output arrived, for
+    /// a supplied answer, and for nodes logged before it was recorded.
+    pub fn ttft(&self) -> Option<Duration> {
+        self.ttft
     }
 
     /// When the answer was generated or supplied (UTC, microsecond precision).

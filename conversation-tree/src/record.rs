@@ -28,6 +28,7 @@ pub(crate) struct NodeRow {
     pub(crate) cache_key: Option<String>,
     pub(crate) usage: Option<TokenUsage>,
     pub(crate) duration: Option<Duration>,
+    pub(crate) ttft: Option<Duration>,
     pub(crate) datetime_utc: Timestamp,
     pub(crate) status: ResponseStatus,
     /// The label to move to this node once it has an id.
@@ -118,6 +119,7 @@ impl NodeRow {
             cache_key: None,
             usage: None,
             duration: None,
+            ttft: None,
             datetime_utc: micros(datetime_utc),
             status: ResponseStatus::Completed,
             label: None,
@@ -153,14 +155,20 @@ impl NodeRow {
                 to_i64(what, value)?;
             }
         }
-        if let Some(duration) = entry.duration {
-            let millis = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
-            to_i64("duration in milliseconds", millis)?;
+        for (what, duration) in [
+            ("duration in milliseconds", entry.duration),
+            ("time to first token in milliseconds", entry.ttft),
+        ] {
+            if let Some(duration) = duration {
+                let millis = u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+                to_i64(what, millis)?;
+            }
         }
         row.model = Some(entry.model);
         row.cache_key = entry.cache_key;
         row.usage = entry.usage;
         row.duration = entry.duration;
+        row.ttft = entry.ttft;
         row.status = entry.status;
         row.label = entry.label;
         row.owner = entry.owner;
@@ -174,8 +182,11 @@ impl NodeRow {
     }
 
     pub(crate) fn duration_ms(&self) -> Option<i64> {
-        self.duration
-            .map(|duration| i64::try_from(duration.as_millis()).unwrap_or(i64::MAX))
+        self.duration.map(millis)
+    }
+
+    pub(crate) fn ttft_ms(&self) -> Option<i64> {
+        self.ttft.map(millis)
     }
 
     pub(crate) fn into_node(self, id: NodeId) -> Node {
@@ -191,13 +202,22 @@ impl NodeRow {
             cache_key: self.cache_key,
             usage: self.usage,
             // Stored with millisecond precision: hand back what a reader will see.
-            duration: self.duration.map(|duration| {
-                Duration::from_millis(duration.as_millis().try_into().unwrap_or(u64::MAX))
-            }),
+            duration: self.duration.map(whole_millis),
+            ttft: self.ttft.map(whole_millis),
             datetime_utc: self.datetime_utc,
             status: self.status,
         }
     }
+}
+
+/// A duration as stored: whole milliseconds.
+fn millis(duration: Duration) -> i64 {
+    i64::try_from(duration.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// A duration cut to what the store keeps of it.
+fn whole_millis(duration: Duration) -> Duration {
+    Duration::from_millis(duration.as_millis().try_into().unwrap_or(u64::MAX))
 }
 
 /// A name for a new conversation: the start of the first human message's text, its
@@ -325,6 +345,7 @@ pub(crate) struct NodeColumns {
     /// Input, output, cached input, cache creation and reasoning tokens.
     pub(crate) usage: [Option<i64>; 5],
     pub(crate) duration_ms: Option<i64>,
+    pub(crate) ttft_ms: Option<i64>,
     /// Parsed by the backend (SQLite stores text, PostgreSQL a timestamp).
     pub(crate) datetime_utc: std::result::Result<Timestamp, String>,
     pub(crate) status: String,
@@ -352,6 +373,7 @@ impl NodeColumns {
             cache_key: self.cache_key,
             usage: usage_from_columns(self.usage),
             duration: self.duration_ms.map(|ms| Duration::from_millis(to_u64(ms))),
+            ttft: self.ttft_ms.map(|ms| Duration::from_millis(to_u64(ms))),
             datetime_utc: self.datetime_utc.map_err(corrupt)?,
             status: self
                 .status

@@ -397,7 +397,8 @@ pub struct MatchedTurn {
 ///     &options,
 /// )
 /// .usage(TokenUsage { input_tokens: 12, output_tokens: 1, ..Default::default() })
-/// .duration(Duration::from_millis(420));
+/// .duration(Duration::from_millis(420))
+/// .ttft(Duration::from_millis(180));
 /// assert_eq!(entry.model(), "gpt-4o");
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -411,6 +412,7 @@ pub struct NewResponse {
     pub(crate) cache_key: Option<String>,
     pub(crate) usage: Option<TokenUsage>,
     pub(crate) duration: Option<Duration>,
+    pub(crate) ttft: Option<Duration>,
     pub(crate) datetime_utc: Option<Timestamp>,
     pub(crate) status: ResponseStatus,
     pub(crate) label: Option<String>,
@@ -439,6 +441,7 @@ impl NewResponse {
             cache_key: options.cache_key.clone(),
             usage: None,
             duration: None,
+            ttft: None,
             datetime_utc: None,
             status: ResponseStatus::Completed,
             label: None,
@@ -464,6 +467,13 @@ impl NewResponse {
     /// Sets how long the call took.
     pub fn duration(mut self, duration: Duration) -> Self {
         self.duration = Some(duration);
+        self
+    }
+
+    /// Sets the call's time to first token: from sending the request to its first output
+    /// (text, reasoning or a tool call). Leave it unset when no output arrived.
+    pub fn ttft(mut self, ttft: Duration) -> Self {
+        self.ttft = Some(ttft);
         self
     }
 

@@ -178,6 +178,7 @@ impl McpServer {
                         parameters: info.input_schema.clone(),
                     },
                     original_name: info.original_name.clone(),
+                    display_name: display_name(info),
                     shared: Arc::clone(&self.shared),
                 };
                 DynTool::from_json_tool(tool)
@@ -260,10 +261,35 @@ impl Shared {
     }
 }
 
+/// Longest display name taken from a server, in characters: every tool event and every block
+/// of an answer repeats it, so a server cannot make them large with a long title.
+const MAX_DISPLAY_NAME_CHARS: usize = 80;
+
+/// The name people see for a tool: the server's title on one line, cut to
+/// [`MAX_DISPLAY_NAME_CHARS`], else the tool's own name made readable (without the server
+/// prefix the model sees).
+fn display_name(info: &McpToolInfo) -> String {
+    let title = info
+        .title
+        .as_deref()
+        .map(|title| title.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|title| !title.is_empty());
+    match title {
+        Some(title) => match title.char_indices().nth(MAX_DISPLAY_NAME_CHARS) {
+            Some((end, _)) => format!("{}…", &title[..end]),
+            None => title,
+        },
+        None => toolchain::display_name_of(&info.original_name),
+    }
+}
+
 /// One MCP tool as a [`JsonTool`].
 struct McpTool {
     spec: ToolSpec,
     original_name: String,
+    /// The server's title for the tool, else its own name made readable (without the
+    /// server prefix the model sees).
+    display_name: String,
     shared: Arc<Shared>,
 }
 
@@ -271,6 +297,10 @@ struct McpTool {
 impl JsonTool for McpTool {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn display_name(&self) -> Option<&str> {
+        Some(&self.display_name)
     }
 
     async fn call_json(
@@ -338,5 +368,34 @@ impl McpTool {
             .fold(timeout(self.shared.timeout), |best, next| {
                 if next.0 < best.0 { next } else { best }
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(original_name: &str, title: Option<&str>) -> McpToolInfo {
+        McpToolInfo {
+            name: format!("srv__{original_name}"),
+            original_name: original_name.to_owned(),
+            title: title.map(str::to_owned),
+            description: String::new(),
+            input_schema: Value::Object(Map::new()),
+        }
+    }
+
+    #[test]
+    fn a_tool_is_shown_by_its_title_on_one_line_and_cut_else_by_its_own_name() {
+        assert_eq!(
+            display_name(&info("get-sum", Some(" Add\ntwo  numbers "))),
+            "Add two numbers"
+        );
+        assert_eq!(display_name(&info("get-sum", Some("  "))), "Get sum");
+        assert_eq!(display_name(&info("read_file", None)), "Read file");
+        let long = "é".repeat(10_000);
+        let shown = display_name(&info("x", Some(&long)));
+        assert_eq!(shown.chars().count(), MAX_DISPLAY_NAME_CHARS + 1);
+        assert!(shown.ends_with('…'));
     }
 }

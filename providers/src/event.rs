@@ -62,3 +62,28 @@ pub enum StreamEvent {
         finish: FinishReason,
     },
 }
+
+impl StreamEvent {
+    /// Whether the event carries output the model generated: text, reasoning or a tool call.
+    /// The first such event of a call marks its time to first token; what only describes the
+    /// answer ([`Started`](StreamEvent::Started), [`Usage`](StreamEvent::Usage),
+    /// [`Done`](StreamEvent::Done)) and empty deltas do not count.
+    ///
+    /// ```
+    /// use providers::{FinishReason, StreamEvent};
+    ///
+    /// assert!(StreamEvent::TextDelta("Hel".into()).is_output());
+    /// assert!(!StreamEvent::TextDelta(String::new()).is_output());
+    /// assert!(!StreamEvent::Done { finish: FinishReason::Stop }.is_output());
+    /// ```
+    pub fn is_output(&self) -> bool {
+        match self {
+            StreamEvent::TextDelta(text) | StreamEvent::ReasoningDelta { text } => !text.is_empty(),
+            StreamEvent::Reasoning(_)
+            | StreamEvent::TextReasoning(_)
+            | StreamEvent::ToolCallDelta { .. }
+            | StreamEvent::ToolCall(_) => true,
+            StreamEvent::Started { .. } | StreamEvent::Usage(_) | StreamEvent::Done { .. } => false,
+        }
+    }
+}

@@ -9,6 +9,7 @@ use crate::support;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -298,6 +299,70 @@ async fn an_endless_error_body_is_read_only_up_to_its_cap() {
 
     still_up(&server).await;
     server.stop().await;
+}
+
+/// A provider that sends its headers and a role-only chunk at once, then stalls before its
+/// first token: the time to first token is measured to that token, not to the headers, and
+/// reported in `response.done`, in the stored node and in the log line of the call.
+#[tokio::test]
+async fn a_provider_that_stalls_before_its_first_token_is_timed_to_that_token() {
+    const STALL: Duration = Duration::from_millis(300);
+    let stall_ms = u64::try_from(STALL.as_millis()).unwrap();
+    let logs = logs();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("conversations.sqlite");
+    let stalling: Answer = Arc::new(|_, _, _| {
+        let role = chat_chunk(json!({"role": "assistant"}), Value::Null);
+        let text = chat_chunk(json!({"content": "late"}), Value::Null);
+        let end = chat_chunk(json!({}), json!("stop")) + "data: [DONE]\n\n";
+        let body = futures::stream::once(async move { role })
+            .chain(futures::stream::once(async move {
+                tokio::time::sleep(STALL).await;
+                text
+            }))
+            .chain(futures::stream::once(async move { end }))
+            .map(Ok::<_, std::io::Error>);
+        sse_response(Body::from_stream(body))
+    });
+    let provider = fake_provider(stalling).await;
+    let server = server(&provider, store.to_str().unwrap()).await;
+    let (_, events) = answer(&server, &ask("gpt-4o-mini", "anyone there?")).await;
+    let done = last(&events, "response.done");
+    let ttft = done["ttft_ms"].as_u64().expect("response.done has ttft_ms");
+    assert!(ttft >= stall_ms, "{done}");
+    let calls = done["model_calls"].as_array().expect("model_calls");
+    assert_eq!(calls.len(), 1, "{done}");
+    assert_eq!(calls[0]["ttft_ms"], json!(ttft), "{done}");
+    assert!(calls[0]["duration_ms"].as_u64().unwrap() >= ttft, "{done}");
+    assert_eq!(calls[0]["cached"], json!(false), "{done}");
+    server.stop().await;
+
+    let node: conversation_tree::NodeId = done["node_ids"][0].to_string().parse().unwrap();
+    let store = conversation_tree::SqliteStore::open_read_only(&store)
+        .await
+        .unwrap();
+    let node = conversation_tree::Store::node(&store, node)
+        .await
+        .unwrap()
+        .expect("the answer is stored");
+    let stored = node
+        .ttft()
+        .expect("the stored node has its time to first token");
+    assert!(stored >= STALL, "{stored:?}");
+    assert!(node.duration().unwrap() >= stored, "{node:?}");
+
+    let logged = logs.lock().unwrap().clone();
+    let line = logged
+        .lines()
+        .find(|line| line.contains("model call answered"))
+        .unwrap_or_else(|| panic!("no log line for the model call: {logged}"));
+    let logged_ttft: u64 = line
+        .split("ttft_ms=")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|ms| ms.parse().ok())
+        .unwrap_or_else(|| panic!("the log line has no ttft_ms: {line}"));
+    assert!(logged_ttft >= stall_ms, "{line}");
 }
 
 /// Every log line the process writes (a minimal `tracing` subscriber: the tests must see

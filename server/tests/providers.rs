@@ -31,17 +31,35 @@ fn normalized(events: &[Sse]) -> Value {
                 }
                 for (key, placeholder) in [
                     ("created", "<unix time>"),
-                    ("duration_ms", "<ms>"),
                     ("conversation_id", "<conversation id>"),
                 ] {
                     if data.get(key).is_some_and(|v| !v.is_null()) {
                         data[key] = json!(placeholder);
                     }
                 }
+                timings_hidden(&mut data);
                 json!({"event": event.name, "data": data})
             })
             .collect(),
     )
+}
+
+/// Replaces every measured time (`duration_ms`, `ttft_ms`, in blocks and model calls too)
+/// with `<ms>`; a time that was not measured stays null.
+fn timings_hidden(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                if matches!(key.as_str(), "duration_ms" | "ttft_ms") && !value.is_null() {
+                    *value = json!("<ms>");
+                } else {
+                    timings_hidden(value);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(timings_hidden),
+        _ => {}
+    }
 }
 
 /// A server whose OpenAI models use `mock` with the server's own (dummy) key.

@@ -52,6 +52,63 @@ async fn a_text_protocol_runs_the_tool_and_formats_the_observation() {
     server.stop().await;
 }
 
+/// `tool.start`, `tool.done` and `response.done` carry the tool's name for people and the
+/// answer so far as ordered blocks, so a client renders any of them without replaying deltas;
+/// the non-streamed body carries the same.
+#[tokio::test]
+async fn tool_events_carry_a_display_name_and_the_blocks_of_the_answer_so_far() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let request = json!({
+        "model_config": {"model_id": "echo"},
+        "input": {"text": json!({"tool_calls": [
+            {"name": "calculator", "arguments": {"expression": "2+2"}},
+        ]}).to_string()},
+        "tools": {"builtin": {"calculator": {"enabled": true}}},
+    });
+    let events = events_of_post(&server, request.clone()).await;
+    let start = &events
+        .iter()
+        .find(|event| event.name == "tool.start")
+        .expect("the calculator ran")
+        .data;
+    let id = start["id"].as_str().unwrap();
+    assert_eq!(start["display_name"], "Calculator", "{start}");
+    let pending = json!({
+        "type": "tool", "id": id, "tool_use_id": id, "tool_name": "calculator",
+        "display_name": "Calculator", "status": "pending", "tool_input": start["input"],
+        "tool_output": null, "duration_ms": null,
+    });
+    assert_eq!(start["blocks"], json!([pending]), "{start}");
+    let done = &events
+        .iter()
+        .find(|event| event.name == "tool.done")
+        .unwrap()
+        .data;
+    assert_eq!(done["display_name"], "Calculator", "{done}");
+    let mut finished = pending.clone();
+    finished["status"] = json!("done");
+    finished["tool_output"] = done["output"].clone();
+    finished["duration_ms"] = done["duration_ms"].clone();
+    assert_eq!(done["blocks"], json!([finished]), "{done}");
+    let answer = terminal(&events, "response.done");
+    let text =
+        json!({"type": "text", "id": "text-1", "content": content(&events), "status": "done"});
+    assert_eq!(answer["blocks"], json!([finished, text]), "{answer}");
+
+    let mut whole = request;
+    whole["features"] = json!({"streaming": false});
+    let body: Value = server.post(&whole).await.json().await.unwrap();
+    assert_eq!(
+        body["tool_calls"][0]["display_name"], "Calculator",
+        "{body}"
+    );
+    let blocks = body["blocks"].as_array().expect("blocks");
+    assert_eq!(blocks.len(), 2, "{body}");
+    assert_eq!(blocks[0]["status"], "done", "{body}");
+    assert_eq!(blocks[1]["content"], body["content"], "{body}");
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_section_format_without_a_text_protocol_is_named_in_the_422() {
     let server = TestServer::start(ServerConfig::default()).await;

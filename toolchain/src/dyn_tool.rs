@@ -1,3 +1,4 @@
+use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -21,6 +22,12 @@ use crate::{ExecutionContext, Tool, ToolError, ToolResult};
 pub trait JsonTool: Send + Sync {
     /// Name, description and input schema, as offered to the model.
     fn spec(&self) -> &ToolSpec;
+
+    /// A name for people (see [`Tool::display_name`]); `None` (the default) derives one from
+    /// the spec's name.
+    fn display_name(&self) -> Option<&str> {
+        None
+    }
 
     /// Runs the tool on a JSON object.
     async fn call_json(
@@ -79,6 +86,15 @@ impl DynTool {
     /// The tool's description.
     pub fn description(&self) -> &str {
         &self.inner.spec().description
+    }
+
+    /// The tool's name for people: its own [`Tool::display_name`], else one derived from its
+    /// name by [`display_name_of`].
+    pub fn display_name(&self) -> Cow<'_, str> {
+        match self.inner.display_name() {
+            Some(own) if !own.trim().is_empty() => Cow::Borrowed(own),
+            _ => Cow::Owned(display_name_of(self.name())),
+        }
     }
 
     /// Name, description and input JSON Schema, in the shape providers' function calling takes.
@@ -198,6 +214,26 @@ fn validate(spec: &ToolSpec) -> Result<(), ToolError> {
     }
 }
 
+/// A name for people derived from a tool name, for tools that give none: `_` and `-` become
+/// spaces and the first letter is upper case.
+///
+/// ```
+/// assert_eq!(toolchain::display_name_of("web_search"), "Web search");
+/// assert_eq!(toolchain::display_name_of("get-course_outline"), "Get course outline");
+/// ```
+pub fn display_name_of(name: &str) -> String {
+    let words = name
+        .split(['_', '-'])
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut chars = words.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => name.to_owned(),
+    }
+}
+
 /// A typed tool seen as a [`JsonTool`].
 struct Typed<T, I, O> {
     tool: T,
@@ -214,6 +250,10 @@ where
 {
     fn spec(&self) -> &ToolSpec {
         &self.spec
+    }
+
+    fn display_name(&self) -> Option<&str> {
+        self.tool.display_name()
     }
 
     async fn call_json(

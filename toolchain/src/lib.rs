@@ -144,7 +144,7 @@ mod yaml;
 
 pub use chain::ToolChain;
 pub use context::{DEFAULT_MAX_CONCURRENCY, ExecutionContext};
-pub use dyn_tool::{DynTool, JsonTool};
+pub use dyn_tool::{DynTool, JsonTool, display_name_of};
 pub use error::{ToolChainError, ToolError};
 pub use json::Json;
 pub use native::{NATIVE_ERROR_PREFIX, NativeToolChain, NativeToolChainResult};

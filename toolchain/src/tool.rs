@@ -64,6 +64,13 @@ where
     /// What the tool does and when to use it, for the model.
     fn description(&self) -> &str;
 
+    /// A name for people, which a front end shows while the tool runs (`Web search`). `None`
+    /// (the default) lets [`DynTool::display_name`](crate::DynTool::display_name) derive one
+    /// from [`name`](Self::name).
+    fn display_name(&self) -> Option<&str> {
+        None
+    }
+
     /// Runs the tool. Return [`ToolError::failed`] for failures the model should see; a panic
     /// is caught and reported as [`ToolError::Panicked`], and never aborts other calls.
     async fn call(

@@ -122,6 +122,16 @@ impl ToolSet {
         self.inner.index.get(name).map(|&i| &self.inner.tools[i])
     }
 
+    /// The name for people of the tool the model called `name`: the tool's own
+    /// [`display_name`](DynTool::display_name), or, for a name the set lacks (the model called
+    /// a tool it was not offered), one derived from the name.
+    pub fn display_name(&self, name: &str) -> String {
+        match self.get(name) {
+            Some(tool) => tool.display_name().into_owned(),
+            None => crate::display_name_of(name),
+        }
+    }
+
     /// Whether a tool named `name` is in the set.
     pub fn contains(&self, name: &str) -> bool {
         self.inner.index.contains_key(name)

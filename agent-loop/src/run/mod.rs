@@ -191,7 +191,8 @@ impl Run<'_> {
             let next = match &text_chain {
                 None => self.native(context, answer, tools).await?,
                 Some((protocol, chain, _)) => {
-                    self.text(context, answer, protocol, chain.as_ref()).await?
+                    self.text(context, answer, protocol, chain.as_ref(), &tools)
+                        .await?
                 }
             };
             context = match next {
@@ -340,6 +341,7 @@ impl Run<'_> {
                         finish,
                         request_tokens,
                         cached: true,
+                        timing: crate::CallTiming::default(),
                         node: Some(node),
                     });
                 }
@@ -350,15 +352,17 @@ impl Run<'_> {
         let request = context.request(specs, &agent.options);
         let started = Instant::now();
         let stream_text = agent.text.is_none();
-        let response = match ask(
+        let (asked, ttft) = ask(
             agent.model.as_ref(),
             request,
             self.cancel,
             self.emitter,
             stream_text,
         )
-        .await
-        {
+        .await;
+        let timing = crate::CallTiming::new(ttft, started.elapsed());
+        log_call(&agent.model.info().id, round, &asked, timing);
+        let response = match asked {
             Asked::Answer(response) => response,
             Asked::Cancelled(partial) => {
                 #[cfg(feature = "store")]
@@ -367,7 +371,7 @@ impl Run<'_> {
                     context.messages(),
                     partial.as_ref(),
                     Status::Cancelled,
-                    started,
+                    timing,
                 )
                 .await;
                 return Err(Stop::Cancelled(partial));
@@ -379,7 +383,7 @@ impl Run<'_> {
                     context.messages(),
                     _partial.as_ref(),
                     Status::Failed,
-                    started,
+                    timing,
                 )
                 .await;
                 return Err(Stop::Failed(AgentError::Provider {
@@ -403,7 +407,7 @@ impl Run<'_> {
                         context.messages(),
                         &message,
                         usage,
-                        started.elapsed(),
+                        timing,
                         Status::Completed,
                     )
                     .await
@@ -413,14 +417,13 @@ impl Run<'_> {
             }
             _ => None,
         };
-        #[cfg(not(feature = "store"))]
-        let _ = started;
         Ok(Answer {
             message,
             usage,
             finish: finish_reason,
             request_tokens,
             cached: false,
+            timing,
             #[cfg(feature = "store")]
             node,
         })
@@ -514,8 +517,14 @@ impl Run<'_> {
                 return;
             }
         };
-        self.log_stopped(Some(&lookup), transcript, None, status, Instant::now())
-            .await;
+        self.log_stopped(
+            Some(&lookup),
+            transcript,
+            None,
+            status,
+            crate::CallTiming::default(),
+        )
+        .await;
     }
 
     /// Logs what had arrived of an answer that did not end (possibly nothing) with its
@@ -527,7 +536,7 @@ impl Run<'_> {
         transcript: &[Message],
         partial: Option<&Message>,
         status: Status,
-        started: Instant,
+        timing: crate::CallTiming,
     ) {
         let (Some(log), Some(lookup)) = (&mut self.log, lookup) else {
             return;
@@ -535,14 +544,7 @@ impl Run<'_> {
         let empty = Message::new(Role::Ai, Vec::new());
         let answer = partial.unwrap_or(&empty);
         match log
-            .log(
-                lookup,
-                transcript,
-                answer,
-                Usage::default(),
-                started.elapsed(),
-                status,
-            )
+            .log(lookup, transcript, answer, Usage::default(), timing, status)
             .await
         {
             Ok(node) => self.nodes.push(node),
@@ -575,6 +577,7 @@ impl Run<'_> {
                     finish: FinishReason::Other("cancelled".into()),
                     request_tokens: context.tokens(),
                     cached: false,
+                    timing: crate::CallTiming::default(),
                     #[cfg(feature = "store")]
                     node: None,
                 };
@@ -583,6 +586,35 @@ impl Run<'_> {
             None => context,
         };
         self.cancelled(context)
+    }
+}
+
+/// One line per model call in the trace: which model, how it ended, how long it took to send
+/// its first output and to finish, so slow starts can be told from slow answers.
+fn log_call(model: &str, round: usize, asked: &Asked, timing: crate::CallTiming) {
+    let ttft_ms = timing.ttft.map(|ttft| ttft.as_millis());
+    let duration_ms = timing.duration.as_millis();
+    match asked {
+        Asked::Answer(response) => tracing::info!(
+            model,
+            round,
+            ttft_ms,
+            duration_ms,
+            input_tokens = response.usage.input_tokens,
+            output_tokens = response.usage.output_tokens,
+            "model call answered"
+        ),
+        Asked::Cancelled(_) => {
+            tracing::info!(model, round, ttft_ms, duration_ms, "model call cancelled");
+        }
+        Asked::Failed(error, _) => tracing::info!(
+            model,
+            round,
+            ttft_ms,
+            duration_ms,
+            %error,
+            "model call failed"
+        ),
     }
 }
 

@@ -44,6 +44,7 @@ impl Run<'_> {
         let chain = NativeToolChain::new(tools);
         let observer = ToolEvents {
             emitter: self.emitter,
+            tools: chain.tools(),
             id_prefix: None,
         };
         let result = chain.execute_observed(&self.exec, &calls, &observer).await;
@@ -78,6 +79,7 @@ impl Run<'_> {
         answer: Answer,
         protocol: &TextProtocol,
         chain: &dyn toolchain::ToolChain,
+        tools: &ToolSet,
     ) -> Result<Next, AgentError> {
         let counter = &self.agent.counter;
         let raw = answer.message.text();
@@ -123,6 +125,7 @@ impl Run<'_> {
         };
         let observer = ToolEvents {
             emitter: self.emitter,
+            tools,
             id_prefix: Some(format!("r{}.", context.rounds() + 1)),
         };
         let (mut texts, mut media, mut calls, mut errors, mut exit) =

@@ -195,9 +195,16 @@ pub fn wire(events: &[AgentEvent]) -> Value {
                 "block_offset": block_offset,
             }),
             AgentEvent::ReasoningDelta { text } => json!({"event": "ReasoningDelta", "text": text}),
-            AgentEvent::ToolStart { id, name, input } => {
-                json!({"event": "ToolStart", "id": id, "name": name, "input": input})
-            }
+            AgentEvent::ToolStart {
+                id,
+                name,
+                display_name,
+                input,
+                ..
+            } => json!({
+                "event": "ToolStart", "id": id, "name": name, "display_name": display_name,
+                "input": input,
+            }),
             AgentEvent::ToolDone {
                 id,
                 name,

@@ -1,6 +1,6 @@
 //! `skein logs show`: every response of a conversation as Markdown, in the manner of
-//! `llm logs` (a header per response, `## Prompt`, `## System` when it changes, tool results,
-//! `## Response` with its tool calls, token usage on request).
+//! `llm logs` (a header per response with its hashes and timing, `## Prompt`, `## System`
+//! when it changes, tool results, `## Response` with its tool calls, token usage on request).
 
 use std::io::Write;
 
@@ -39,6 +39,11 @@ pub(super) async fn show(
                     "model": node.model(),
                     "status": node.status(),
                     "datetime_utc": node.datetime_utc().to_string(),
+                    "prompt_hash": node.prompt_hash(),
+                    "response_hash": node.response_hash(),
+                    "path_hash": node.path_hash(),
+                    "duration_ms": node.duration().map(|d| d.as_millis()),
+                    "ttft_ms": node.ttft().map(|d| d.as_millis()),
                     "usage": node.usage(),
                     "input": turn.input,
                     "response": turn.response,
@@ -56,6 +61,29 @@ pub(super) async fn show(
     for (node, turn) in nodes.iter().zip(&turns) {
         write_node(node, turn, summary.id.as_str(), &mut system, usage, out)?;
     }
+    Ok(())
+}
+
+/// The node's hashes (which input, which answer, which path from the root: what finds it
+/// again from a message array, and tells reused answers from new ones) and how
+/// long its model call took to start answering and to finish.
+fn write_hashes(node: &Node, out: &mut impl Write) -> Result<(), CliError> {
+    writeln!(out, "- Prompt hash: `{}`", node.prompt_hash())?;
+    writeln!(out, "- Response hash: `{}`", node.response_hash())?;
+    writeln!(out, "- Path hash: `{}`", node.path_hash())?;
+    let millis = |duration: std::time::Duration| format!("{} ms", duration.as_millis());
+    match (node.ttft(), node.duration()) {
+        (Some(ttft), Some(duration)) => writeln!(
+            out,
+            "- Time to first token: {}, whole answer: {}",
+            millis(ttft),
+            millis(duration)
+        )?,
+        (None, Some(duration)) => writeln!(out, "- Whole answer: {}", millis(duration))?,
+        (Some(ttft), None) => writeln!(out, "- Time to first token: {}", millis(ttft))?,
+        (None, None) => {}
+    }
+    writeln!(out)?;
     Ok(())
 }
 
@@ -85,6 +113,7 @@ fn write_node(
         Some(model) => writeln!(out, "Model: **{model}**{parent}{status}\n")?,
         None => writeln!(out, "Supplied by the caller{parent}\n")?,
     }
+    write_hashes(node, out)?;
     let prompt: Vec<String> = turn
         .input
         .iter()

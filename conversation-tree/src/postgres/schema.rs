@@ -20,6 +20,7 @@ const MIGRATIONS: &[&str] = &[
     include_str!("migrations/004_owner.sql"),
     include_str!("migrations/005_labels.sql"),
     include_str!("migrations/006_summaries.sql"),
+    include_str!("migrations/007_ttft.sql"),
 ];
 
 /// The schema version this build writes.

@@ -47,6 +47,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 6,
         sql: include_str!("migrations/006_summaries.sql"),
     },
+    Migration {
+        version: 7,
+        sql: include_str!("migrations/007_ttft.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -530,3 +530,46 @@ pub(crate) async fn bad_requests_are_typed_errors(harness: &impl Harness) {
     assert_eq!(store.conversation_nodes(&first).await.unwrap(), vec![root]);
     assert!(store.conversation(&second).await.unwrap().is_none());
 }
+
+/// A node keeps how long its call took to send its first output and to end, to the
+/// millisecond, across a reopen; a call whose output never arrived has no time to first token.
+pub(crate) async fn timings_are_stored_to_the_millisecond(harness: &impl Harness) {
+    use std::time::Duration;
+
+    let conversation = ConversationId::random();
+    let options = sampling();
+    let messages = france();
+    let store = harness.open().await;
+    let path = store
+        .find_or_create_path(&conversation, &messages, &options)
+        .await
+        .unwrap();
+    let entry = |answer: &str| {
+        NewResponse::new(
+            conversation.clone(),
+            path.parent(),
+            path.pending_input(&messages).to_vec(),
+            Message::ai(answer),
+            &options,
+        )
+    };
+    let timed = store
+        .log_response(
+            entry("Paris")
+                .duration(Duration::from_micros(420_700))
+                .ttft(Duration::from_micros(180_400)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(timed.ttft(), Some(Duration::from_millis(180)));
+    assert_eq!(timed.duration(), Some(Duration::from_millis(420)));
+    let silent = store
+        .log_response(entry("").duration(Duration::from_millis(5)))
+        .await
+        .unwrap();
+    assert_eq!(silent.ttft(), None);
+    drop(store);
+    let store = harness.open().await;
+    assert_eq!(store.node(timed.id()).await.unwrap(), Some(timed));
+    assert_eq!(store.node(silent.id()).await.unwrap(), Some(silent));
+}

@@ -61,6 +61,7 @@ macro_rules! suite {
             cases::edge_arrays_empty_and_fully_answered,
             cases::latest_node_follows_the_last_call,
             cases::bad_requests_are_typed_errors,
+            cases::timings_are_stored_to_the_millisecond,
             reliability::eight_concurrent_tasks_lose_nothing,
             reliability::a_failed_write_leaves_no_half_node,
             reliability::dropped_writes_leave_no_half_node,

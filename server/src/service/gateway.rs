@@ -4,7 +4,7 @@
 //! a client that resends its history finds that history's path instead of writing it again.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use agent_loop::{AgentError, StoreLog};
 use chain_ast::ChainAst;
@@ -111,6 +111,8 @@ pub(crate) struct CallLog {
     lookup: agent_loop::Lookup,
     transcript: Vec<Message>,
     started: Instant,
+    /// When the model's first output arrived, after `started`.
+    first_output: Option<Duration>,
     stored: Option<NodeId>,
 }
 
@@ -118,6 +120,14 @@ impl CallLog {
     /// The conversation the exchange is logged under.
     pub(crate) fn conversation(&self) -> &ConversationId {
         self.log.conversation()
+    }
+
+    /// Notes when the first output (text, reasoning, a tool call) of the answer passes: the
+    /// call's time to first token, logged with its node.
+    pub(crate) fn saw(&mut self, event: &providers::StreamEvent) {
+        if self.first_output.is_none() && event.is_output() {
+            self.first_output = Some(self.started.elapsed());
+        }
     }
 
     /// Logs `answer` (nothing to do for an answer that came from the tree): the node it is.
@@ -135,7 +145,7 @@ impl CallLog {
                 &self.transcript,
                 &answer.message,
                 answer.usage,
-                self.started.elapsed(),
+                agent_loop::CallTiming::new(self.first_output, self.started.elapsed()),
                 status,
             )
             .await
@@ -233,6 +243,7 @@ impl ChatService {
                 lookup,
                 transcript,
                 started: Instant::now(),
+                first_output: None,
                 stored,
             }),
         })

@@ -16,13 +16,17 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-use agent_loop::{AgentError, AgentEvent, CompressionNotice, StopReason};
+use agent_loop::{AgentError, AgentEvent, AgentOutcome, CompressionNotice, StopReason};
 use providers::{ProviderError, Usage};
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::failure::{FailureKind, provider_error};
+
+mod blocks;
+
+pub use blocks::{Block, TextBlock, TextStatus, ToolBlock, ToolStatus};
 
 /// One event of the stream; serialising it gives the JSON of its `data:` line.
 #[derive(Clone, Debug, Serialize)]
@@ -46,21 +50,33 @@ pub enum ChatShellEvent {
     Error(ResponseErrorEvent),
 }
 
-/// Encodes the events of one run: each as [`ChatShellEvent::new`] does, with the sources its
-/// search tools found on their `tool.done` and, each once, on `response.done`.
+/// Encodes the events of one run: each as [`ChatShellEvent::new`] does, with what only the
+/// run's earlier events tell: the sources its search tools found (on their `tool.done` and,
+/// each once, on `response.done`) and the answer's [`blocks`](Block) so far (on `tool.start`,
+/// `tool.done` and `response.done`).
 #[derive(Debug, Default)]
 pub struct ChatShellEncoder {
     sources: crate::service::sources::SourceSet,
+    blocks: blocks::Blocks,
 }
 
 impl ChatShellEncoder {
-    /// The event of `event`, sources included.
+    /// The event of `event`, sources and blocks included.
     pub fn encode(&mut self, event: &AgentEvent) -> ChatShellEvent {
+        self.blocks.apply(event);
         let mut frame = ChatShellEvent::new(event);
         match &mut frame {
-            ChatShellEvent::ToolDone(ToolDoneEvent { sources, .. })
-            | ChatShellEvent::Done(ResponseDoneEvent { sources, .. }) => {
+            ChatShellEvent::ToolStart(ToolStartEvent { blocks, .. }) => {
+                *blocks = self.blocks.snapshot();
+            }
+            ChatShellEvent::ToolDone(ToolDoneEvent {
+                sources, blocks, ..
+            })
+            | ChatShellEvent::Done(ResponseDoneEvent {
+                sources, blocks, ..
+            }) => {
                 *sources = self.sources(event);
+                *blocks = self.blocks.snapshot();
             }
             _ => {}
         }
@@ -145,18 +161,22 @@ impl ChatShellEvent {
             AgentEvent::ReasoningDelta { text } => {
                 ChatShellEvent::Reasoning(ReasoningDeltaEvent { text: text.clone() })
             }
-            AgentEvent::ToolStart { id, name, input } => {
-                ChatShellEvent::ToolStart(ToolStartEvent {
-                    id: id.clone(),
-                    name: name.clone(),
-                    input: input.clone(),
-                    display_name: None,
-                    blocks: None,
-                })
-            }
+            AgentEvent::ToolStart {
+                id,
+                name,
+                display_name,
+                input,
+            } => ChatShellEvent::ToolStart(ToolStartEvent {
+                id: id.clone(),
+                name: name.clone(),
+                input: input.clone(),
+                display_name: display_name.clone(),
+                blocks: Vec::new(),
+            }),
             AgentEvent::ToolDone {
                 id,
                 name,
+                display_name,
                 output,
                 duration_ms,
                 error,
@@ -168,8 +188,8 @@ impl ChatShellEvent {
                 duration_ms: *duration_ms,
                 error: error.clone(),
                 sources: None,
-                display_name: None,
-                blocks: None,
+                display_name: display_name.clone(),
+                blocks: Vec::new(),
             }),
             AgentEvent::ResponseDone {
                 id,
@@ -186,7 +206,9 @@ impl ChatShellEvent {
                 usage: UsagePayload::from(usage),
                 stop_reason: (*stop_reason).into(),
                 sources: None,
-                blocks: None,
+                blocks: Vec::new(),
+                ttft_ms: outcome.ttft().map(millis),
+                model_calls: ModelCallPayload::of(outcome),
                 silent_exit: *silent_exit,
                 silent_exit_reason: silent_exit_reason.clone(),
                 rounds: *rounds,
@@ -304,11 +326,11 @@ pub struct ToolStartEvent {
     /// The arguments as JSON (the raw text as a JSON string when it is not JSON).
     #[schema(value_type = Value)]
     pub input: Value,
-    /// A name for people; tools have none yet, so it is null.
-    pub display_name: Option<String>,
-    /// Rich blocks of the call; none yet, so it is null.
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub blocks: Option<Vec<Value>>,
+    /// The tool's name for people (`Web search`): its own, or one made from `name`.
+    pub display_name: String,
+    /// The answer so far, in order: its text and tool calls, this one last (pending). Filled
+    /// by [`ChatShellEncoder`]; empty from [`ChatShellEvent::new`] alone.
+    pub blocks: Vec<Block>,
 }
 
 /// `tool.done`: a tool call finished.
@@ -326,11 +348,11 @@ pub struct ToolDoneEvent {
     pub error: Option<String>,
     /// What a search tool (`knowledge_base_search`, `web_search`) found; null for other tools.
     pub sources: Option<Vec<SourcePayload>>,
-    /// A name for people; tools have none yet, so it is null.
-    pub display_name: Option<String>,
-    /// Rich blocks of the call; none yet, so it is null.
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub blocks: Option<Vec<Value>>,
+    /// The tool's name for people, as in `tool.start`.
+    pub display_name: String,
+    /// The answer so far, in order, with this call finished. Filled by [`ChatShellEncoder`];
+    /// empty from [`ChatShellEvent::new`] alone.
+    pub blocks: Vec<Block>,
 }
 
 /// Token counts of every model call of the run, summed, with Chat Shell's names.
@@ -361,6 +383,40 @@ impl From<&Usage> for UsagePayload {
             reasoning_tokens: usage.reasoning_tokens,
         }
     }
+}
+
+/// One model call of a run: how long it took to start answering and to finish.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct ModelCallPayload {
+    /// 1-based number of the call in the run.
+    pub round: usize,
+    /// Time to first token: from sending the request to the first output (text, reasoning or
+    /// a tool call), in milliseconds; null when none arrived or the answer came from the store.
+    pub ttft_ms: Option<u64>,
+    /// From sending the request to the end of the answer, in milliseconds (0 when stored).
+    pub duration_ms: u64,
+    /// Whether the answer came from the conversation store instead of the model.
+    pub cached: bool,
+}
+
+impl ModelCallPayload {
+    /// The model calls of `outcome`, in order.
+    pub fn of(outcome: &AgentOutcome) -> Vec<ModelCallPayload> {
+        outcome
+            .records
+            .iter()
+            .map(|record| ModelCallPayload {
+                round: record.round,
+                ttft_ms: record.timing.ttft.map(millis),
+                duration_ms: millis(record.timing.duration),
+                cached: record.cached,
+            })
+            .collect()
+    }
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Why the run ended, as `response.done` says it.
@@ -439,9 +495,15 @@ pub struct ResponseDoneEvent {
     pub stop_reason: StopReasonName,
     /// What the run's search tools found, each source once (empty when none ran).
     pub sources: Option<Vec<SourcePayload>>,
-    /// Rich blocks of the answer; none yet, so it is null.
-    #[schema(value_type = Option<Vec<Object>>)]
-    pub blocks: Option<Vec<Value>>,
+    /// The whole answer, in order: the text of each model answer and each tool call, all
+    /// complete. Filled by [`ChatShellEncoder`]; empty from [`ChatShellEvent::new`] alone.
+    pub blocks: Vec<Block>,
+    /// Time to first token, in milliseconds: from sending the run's first model request to
+    /// its first output (text, reasoning or a tool call), what a user waits before anything
+    /// appears. Null when that call sent none, or its answer came from the store.
+    pub ttft_ms: Option<u64>,
+    /// Each model call of the run, in order, with its own time to first token.
+    pub model_calls: Vec<ModelCallPayload>,
     /// Whether a tool ended the run without a reply.
     pub silent_exit: bool,
     /// The reason the tool gave.

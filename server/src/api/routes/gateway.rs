@@ -244,6 +244,9 @@ fn logged(
         let item = match next {
             None => Err(Stopped::Cancelled),
             Some(Some(Ok(event))) => {
+                if let Some(log) = &mut pending.log {
+                    log.saw(&event);
+                }
                 pending.answer.push_ref(&event);
                 if !pending.answer.is_done() {
                     return Some((Ok(event), Some((events, pending, cancel))));

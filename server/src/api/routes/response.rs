@@ -48,9 +48,9 @@ of `event: <name>\\ndata: <json>` frames: `response.start` {id, model, created};
 `content.delta` {type, text, block_id, block_offset}, `reasoning.delta` {text}, `tool.start` \
 {id, name, input, display_name, blocks}, `tool.done` {id, name, output, duration_ms, error, \
 sources, display_name, blocks}; then exactly one of `response.done` {id, usage, stop_reason, \
-sources, blocks, silent_exit, silent_exit_reason, rounds, conversation_id, node_ids}, \
-`response.cancelled` {id, partial_content} or `response.error` {id, code, message, details}. \
-Without streaming: one JSON body.",
+sources, blocks, ttft_ms, model_calls, silent_exit, silent_exit_reason, rounds, conversation_id, \
+node_ids}, `response.cancelled` {id, partial_content} or `response.error` {id, code, message, \
+details}. Without streaming: one JSON body.",
             content((String = "text/event-stream"), (ResponseBody = "application/json"))),
         (status = 400, description = "The body is not one JSON value (or has bytes after it)", body = crate::ErrorBody),
         (status = 401, description = "Missing or invalid bearer token", body = crate::ErrorBody),
@@ -232,9 +232,9 @@ fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
 async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody, ApiError> {
     let mut body = ResponseBody::default();
     let mut reasoning = String::new();
-    let mut sources = ChatShellEncoder::default();
+    let mut encoder = ChatShellEncoder::default();
     while let Some(event) = events.next().await {
-        let found = sources.sources(&event);
+        let frame = encoder.encode(&event);
         match event {
             AgentEvent::ResponseStart { id, model, created } => {
                 body.id = id;
@@ -242,9 +242,15 @@ async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody,
                 body.created = created;
             }
             AgentEvent::ReasoningDelta { text } => reasoning.push_str(&text),
-            AgentEvent::ToolStart { id, name, input } => body.tool_calls.push(ToolActivity {
+            AgentEvent::ToolStart {
                 id,
                 name,
+                display_name,
+                input,
+            } => body.tool_calls.push(ToolActivity {
+                id,
+                name,
+                display_name,
                 input,
                 ..ToolActivity::default()
             }),
@@ -272,7 +278,12 @@ async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody,
                 outcome,
                 ..
             } => {
-                body.sources = found.unwrap_or_default();
+                if let ChatShellEvent::Done(done) = frame {
+                    body.sources = done.sources.unwrap_or_default();
+                    body.blocks = done.blocks;
+                    body.ttft_ms = done.ttft_ms;
+                    body.model_calls = done.model_calls;
+                }
                 body.content.clone_from(&outcome.text);
                 body.usage = UsagePayload::from(&usage);
                 body.stop_reason = StopReasonName::from(stop_reason);
@@ -302,7 +313,7 @@ async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody,
                     unreachable!("matched above")
                 };
                 let status = FailureKind::of(error).status();
-                let ChatShellEvent::Error(frame) = ChatShellEvent::new(&event) else {
+                let ChatShellEvent::Error(frame) = frame else {
                     unreachable!("an error event encodes as an error frame")
                 };
                 return Err(ApiError::new(status, frame.code.as_str(), frame.message)

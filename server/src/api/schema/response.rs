@@ -4,7 +4,9 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::api::encode::chat_shell::{CompressionPayload, StopReasonName, UsagePayload};
+use crate::api::encode::chat_shell::{
+    Block, CompressionPayload, ModelCallPayload, StopReasonName, UsagePayload,
+};
 
 /// The answer of `POST /v1/response` when `features.streaming` is false: what the events of a
 /// stream would have said, in one object.
@@ -43,6 +45,14 @@ pub struct ResponseBody {
     /// everything that was sent.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compression: Option<CompressionPayload>,
+    /// The whole answer in order, as `response.done` gives it: the text of each model answer
+    /// and each tool call.
+    pub blocks: Vec<Block>,
+    /// Time to first token of the run's first model call, in milliseconds, as in
+    /// `response.done`.
+    pub ttft_ms: Option<u64>,
+    /// Each model call of the run, in order, with its time to first token.
+    pub model_calls: Vec<ModelCallPayload>,
 }
 
 /// One tool call of a run, as `tool.start` and `tool.done` reported it.
@@ -52,6 +62,8 @@ pub struct ToolActivity {
     pub id: String,
     /// The tool.
     pub name: String,
+    /// The tool's name for people.
+    pub display_name: String,
     /// The arguments.
     #[schema(value_type = Object)]
     pub input: Value,

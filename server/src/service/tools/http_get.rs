@@ -230,6 +230,11 @@ impl Tool<HttpGetInput, HttpGetOutput> for HttpGet {
         "http_get"
     }
 
+    fn display_name(&self) -> Option<&str> {
+        // The name made readable would be "Http get".
+        Some("Fetch a web page")
+    }
+
     fn description(&self) -> &str {
         "Fetches a web page or API response with an HTTP GET and returns its status and body \
          text. Only hosts on the server's allow-list can be fetched."
