@@ -589,7 +589,9 @@ fn serve_with_leaky_mcp(dir: &std::path::Path, refuse_handshake: bool) -> std::p
     command
         .env("LEAKY_MCP_TOKEN", MCP_TOKEN)
         // Every library's debug lines too: whatever quotes the server's answer is redacted.
-        .env("RUST_LOG", "debug");
+        // The MCP SDK's own debug lines too (it is kept at warn unless named): they quote the
+        // server's JSON-RPC errors whole, so they must be redacted as well.
+        .env("RUST_LOG", "debug,rmcp=debug");
     command
 }
 

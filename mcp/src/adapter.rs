@@ -225,7 +225,7 @@ impl Session {
                 ClientCapabilities::default(),
                 Implementation::new("skein", env!("CARGO_PKG_VERSION")),
             ),
-            log: NotificationLog::new(&server),
+            log: NotificationLog::new(&server, config.redactor()),
         };
         let (client, pid, guard, url, stderr, closed_detail) = match &config.transport {
             Transport::Stdio { command, args, env } => {
@@ -260,7 +260,7 @@ impl Session {
                     ),
                     None => None,
                 };
-                let tail = stderr.map(|stderr| StderrTail::start(&server, stderr));
+                let tail = stderr.map(|stderr| StderrTail::start(&server, stderr, config.redactor()));
                 let client = match client_config.serve(child).await {
                     Ok(client) => client,
                     Err(error) => {
@@ -518,7 +518,9 @@ struct StderrTail {
 }
 
 impl StderrTail {
-    fn start(server: &str, stderr: ChildStderr) -> StderrTail {
+    /// Reads `stderr`, each line redacted by `redactor` before it is logged or cut for the tail
+    /// (a cut secret would no longer be recognised).
+    fn start(server: &str, stderr: ChildStderr, redactor: messages::Redactor) -> StderrTail {
         let lines = Arc::new(Mutex::new(VecDeque::new()));
         let (done_tx, done) = watch::channel(false);
         let kept = Arc::clone(&lines);
@@ -526,6 +528,7 @@ impl StderrTail {
         tokio::spawn(async move {
             let mut reader = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = reader.next_line().await {
+                let line = redactor.redact(&line);
                 tracing::debug!(target: "mcp::stderr", server = %server, "{line}");
                 let line: String = line.chars().take(STDERR_LINE_CHARS).collect();
                 if line.trim().is_empty() {

@@ -19,6 +19,9 @@ const WINDOW: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub(crate) struct NotificationLog {
     server: String,
+    /// The server's secrets: a detail is redacted before it is cut, so that no part of a
+    /// secret that straddles the cut reaches the log.
+    redactor: messages::Redactor,
     window: Mutex<Window>,
 }
 
@@ -40,10 +43,11 @@ enum Admit {
 }
 
 impl NotificationLog {
-    /// The log of `server`'s notifications.
-    pub(crate) fn new(server: &str) -> Self {
+    /// The log of `server`'s notifications, without the secrets `redactor` knows.
+    pub(crate) fn new(server: &str, redactor: messages::Redactor) -> Self {
         NotificationLog {
             server: server.to_owned(),
+            redactor,
             window: Mutex::new(Window {
                 start: Instant::now(),
                 logged: 0,
@@ -69,7 +73,12 @@ impl NotificationLog {
                 "{unlogged} notification(s) not logged: at most {MAX_LOGGED_PER_SECOND} a second are"
             );
         }
-        let detail: String = detail().chars().take(MAX_LOGGED_CHARS).collect();
+        let detail: String = self
+            .redactor
+            .redact(&detail())
+            .chars()
+            .take(MAX_LOGGED_CHARS)
+            .collect();
         tracing::debug!(target: "mcp::notification", server, "{method}: {detail}");
     }
 
@@ -99,7 +108,7 @@ mod tests {
 
     #[test]
     fn a_flood_is_logged_at_the_rate_and_counted_past_it() {
-        let log = NotificationLog::new("s");
+        let log = NotificationLog::new("s", messages::Redactor::new());
         let start = Instant::now();
         let admitted: Vec<Admit> = (0..1_000_000).map(|_| log.admit(start)).collect();
         let logged = admitted

@@ -211,7 +211,7 @@ async fn tool_call_indexes_from_the_wire_neither_crash_nor_grow_the_server() {
     let (_, events) = answer(&server, &ask("gpt-4o-mini", "many calls")).await;
     let error = last(&events, "response.error");
     let message = error["message"].as_str().unwrap_or_default();
-    assert!(message.contains("MAX_OPEN_BLOCKS"), "{error}");
+    assert!(message.contains("MAX_TOOL_CALLS"), "{error}");
 
     still_up(&server).await;
     server.stop().await;

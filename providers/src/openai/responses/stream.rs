@@ -289,7 +289,10 @@ impl EventParser for ResponsesStreamParser {
                 }
             }
             "response.output_item.done" => {
-                let key = output_index.unwrap_or(self.items.len());
+                // Missing, it is the item opened last: a new slot would announce the call a
+                // second time.
+                let key = output_index
+                    .unwrap_or_else(|| self.items.last().map_or(self.items.len(), |item| item.key));
                 if let Some(raw) = event.item {
                     self.item_done(kind, key, raw, out)?;
                 }

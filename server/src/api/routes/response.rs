@@ -48,7 +48,7 @@ of `event: <name>\\ndata: <json>` frames: `response.start` {id, model, created};
 `content.delta` {type, text, block_id, block_offset}, `reasoning.delta` {text}, `tool.start` \
 {id, name, input, display_name, blocks}, `tool.done` {id, name, output, duration_ms, error, \
 sources, display_name, blocks}; then exactly one of `response.done` {id, usage, stop_reason, \
-sources, blocks, ttft_ms, model_calls, silent_exit, silent_exit_reason, rounds, conversation_id, \
+sources, blocks, ttft_ms, model_calls, compression (when compression acted), silent_exit, silent_exit_reason, rounds, conversation_id, \
 node_ids}, `response.cancelled` {id, partial_content} or `response.error` {id, code, message, \
 details}. Without streaming: one JSON body.",
             content((String = "text/event-stream"), (ResponseBody = "application/json"))),

@@ -45,6 +45,7 @@ use crate::service::gateway::{Logging, Thread, answer_events, replay_events};
         (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 404, description = "`previous_response_id` names no response of this caller, or the model's provider has no key on this server", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 408, description = "The body did not arrive within the body read timeout", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 409, description = "The answer was cancelled before it was whole (a cancel request, or the server shutting down); what it had produced is kept", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 413, description = "The body is larger than the server's limit", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::api::encode::openai_error::OpenAiErrorBody),
         (status = 422, description = "An agent alias cannot run", body = crate::api::encode::openai_error::OpenAiErrorBody),
