@@ -588,9 +588,8 @@ fn serve_with_leaky_mcp(dir: &std::path::Path, refuse_handshake: bool) -> std::p
     let mut command = skein_process(dir);
     command
         .env("LEAKY_MCP_TOKEN", MCP_TOKEN)
-        // Every library's debug lines too: whatever quotes the server's answer is redacted.
-        // The MCP SDK's own debug lines too (it is kept at warn unless named): they quote the
-        // server's JSON-RPC errors whole, so they must be redacted as well.
+        // Every library's debug lines too, the MCP SDK's included (it is kept at warn unless
+        // named): whatever quotes the server's answer is redacted.
         .env("RUST_LOG", "debug,rmcp=debug");
     command
 }

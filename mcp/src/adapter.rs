@@ -260,7 +260,8 @@ impl Session {
                     ),
                     None => None,
                 };
-                let tail = stderr.map(|stderr| StderrTail::start(&server, stderr, config.redactor()));
+                let tail =
+                    stderr.map(|stderr| StderrTail::start(&server, stderr, config.redactor()));
                 let client = match client_config.serve(child).await {
                     Ok(client) => client,
                     Err(error) => {
