@@ -152,6 +152,7 @@ impl ConversationContext {
     }
 
     /// What compression did before the request being prepared, until its round is added.
+    #[cfg(feature = "store")]
     pub(crate) fn compression(&self) -> Option<&CompressionReport> {
         self.compression.as_ref()
     }
