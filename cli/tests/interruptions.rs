@@ -654,18 +654,8 @@ mod acknowledged {
 
     impl Answer {
         fn post(served: &Served, (path, body): (&str, String)) -> Answer {
-            let mut stream = TcpStream::connect(&served.address).unwrap();
-            stream
-                .set_read_timeout(Some(Duration::from_millis(20)))
-                .unwrap();
-            write!(
-                stream,
-                "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-                 Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                served.address,
-                body.len()
-            )
-            .unwrap();
+            let stream =
+                support::post_json(&served.address, path, &body, Duration::from_millis(20));
             Answer {
                 stream,
                 seen: String::new(),
@@ -844,7 +834,7 @@ mod acknowledged {
 /// Two `skein serve` processes sharing one PostgreSQL database.
 #[cfg(feature = "postgres")]
 mod two_servers {
-    use std::io::{Read as _, Write as _};
+    use std::io::Read as _;
     use std::net::TcpStream;
     use std::time::{Duration, Instant};
 
@@ -860,19 +850,7 @@ mod two_servers {
 
     /// Sends `body` to `path` and returns the connection, the request written.
     fn post(served: &Served, path: &str, body: &str) -> TcpStream {
-        let mut stream = TcpStream::connect(&served.address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(60)))
-            .unwrap();
-        write!(
-            stream,
-            "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            served.address,
-            body.len()
-        )
-        .unwrap();
-        stream
+        support::post_json(&served.address, path, body, Duration::from_secs(60))
     }
 
     /// The whole answer to a request.

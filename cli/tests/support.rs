@@ -157,13 +157,11 @@ pub fn chat_stream(delta: Value, finish: &str) -> Vec<u8> {
     ok("text/event-stream", body.as_bytes())
 }
 
-/// The whole answer (status line, headers, body) to a JSON `POST` of `body` to `path` on
-/// `address`, read until the server closes the connection (each read waits at most 30 s).
-pub fn http_post(address: &str, path: &str, body: &str) -> String {
+/// A connection to `address` with a JSON `POST` of `body` to `path` written on it (the
+/// server closes it after the answer), each read waiting at most `read_timeout`.
+pub fn post_json(address: &str, path: &str, body: &str, read_timeout: Duration) -> TcpStream {
     let mut stream = TcpStream::connect(address).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
+    stream.set_read_timeout(Some(read_timeout)).unwrap();
     write!(
         stream,
         "POST {path} HTTP/1.1\r\nHost: {address}\r\nContent-Type: application/json\r\n\
@@ -171,6 +169,13 @@ pub fn http_post(address: &str, path: &str, body: &str) -> String {
         body.len()
     )
     .unwrap();
+    stream
+}
+
+/// The whole answer (status line, headers, body) to a JSON `POST` of `body` to `path` on
+/// `address`, read until the server closes the connection (each read waits at most 30 s).
+pub fn http_post(address: &str, path: &str, body: &str) -> String {
+    let mut stream = post_json(address, path, body, Duration::from_secs(30));
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
     answer

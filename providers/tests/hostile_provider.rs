@@ -59,25 +59,30 @@ fn tool_calls(events: &[StreamEvent]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A Chat Completions call in two fragments whose `index` is `index` arrives once, whole.
+async fn assert_chat_call_kept(index: serde_json::Value) {
+    let mut body = sse(&[
+        chat_call(index.clone(), "call_a", "{\"x\":"),
+        json!({"choices": [{"index": 0, "delta": {"tool_calls": [
+            {"index": index, "function": {"arguments": "1}"}}
+        ]}}]}),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+    ]);
+    body.push("data: [DONE]\n\n".into());
+    let (events, error) = drain(openai::decode_chat_stream(futures::stream::iter(body))).await;
+    assert_eq!(error, None, "{index}");
+    assert_eq!(
+        tool_calls(&events),
+        [("call_a".into(), "{\"x\":1}".into())],
+        "{index}"
+    );
+}
+
 #[tokio::test]
 async fn chat_tool_call_indexes_are_keys_not_sizes() {
     // 4294967295 used to allocate ~103 GB and abort; u64::MAX overflowed `index + 1`.
     for index in [json!(4_294_967_295_u64), json!(u64::MAX), json!(usize::MAX)] {
-        let mut body = sse(&[
-            chat_call(index.clone(), "call_a", "{\"x\":"),
-            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": index, "function": {"arguments": "1}"}}
-            ]}}]}),
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-        ]);
-        body.push("data: [DONE]\n\n".into());
-        let (events, error) = drain(openai::decode_chat_stream(futures::stream::iter(body))).await;
-        assert_eq!(error, None, "{index}");
-        assert_eq!(
-            tool_calls(&events),
-            [("call_a".into(), "{\"x\":1}".into())],
-            "{index}"
-        );
+        assert_chat_call_kept(index).await;
     }
 }
 
@@ -324,21 +329,7 @@ async fn a_chat_tool_call_index_that_is_no_key_keeps_the_call() {
     // as none: the call arrives once, whole.
     for index in NOT_INDEXES {
         let index: serde_json::Value = serde_json::from_str(index).unwrap();
-        let mut body = sse(&[
-            chat_call(index.clone(), "call_a", "{\"x\":"),
-            json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": index, "function": {"arguments": "1}"}}
-            ]}}]}),
-            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
-        ]);
-        body.push("data: [DONE]\n\n".into());
-        let (events, error) = drain(openai::decode_chat_stream(futures::stream::iter(body))).await;
-        assert_eq!(error, None, "{index}");
-        assert_eq!(
-            tool_calls(&events),
-            [("call_a".into(), "{\"x\":1}".into())],
-            "{index}"
-        );
+        assert_chat_call_kept(index).await;
     }
 }
 
