@@ -16,14 +16,19 @@ use conversation_tree::ResponseStatus;
 use messages::Message;
 use providers::testing::{ScriptedModel, ScriptedResponse};
 
-#[tokio::test]
-async fn every_response_is_logged_and_the_conversation_continues_from_the_store() {
-    let store = memory_store().await;
-    let model = scripted([
+/// A model that looks up the course outline, answers, then answers the next question.
+fn outline_then_two_answers() -> std::sync::Arc<ScriptedModel> {
+    scripted([
         ScriptedResponse::new().tool_call("c1", "get_course_outline", r#"{"course":"X"}"#),
         ScriptedResponse::text("Lesson 4 is about RAG."),
         ScriptedResponse::text("Lesson 1 is the intro."),
-    ]);
+    ])
+}
+
+#[tokio::test]
+async fn every_response_is_logged_and_the_conversation_continues_from_the_store() {
+    let store = memory_store().await;
+    let model = outline_then_two_answers();
     let agent = Agent::builder()
         .model(model.clone())
         .tools(course_tools())
@@ -74,11 +79,7 @@ async fn every_response_is_logged_and_the_conversation_continues_from_the_store(
 #[tokio::test]
 async fn a_system_prompt_added_after_a_tool_round_logs_each_answer_once() {
     let store = memory_store().await;
-    let model = scripted([
-        ScriptedResponse::new().tool_call("c1", "get_course_outline", r#"{"course":"X"}"#),
-        ScriptedResponse::text("Lesson 4 is about RAG."),
-        ScriptedResponse::text("Lesson 1 is the intro."),
-    ]);
+    let model = outline_then_two_answers();
     // No system prompt of its own: the modifier's addition is the run's first system message,
     // as when a server without a system prompt loads a skill.
     let agent = Agent::builder()
