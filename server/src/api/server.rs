@@ -14,11 +14,15 @@ use tokio::net::TcpListener;
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::api::auth::require_caller;
-use crate::api::encode::openai_error::openai_errors;
+use crate::api::chat_shell::handlers as response;
 use crate::api::error::{ApiError, ServerError};
 use crate::api::guard::{check_origin_and_host, read_json_body};
-use crate::api::routes::{chat_completions, misc, models, openapi, response, responses};
+use crate::api::openai::chat_completions::handlers as chat_completions;
+use crate::api::openai::error::openai_errors;
+use crate::api::openai::models::handlers as models;
+use crate::api::openai::responses::handlers as responses;
 use crate::api::state::App;
+use crate::api::{misc, openapi};
 use crate::config::ServerConfig;
 use crate::service::chat::ChatService;
 use crate::service::mcp::McpTools;

@@ -9,8 +9,8 @@ use http::StatusCode;
 use serde_json::json;
 
 use crate::api::auth::Caller;
+use crate::api::chat_shell::schema::{CancelResponse, HealthBody};
 use crate::api::error::ApiError;
-use crate::api::schema::{CancelResponse, HealthBody};
 use crate::api::state::App;
 
 /// Cancels a response in flight: its model call and tools stop, its stream ends with

@@ -4,9 +4,9 @@ use axum::Json;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::events::SseEvents;
-use crate::api::schema;
+use crate::api::chat_shell::events::SseEvents;
 use crate::encode::chat_shell;
+use crate::schema;
 
 /// The API's OpenAPI description.
 #[derive(OpenApi)]
@@ -16,14 +16,14 @@ use crate::encode::chat_shell;
         description = "The Chat Shell service: agent responses as server-sent events; OpenAI-compatible Chat Completions and models."
     ),
     paths(
-        super::response::create_response,
-        super::misc::cancel_response,
-        super::misc::health,
-        super::chat_completions::create_chat_completion,
-        super::responses::create_response,
-        super::responses::get_response,
-        super::responses::cancel_response,
-        super::models::list_models,
+        crate::api::chat_shell::handlers::create_response,
+        crate::api::misc::cancel_response,
+        crate::api::misc::health,
+        crate::api::openai::chat_completions::handlers::create_chat_completion,
+        crate::api::openai::responses::handlers::create_response,
+        crate::api::openai::responses::handlers::get_response,
+        crate::api::openai::responses::handlers::cancel_response,
+        crate::api::openai::models::handlers::list_models,
         openapi_json,
     ),
     components(schemas(

@@ -4,7 +4,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::api::encode::chat_shell::{
+use crate::api::chat_shell::encode::{
     Block, CompressionPayload, ModelCallPayload, StopReasonName, UsagePayload,
 };
 
@@ -40,7 +40,7 @@ pub struct ResponseBody {
     /// The stored nodes of this run's responses.
     pub node_ids: Vec<i64>,
     /// What the run's search tools found, each source once.
-    pub sources: Vec<crate::api::encode::chat_shell::SourcePayload>,
+    pub sources: Vec<crate::api::chat_shell::encode::SourcePayload>,
     /// Present when context compression acted (as on `response.done`): the model did not read
     /// everything that was sent.
     #[serde(skip_serializing_if = "Option::is_none")]
