@@ -9,11 +9,12 @@
 
 pub use crate::api::bounded::MAX_REQUEST_MESSAGES;
 pub use crate::api::chat_shell::schema::{
-    Attachment, BuiltinTool, CancelResponse, ContentItem, FeaturesConfig, HealthBody, ImageSource,
-    InputConfig, InputFunction, InputMessage, InputToolCall, KnowledgeContext, KnowledgeExcerpt,
-    Label, McpServerRef, MessageContent, Metadata, RequestModelConfig, ResponseBody,
-    ResponseRequest, Secret, SkillRef, TextFormatName, ToolActivity, ToolModeName, ToolsConfig,
+    Attachment, BuiltinTool, CancelResponse, ContentItem, FeaturesConfig, ImageSource, InputConfig,
+    InputFunction, InputMessage, InputToolCall, KnowledgeContext, KnowledgeExcerpt, Label,
+    McpServerRef, MessageContent, Metadata, RequestModelConfig, ResponseBody, ResponseRequest,
+    Secret, SkillRef, TextFormatName, ToolActivity, ToolModeName, ToolsConfig,
 };
+pub use crate::api::health::HealthBody;
 pub use crate::api::openai::chat_completions::schema::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
     FunctionCall, FunctionDefinition, ImageUrl, InputReasoningDetail, StreamOptions,

@@ -1,4 +1,4 @@
-//! Answers that are not event streams: the non-streaming response body, cancel and health.
+//! Answers that are not event streams: the non-streaming response body and the cancel's.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -83,20 +83,4 @@ pub struct CancelResponse {
     pub success: bool,
     /// `Request cancelled`.
     pub message: String,
-}
-
-/// The answer of `GET /health`.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
-pub struct HealthBody {
-    /// `healthy`, or `shutting_down` while in-flight responses drain.
-    pub status: String,
-    /// The server's version.
-    pub version: String,
-    /// Seconds since the server started.
-    pub uptime_seconds: u64,
-    /// Responses streaming now.
-    pub active_streams: usize,
-    /// The conversation store: `{"type": "sqlite" | "postgres" | "memory", "status": "ok"}`.
-    #[schema(value_type = Object)]
-    pub storage: Value,
 }

@@ -9,3 +9,17 @@ pub mod encode;
 pub(crate) mod handlers;
 pub(crate) mod plan;
 pub(crate) mod schema;
+
+use axum::Router;
+use axum::routing::post;
+
+use crate::api::layers::{self, Routes};
+use crate::api::state::App;
+
+/// The route, for the OpenAI router to put behind its layers.
+pub(crate) fn router(app: &App) -> Routes {
+    Router::new().route(
+        "/v1/chat/completions",
+        layers::json_body(app, post(handlers::create_chat_completion)),
+    )
+}

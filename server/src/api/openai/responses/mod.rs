@@ -10,3 +10,20 @@ pub mod encode;
 pub(crate) mod handlers;
 pub(crate) mod plan;
 pub(crate) mod schema;
+
+use axum::Router;
+use axum::routing::{get, post};
+
+use crate::api::layers::{self, Routes};
+use crate::api::state::App;
+
+/// The routes, for the OpenAI router to put behind its layers.
+pub(crate) fn router(app: &App) -> Routes {
+    Router::new()
+        .route(
+            "/v1/responses",
+            layers::json_body(app, post(handlers::create_response)),
+        )
+        .route("/v1/responses/{id}", get(handlers::get_response))
+        .route("/v1/responses/{id}/cancel", post(handlers::cancel_response))
+}
