@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::api::schema::Secret;
+use crate::schema::Secret;
 use crate::service::keys::ProviderKeys;
 use crate::service::tools::ToolsConfig;
 

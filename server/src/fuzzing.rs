@@ -15,7 +15,7 @@ use std::sync::OnceLock;
 use messages::fuzzing::{Input, mutate};
 use serde_json::Value;
 
-use crate::api::encode::openai_error::OpenAiError;
+use crate::api::openai::error::OpenAiError;
 use crate::config::ServerConfig;
 
 const TEMPLATE: &str = r#"{
@@ -146,7 +146,7 @@ pub fn request(data: &[u8]) -> usize {
     };
     let mut planned = 0;
     for config in configs() {
-        let request = match crate::api::routes::response::parse(&body) {
+        let request = match crate::api::chat_shell::handlers::parse(&body) {
             Ok(request) => request,
             Err(error) => {
                 let status = error.status().as_u16();
@@ -154,7 +154,12 @@ pub fn request(data: &[u8]) -> usize {
                 return 0;
             }
         };
-        match crate::api::plan::plan(request, config, &config.knowledge_bases, header.as_deref()) {
+        match crate::api::chat_shell::plan::plan(
+            request,
+            config,
+            &config.knowledge_bases,
+            header.as_deref(),
+        ) {
             Ok(_) => planned += 1,
             Err(error) => {
                 let status = error.status().as_u16();
@@ -192,8 +197,8 @@ const CHAT_TEMPLATE: &str = r#"{
 /// a call.
 pub fn chat_completion(data: &[u8]) -> bool {
     openai_target(data, CHAT_TEMPLATE, |body| {
-        crate::api::routes::gateway::parse(body)
-            .and_then(crate::api::plan::chat_completions::chat_completion)
+        crate::api::openai::gateway::parse(body)
+            .and_then(crate::api::openai::chat_completions::plan::chat_completion)
             .map(drop)
     })
 }
@@ -254,10 +259,12 @@ const RESPONSES_TEMPLATE: &str = r#"{
 /// Like [`chat_completion`]: raw bytes or a mutated template, picked by the first byte.
 pub fn responses(data: &[u8]) -> bool {
     openai_target(data, RESPONSES_TEMPLATE, |body| {
-        crate::api::routes::gateway::parse(body)
-            .and_then(crate::api::plan::responses::response_call)
+        crate::api::openai::gateway::parse(body)
+            .and_then(crate::api::openai::responses::plan::response_call)
             .and_then(|mut planned| {
-                crate::api::plan::responses::name_outputs(&mut planned.call.request.messages)
+                crate::api::openai::responses::plan::name_outputs(
+                    &mut planned.call.request.messages,
+                )
             })
     })
 }

@@ -71,19 +71,19 @@
 
 mod api;
 pub mod config;
+pub mod encode;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod schema;
 mod service;
 #[cfg(feature = "testing")]
 pub mod testing;
 
 pub use api::auth::Caller;
-pub use api::encode;
+pub use api::chat_shell::plan;
+pub use api::chat_shell::plan::{Planned, plan};
 pub use api::error::{ApiError, ErrorBody, ServerError};
-pub use api::plan;
-pub use api::plan::{Planned, plan};
-pub use api::routes::openapi::ApiDoc;
-pub use api::schema;
+pub use api::openapi::ApiDoc;
 pub use api::server::Server;
 pub use config::ServerConfig;
 pub use service::chat::{ChatService, PreparedRun, RunError};

@@ -9,7 +9,7 @@ use http::header::AUTHORIZATION;
 use sha2::{Digest, Sha256};
 
 use crate::api::error::ApiError;
-use crate::api::schema::Secret;
+use crate::schema::Secret;
 
 /// Who sent a request: the key of its concurrency limit and of the runs it may cancel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

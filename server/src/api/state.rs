@@ -24,7 +24,7 @@ pub(crate) struct App {
     pub(crate) limit: ConcurrencyLimit,
     pub(crate) runs: Arc<Runs>,
     /// The Responses being produced, for `GET /v1/responses/{id}`.
-    pub(crate) responses: crate::api::routes::responses::InFlight,
+    pub(crate) responses: crate::api::openai::responses::handlers::InFlight,
     /// The tools of each token that has some, by the token's position in `tokens`.
     token_agents: std::collections::HashMap<usize, crate::config::TokenTools>,
     /// The knowledge bases each token may search, `knowledge_bases` included, by the token's
@@ -127,7 +127,7 @@ impl App {
             auth: Auth::new(&config.tokens),
             limit: ConcurrencyLimit::new(config.concurrency_per_caller, config.retry_after()),
             runs: Arc::new(Runs::default()),
-            responses: crate::api::routes::responses::InFlight::default(),
+            responses: crate::api::openai::responses::handlers::InFlight::default(),
             token_agents,
             token_bases,
             started: Instant::now(),
@@ -141,7 +141,7 @@ impl App {
 }
 
 /// Where `token` is in `config.tokens`.
-fn token_position(config: &ServerConfig, token: &crate::api::schema::Secret) -> Option<usize> {
+fn token_position(config: &ServerConfig, token: &crate::schema::Secret) -> Option<usize> {
     config
         .tokens
         .iter()

@@ -101,7 +101,7 @@ mod tests {
     use providers::Provider;
 
     use super::*;
-    use crate::api::schema::Secret;
+    use crate::schema::Secret;
 
     fn keys() -> ProviderKeys {
         let mut keys = ProviderKeys::default();

@@ -13,8 +13,8 @@ use tokio::sync::oneshot;
 
 use crate::api::auth::Caller;
 use crate::api::body::{self, BodyError};
-use crate::api::encode::failure::FailureKind;
-use crate::api::encode::openai_error::OpenAiError;
+use crate::api::failure::FailureKind;
+use crate::api::openai::error::OpenAiError;
 use crate::api::state::App;
 use crate::config::AgentAlias;
 use crate::service::gateway::{

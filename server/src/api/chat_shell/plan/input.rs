@@ -6,7 +6,7 @@ use chain_ast::ChainAst;
 use messages::{ContentPart, Message, Role, ToolCall, ToolResponse};
 
 use super::Problems;
-use crate::api::schema::{
+use crate::api::chat_shell::schema::{
     Attachment, ContentItem, InputConfig, InputMessage, KnowledgeContext, MessageContent,
 };
 use crate::service::spec::RunInput;

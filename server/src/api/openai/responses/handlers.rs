@@ -17,17 +17,19 @@ use futures::{Stream, StreamExt as _};
 use http::{HeaderValue, StatusCode, header};
 use providers::{FinishReason, StreamEvent};
 
+use super::schema::CreateResponseRequest;
 use crate::api::auth::Caller;
-use crate::api::encode::openai_error::OpenAiError;
-use crate::api::encode::responses::{
-    ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject, ResponseState,
-};
-use crate::api::plan::responses::{ResponsesCall, continue_after, name_outputs, response_call};
-use crate::api::routes::gateway::{
+use crate::api::openai::error::OpenAiError;
+use crate::api::openai::gateway::{
     Stopped, admit, collect, gateway_error, gateway_headers, logged_node, open, read_request,
     unix_now,
 };
-use crate::api::schema::CreateResponseRequest;
+use crate::api::openai::responses::encode::{
+    ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject, ResponseState,
+};
+use crate::api::openai::responses::plan::{
+    ResponsesCall, continue_after, name_outputs, response_call,
+};
 use crate::api::state::App;
 use crate::service::gateway::{Logging, Thread, answer_events, replay_events};
 
@@ -39,19 +41,19 @@ use crate::service::gateway::{Logging, Thread, answer_events, replay_events};
     request_body = CreateResponseRequest,
     responses(
         (status = 200, description = "With `stream: true`: a `text/event-stream` of Responses events (`response.created` … `response.completed`), each with its `sequence_number`. Without: one `response` object.",
-            content((crate::api::encode::responses::ResponseEvent = "text/event-stream"), (ResponseObject = "application/json"))),
-        (status = 400, description = "A field cannot be honoured; `error.param` names it", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 404, description = "`previous_response_id` names no response of this caller, or the model's provider has no key on this server", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 408, description = "The body did not arrive within the body read timeout", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 409, description = "The answer was cancelled before it was whole (a cancel request, or the server shutting down); what it had produced is kept", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 413, description = "The body is larger than the server's limit", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 422, description = "An agent alias cannot run", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 429, description = "The caller's concurrency limit is reached, or the provider's", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 502, description = "The provider failed", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 503, description = "The server is shutting down", body = crate::api::encode::openai_error::OpenAiErrorBody),
+            content((crate::api::openai::responses::encode::ResponseEvent = "text/event-stream"), (ResponseObject = "application/json"))),
+        (status = 400, description = "A field cannot be honoured; `error.param` names it", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 404, description = "`previous_response_id` names no response of this caller, or the model's provider has no key on this server", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 408, description = "The body did not arrive within the body read timeout", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 409, description = "The answer was cancelled before it was whole (a cancel request, or the server shutting down); what it had produced is kept", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 413, description = "The body is larger than the server's limit", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 422, description = "An agent alias cannot run", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 429, description = "The caller's concurrency limit is reached, or the provider's", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 502, description = "The provider failed", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 503, description = "The server is shutting down", body = crate::api::openai::error::OpenAiErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -187,9 +189,9 @@ fn fail(encoder: &mut ResponseEncoder, stopped: Stopped) -> Vec<ResponseEvent> {
     params(("id" = String, Path, description = "The response id (`resp_…`)")),
     responses(
         (status = 200, description = "The response", body = ResponseObject),
-        (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 404, description = "No response of this caller has this id (or it was created with `store: false`)", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 404, description = "No response of this caller has this id (or it was created with `store: false`)", body = crate::api::openai::error::OpenAiErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -218,10 +220,10 @@ pub(crate) async fn get_response(
     params(("id" = String, Path, description = "The response id (`resp_…`)")),
     responses(
         (status = 200, description = "The response, `cancelled`", body = ResponseObject),
-        (status = 400, description = "The response already ended", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 404, description = "No response of this caller has this id", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 400, description = "The response already ended", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 404, description = "No response of this caller has this id", body = crate::api::openai::error::OpenAiErrorBody),
     ),
     security(("bearer" = []))
 )]

@@ -2,7 +2,7 @@
 //!
 //! The payload schemas are derived from the encoder's types
 //! ([`chat_shell`](crate::encode::chat_shell)) and listed as components by
-//! [`ApiDoc`](super::openapi::ApiDoc); [`SseEvents`] adds, as the `text/event-stream` schema
+//! [`ApiDoc`](crate::ApiDoc); [`SseEvents`] adds, as the `text/event-stream` schema
 //! of the 200 answer, one event (OpenAPI 3.1 has no `itemSchema`; tools such as schemathesis
 //! read `schema` as the schema of each event) that is exactly one of
 //! `{event: <name>, data: <JSON text of that payload>}`. `cargo xtask schemathesis` checks real
@@ -68,8 +68,7 @@ mod tests {
     use super::*;
 
     fn document() -> Value {
-        serde_json::to_value(<crate::api::routes::openapi::ApiDoc as utoipa::OpenApi>::openapi())
-            .unwrap()
+        serde_json::to_value(<crate::api::openapi::ApiDoc as utoipa::OpenApi>::openapi()).unwrap()
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::api::schema::{ModelEntry, ModelList};
+use super::schema::{ModelEntry, ModelList};
 use crate::api::state::App;
 use axum::Json;
 use axum::extract::State;
@@ -16,8 +16,8 @@ use providers::{ECHO_MODEL_ID, ModelInfo};
     tag = "openai",
     responses(
         (status = 200, description = "The registry", body = ModelList),
-        (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
     ),
     security(("bearer" = []))
 )]

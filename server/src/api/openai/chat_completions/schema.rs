@@ -13,8 +13,8 @@ pub struct ChatCompletionRequest {
     /// `gemini-2.5-flash`, `echo`), its prefix picking the provider.
     pub model: String,
     /// The conversation, oldest first; the last message is the one answered. At most
-    /// [`MAX_REQUEST_MESSAGES`](super::MAX_REQUEST_MESSAGES).
-    #[serde(deserialize_with = "super::bounded::messages")]
+    /// [`MAX_REQUEST_MESSAGES`](crate::schema::MAX_REQUEST_MESSAGES).
+    #[serde(deserialize_with = "crate::api::bounded::messages")]
     #[schema(max_items = 10000)]
     pub messages: Vec<ChatMessage>,
     /// Stream `chat.completion.chunk` events instead of one body.

@@ -147,18 +147,11 @@ impl IntoResponse for OpenAiError {
     }
 }
 
-/// Middleware of the OpenAI-compatible routes: an error the shared layers answered (bearer
-/// token, body limit, content type, concurrency, shutdown) is rewritten in OpenAI's shape,
+/// The OpenAI router's outermost layer: an error the shared layers answered (bearer token,
+/// body limit, content type, origin, concurrency, shutdown) is rewritten in OpenAI's shape,
 /// so an SDK reads its message instead of failing to parse it.
 pub(crate) async fn openai_errors(request: Request, next: Next) -> Response {
-    let path = request.uri().path();
-    let openai = ["/v1/chat/completions", "/v1/models", "/v1/responses"]
-        .iter()
-        .any(|prefix| path.starts_with(prefix));
     let mut response = next.run(request).await;
-    if !openai {
-        return response;
-    }
     match response.extensions_mut().remove::<ApiError>() {
         Some(error) => OpenAiError::from(error).into_response(),
         None => response,

@@ -2,7 +2,7 @@
 //!
 //! Unknown keys are refused (every object is `deny_unknown_fields`), and so is every field
 //! whose value asks for something Skein does not do (MCP servers, skills, knowledge bases,
-//! client-side tools…): [`crate::api::plan`] names each one in a 422 answer. Nothing is silently
+//! client-side tools…): [`crate::plan`] names each one in a 422 answer. Nothing is silently
 //! ignored.
 
 use std::collections::BTreeMap;

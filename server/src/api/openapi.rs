@@ -4,50 +4,18 @@ use axum::Json;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::events::SseEvents;
-use crate::api::schema;
-use crate::encode::chat_shell;
+use crate::api::{chat_shell, health, openai};
 
-/// The API's OpenAPI description.
+/// The API's OpenAPI description: each protocol's part, merged, and the service's own routes.
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "Skein",
         description = "The Chat Shell service: agent responses as server-sent events; OpenAI-compatible Chat Completions and models."
     ),
-    paths(
-        super::response::create_response,
-        super::misc::cancel_response,
-        super::misc::health,
-        super::chat_completions::create_chat_completion,
-        super::responses::create_response,
-        super::responses::get_response,
-        super::responses::cancel_response,
-        super::models::list_models,
-        openapi_json,
-    ),
-    components(schemas(
-        schema::ResponseRequest,
-        schema::ResponseBody,
-        crate::ErrorBody,
-        crate::schema::ChatCompletionRequest,
-        crate::encode::chat_completions::ChatCompletion,
-        crate::encode::chat_completions::ChatCompletionChunk,
-        crate::schema::CreateResponseRequest,
-        crate::encode::responses::ResponseObject,
-        crate::encode::responses::ResponseEvent,
-        crate::encode::openai_error::OpenAiErrorBody,
-        crate::schema::ModelList,
-        chat_shell::ResponseStartEvent,
-        chat_shell::ContentDeltaEvent,
-        chat_shell::ReasoningDeltaEvent,
-        chat_shell::ToolStartEvent,
-        chat_shell::ToolDoneEvent,
-        chat_shell::ResponseDoneEvent,
-        chat_shell::ResponseCancelledEvent,
-        chat_shell::ResponseErrorEvent,
-    )),
-    modifiers(&BearerAuth, &SseEvents),
+    paths(health::health, openapi_json),
+    components(schemas(crate::ErrorBody)),
+    modifiers(&Protocols, &BearerAuth),
     tags(
         (name = "response", description = "Agent responses"),
         (name = "openai", description = "OpenAI-compatible endpoints"),
@@ -55,6 +23,16 @@ use crate::encode::chat_shell;
     )
 )]
 pub struct ApiDoc;
+
+/// Each protocol's part of the document.
+struct Protocols;
+
+impl Modify for Protocols {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        openapi.merge(chat_shell::Doc::openapi());
+        openapi.merge(openai::Doc::openapi());
+    }
+}
 
 struct BearerAuth;
 

@@ -7,11 +7,11 @@ use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, To
 use providers::{ChatOptions, ChatRequest, ReasoningEffort, ToolChoice};
 use serde_json::{Value, json};
 
-use crate::api::encode::openai_error::OpenAiError;
-use crate::api::schema::{
+use super::schema::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
     InputReasoningDetail,
 };
+use crate::api::openai::error::OpenAiError;
 use crate::service::gateway::{GatewayCall, Logging, Thread};
 use crate::service::spec::ModelRequest;
 

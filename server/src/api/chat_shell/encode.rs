@@ -22,7 +22,7 @@ use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::failure::{FailureKind, provider_error};
+use crate::api::failure::{FailureKind, provider_error};
 
 mod blocks;
 

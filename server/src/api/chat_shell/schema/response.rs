@@ -1,10 +1,10 @@
-//! Answers that are not event streams: the non-streaming response body, cancel and health.
+//! Answers that are not event streams: the non-streaming response body and the cancel's.
 
 use serde::Serialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use crate::api::encode::chat_shell::{
+use crate::api::chat_shell::encode::{
     Block, CompressionPayload, ModelCallPayload, StopReasonName, UsagePayload,
 };
 
@@ -40,7 +40,7 @@ pub struct ResponseBody {
     /// The stored nodes of this run's responses.
     pub node_ids: Vec<i64>,
     /// What the run's search tools found, each source once.
-    pub sources: Vec<crate::api::encode::chat_shell::SourcePayload>,
+    pub sources: Vec<crate::api::chat_shell::encode::SourcePayload>,
     /// Present when context compression acted (as on `response.done`): the model did not read
     /// everything that was sent.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -83,20 +83,4 @@ pub struct CancelResponse {
     pub success: bool,
     /// `Request cancelled`.
     pub message: String,
-}
-
-/// The answer of `GET /health`.
-#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
-pub struct HealthBody {
-    /// `healthy`, or `shutting_down` while in-flight responses drain.
-    pub status: String,
-    /// The server's version.
-    pub version: String,
-    /// Seconds since the server started.
-    pub uptime_seconds: u64,
-    /// Responses streaming now.
-    pub active_streams: usize,
-    /// The conversation store: `{"type": "sqlite" | "postgres" | "memory", "status": "ok"}`.
-    #[schema(value_type = Object)]
-    pub storage: Value,
 }

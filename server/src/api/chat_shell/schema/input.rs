@@ -16,8 +16,8 @@ pub struct InputConfig {
     pub content: Option<Vec<ContentItem>>,
     /// A whole conversation, oldest first, replacing the stored history: the last message is
     /// the one to answer (a `user` or `tool` message). At most
-    /// [`MAX_REQUEST_MESSAGES`](super::MAX_REQUEST_MESSAGES).
-    #[serde(default, deserialize_with = "super::bounded::optional_messages")]
+    /// [`MAX_REQUEST_MESSAGES`](crate::schema::MAX_REQUEST_MESSAGES).
+    #[serde(default, deserialize_with = "crate::api::bounded::optional_messages")]
     #[schema(max_items = 10000)]
     pub messages: Option<Vec<InputMessage>>,
 }

@@ -6,10 +6,8 @@
 //! do (MCP servers, skills, knowledge bases, client-side tools) or has a value that makes no
 //! sense — the request is answered 422 with every such field named in `details`.
 
-pub(crate) mod chat_completions;
 mod input;
 mod options;
-pub(crate) mod responses;
 
 pub use options::{
     MAX_OUTPUT_TOKENS_LIMIT, OptionProblem, RunOption, RunOptions, TEMPERATURE_RANGE,
@@ -23,10 +21,10 @@ use http::StatusCode;
 use providers::{ApiFormat, ModelInfo, Provider, RetryPolicy, Timeouts, ToolChoice};
 use serde_json::{Value, json};
 
-use crate::api::error::ApiError;
-use crate::api::schema::{
+use crate::api::chat_shell::schema::{
     McpServerRef, Metadata, ResponseRequest, SkillRef, TextFormatName, ToolModeName, ToolsConfig,
 };
+use crate::api::error::ApiError;
 use crate::config::ServerConfig;
 use crate::service::spec::{
     DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec, SectionFormat, ToolProtocol,

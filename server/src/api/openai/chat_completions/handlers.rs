@@ -12,14 +12,14 @@ use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt as _};
 
+use super::schema::ChatCompletionRequest;
 use crate::api::auth::Caller;
-use crate::api::encode::chat_completions::{ChatCompletion, ChunkEncoder};
-use crate::api::encode::openai_error::OpenAiError;
-use crate::api::plan::chat_completions::chat_completion;
-use crate::api::routes::gateway::{
+use crate::api::openai::chat_completions::encode::{ChatCompletion, ChunkEncoder};
+use crate::api::openai::chat_completions::plan::chat_completion;
+use crate::api::openai::error::OpenAiError;
+use crate::api::openai::gateway::{
     Stopped, admit, collect, gateway_headers, logged_node, open, read_request, unix_now,
 };
-use crate::api::schema::ChatCompletionRequest;
 use crate::api::state::App;
 
 /// Creates a chat completion: `chat.completion.chunk` events, or one `chat.completion` body.
@@ -31,17 +31,17 @@ use crate::api::state::App;
     responses(
         (status = 200, description = "With `stream: true`: a `text/event-stream` of `data: <chat.completion.chunk>` lines ending with `data: [DONE]`. Without: one `chat.completion` body.",
             content((String = "text/event-stream"), (ChatCompletion = "application/json"))),
-        (status = 400, description = "A field cannot be honoured; `error.param` names it", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 401, description = "Missing or invalid bearer token", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 404, description = "The model's provider has no key on this server", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 408, description = "The body did not arrive within the body read timeout", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 409, description = "The answer was cancelled before it was whole (a cancel request, or the server shutting down); what it had produced is kept", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 413, description = "The body is larger than the server's limit", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 429, description = "The caller's concurrency limit is reached, or the provider's", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 502, description = "The provider failed", body = crate::api::encode::openai_error::OpenAiErrorBody),
-        (status = 503, description = "The server is shutting down", body = crate::api::encode::openai_error::OpenAiErrorBody),
+        (status = 400, description = "A field cannot be honoured; `error.param` names it", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 404, description = "The model's provider has no key on this server", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 408, description = "The body did not arrive within the body read timeout", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 409, description = "The answer was cancelled before it was whole (a cancel request, or the server shutting down); what it had produced is kept", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 413, description = "The body is larger than the server's limit", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 429, description = "The caller's concurrency limit is reached, or the provider's", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 502, description = "The provider failed", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 503, description = "The server is shutting down", body = crate::api::openai::error::OpenAiErrorBody),
     ),
     security(("bearer" = []))
 )]

@@ -21,13 +21,13 @@ use tracing::Instrument as _;
 
 use crate::api::auth::Caller;
 use crate::api::body::{self, BodyError};
-use crate::api::encode::chat_shell::{
+use crate::api::chat_shell::encode::{
     ChatShellEncoder, ChatShellEvent, CompressionPayload, StopReasonName, UsagePayload,
 };
-use crate::api::encode::failure::FailureKind;
+use crate::api::chat_shell::plan::plan;
+use crate::api::chat_shell::schema::{ResponseBody, ResponseRequest, ToolActivity};
 use crate::api::error::ApiError;
-use crate::api::plan::plan;
-use crate::api::schema::{ResponseBody, ResponseRequest, ToolActivity};
+use crate::api::failure::FailureKind;
 use crate::api::state::App;
 use crate::service::chat::RunError;
 use crate::service::owner::{self, OwnedConversation};

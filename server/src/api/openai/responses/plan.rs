@@ -5,13 +5,13 @@ use messages::{ContentPart, Message, Role, ToolCall, ToolResponse, ToolSpec};
 use providers::{ChatOptions, ChatRequest, ToolChoice};
 use serde_json::{Value, json};
 
-use crate::api::encode::openai_error::OpenAiError;
-use crate::api::encode::responses::reasoning_block;
-use crate::api::plan::chat_completions::{
+use super::schema::{CreateResponseRequest, InputItem, ItemContent, ResponseTool};
+use super::schema::{InputSummaryText, ResponseContentPart};
+use crate::api::openai::chat_completions::plan::{
     check_common, function_tool, image, named_tool_choice, reasoning_effort,
 };
-use crate::api::schema::{CreateResponseRequest, InputItem, ItemContent, ResponseTool};
-use crate::api::schema::{InputSummaryText, ResponseContentPart};
+use crate::api::openai::error::OpenAiError;
+use crate::api::openai::responses::encode::reasoning_block;
 use crate::service::gateway::{GatewayCall, Logging, Thread};
 use crate::service::spec::ModelRequest;
 

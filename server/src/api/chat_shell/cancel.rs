@@ -1,4 +1,4 @@
-//! `POST /v1/response/{id}/cancel` and `GET /health`.
+//! `POST /v1/response/{id}/cancel`: stops a Chat Shell response in flight.
 
 use std::sync::Arc;
 
@@ -6,11 +6,10 @@ use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use conversation_tree::ResponseStatus;
 use http::StatusCode;
-use serde_json::json;
 
 use crate::api::auth::Caller;
+use crate::api::chat_shell::schema::CancelResponse;
 use crate::api::error::ApiError;
-use crate::api::schema::{CancelResponse, HealthBody};
 use crate::api::state::App;
 
 /// Cancels a response in flight: its model call and tools stop, its stream ends with
@@ -55,43 +54,4 @@ pub(crate) async fn cancel_response(
             ),
         )),
     }
-}
-
-/// The server's state: 200 while it serves, 503 while it shuts down or when its store fails.
-#[utoipa::path(
-    get,
-    path = "/health",
-    tag = "service",
-    responses(
-        (status = 200, description = "Healthy", body = HealthBody),
-        (status = 403, description = "Not on loopback without tokens, a `Host` that is not this server's, or a cross-origin request", body = crate::ErrorBody),
-        (status = 503, description = "Shutting down, or the store fails", body = HealthBody),
-    )
-)]
-pub(crate) async fn health(State(app): State<Arc<App>>) -> (StatusCode, Json<HealthBody>) {
-    let store_ok = app.chat.store().conversations(1).await.is_ok();
-    let draining = app.runs.is_draining();
-    let status = if draining || !store_ok {
-        StatusCode::SERVICE_UNAVAILABLE
-    } else {
-        StatusCode::OK
-    };
-    let body = HealthBody {
-        status: if draining {
-            "shutting_down"
-        } else if store_ok {
-            "healthy"
-        } else {
-            "unhealthy"
-        }
-        .to_owned(),
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        uptime_seconds: app.started.elapsed().as_secs(),
-        active_streams: app.runs.active(),
-        storage: json!({
-            "type": app.store_kind.as_str(),
-            "status": if store_ok { "ok" } else { "error" },
-        }),
-    };
-    (status, Json(body))
 }

@@ -15,8 +15,8 @@ pub struct CreateResponseRequest {
     pub model: String,
     /// Text (one user message), or a list of items: messages (`role` and `content`, `type`
     /// optional), `function_call`, `function_call_output` and `reasoning` items; at most
-    /// [`MAX_REQUEST_MESSAGES`](super::MAX_REQUEST_MESSAGES) of them.
-    #[serde(default, deserialize_with = "super::bounded::optional_items")]
+    /// [`MAX_REQUEST_MESSAGES`](crate::schema::MAX_REQUEST_MESSAGES) of them.
+    #[serde(default, deserialize_with = "crate::api::bounded::optional_items")]
     #[schema(value_type = Option<Object>)]
     pub input: Option<Value>,
     /// The system prompt of this response. A continued response does not inherit the
