@@ -86,7 +86,7 @@ pub(crate) struct AgentArgs {
     #[arg(short, long)]
     pub(crate) system: Option<String>,
     /// Offer a built-in tool: calculator, read_file, list_files (need --root), http_get (needs
-    /// --allow-host). Repeat for several.
+    /// --allow-host), web_search (needs --web-search, which offers it too). Repeat for several.
     #[arg(long = "tool", value_name = "NAME")]
     pub(crate) tools: Vec<String>,
     /// Tool rounds before the model must answer.

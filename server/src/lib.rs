@@ -56,8 +56,8 @@
 //! - [`plan()`]: a request to a [`RunSpec`], each field honoured or refused.
 //! - [`ChatService`]: a [`RunSpec`] to a running agent (model, tools, history, store); the
 //!   CLI runs agents through it too.
-//! - [`tools`]: the built-in tools (`calculator`, `read_file`, `list_files`, `http_get`),
-//!   safe by default.
+//! - [`tools`]: the built-in tools (`calculator`, `read_file`, `list_files`, `http_get`,
+//!   `web_search`, and `silent_exit` for subscription runs), safe by default.
 //! - [`ProviderKeys`](keys::ProviderKeys), [`open_store`](store::open_store),
 //!   [`resolve_model_config`]: keys from the environment, stores from a location.
 //! - [`encode`]: the agent's events as each protocol writes them (Chat Shell's SSE frames).

@@ -59,3 +59,60 @@ impl Modify for BearerAuth {
 pub(crate) async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
     Json(ApiDoc::openapi())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+    use utoipa::OpenApi as _;
+
+    use super::ApiDoc;
+
+    /// Every text of the document meant for people, with where it is.
+    fn texts(value: &Value, at: &str, found: &mut Vec<(String, String)>) {
+        match value {
+            Value::Object(map) => {
+                for (key, value) in map {
+                    let here = format!("{at}/{key}");
+                    match value {
+                        Value::String(text)
+                            if matches!(key.as_str(), "description" | "summary" | "title") =>
+                        {
+                            found.push((here, text.clone()));
+                        }
+                        _ => texts(value, &here, found),
+                    }
+                }
+            }
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    texts(item, &format!("{at}/{index}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The document is read by people and tools that know nothing of Rust: no rustdoc link
+    /// syntax, no paths into the crate.
+    #[test]
+    fn descriptions_hold_no_rustdoc_markup() {
+        let document = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        let mut found = Vec::new();
+        texts(&document, "", &mut found);
+        assert!(found.len() > 100, "only {} texts found", found.len());
+        let marked: Vec<String> = found
+            .iter()
+            .filter(|(_, text)| {
+                ["[`", "`]", "](", "crate::", "Self::", "super::"]
+                    .iter()
+                    .any(|markup| text.contains(markup))
+            })
+            .map(|(at, text)| format!("{at}: {text}"))
+            .collect();
+        assert!(
+            marked.is_empty(),
+            "rustdoc markup in:\n{}",
+            marked.join("\n")
+        );
+    }
+}

@@ -138,7 +138,8 @@ impl From<knowledge_base::Source> for SourcePayload {
 }
 
 impl ChatShellEvent {
-    /// The event of `event`.
+    /// The event of `event`, alone: without the sources and `blocks` only the run's earlier
+    /// events tell (empty here; [`ChatShellEncoder`] fills them).
     pub fn new(event: &AgentEvent) -> Self {
         match event {
             AgentEvent::ResponseStart { id, model, created } => {
@@ -328,8 +329,7 @@ pub struct ToolStartEvent {
     pub input: Value,
     /// The tool's name for people (`Web search`): its own, or one made from `name`.
     pub display_name: String,
-    /// The answer so far, in order: its text and tool calls, this one last (pending). Filled
-    /// by [`ChatShellEncoder`]; empty from [`ChatShellEvent::new`] alone.
+    /// The answer so far, in order: its text and tool calls, this one last (pending).
     pub blocks: Vec<Block>,
 }
 
@@ -350,8 +350,7 @@ pub struct ToolDoneEvent {
     pub sources: Option<Vec<SourcePayload>>,
     /// The tool's name for people, as in `tool.start`.
     pub display_name: String,
-    /// The answer so far, in order, with this call finished. Filled by [`ChatShellEncoder`];
-    /// empty from [`ChatShellEvent::new`] alone.
+    /// The answer so far, in order, with this call finished.
     pub blocks: Vec<Block>,
 }
 
@@ -496,7 +495,7 @@ pub struct ResponseDoneEvent {
     /// What the run's search tools found, each source once (empty when none ran).
     pub sources: Option<Vec<SourcePayload>>,
     /// The whole answer, in order: the text of each model answer and each tool call, all
-    /// complete. Filled by [`ChatShellEncoder`]; empty from [`ChatShellEvent::new`] alone.
+    /// complete.
     pub blocks: Vec<Block>,
     /// Time to first token, in milliseconds: from sending the run's first model request to
     /// its first output (text, reasoning or a tool call), what a user waits before anything

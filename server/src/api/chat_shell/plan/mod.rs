@@ -619,8 +619,12 @@ fn conversation(
 
 fn check_metadata(metadata: &Metadata, problems: &mut Problems) {
     let non_empty = |list: &Option<Vec<Value>>| list.as_ref().is_some_and(|l| !l.is_empty());
-    let skills = "skills are not supported";
-    let kbs = "knowledge bases are not supported; send excerpts in `knowledge_context`";
+    let skills = "skills are named in `tools.skills` (the operator's skill directories)";
+    let kbs = "knowledge bases are searched by the `knowledge_base_search` tool: enable \
+               `tools.builtin.knowledge_base_search` (its `kb_ids` name the bases), or send \
+               excerpts in `knowledge_context`";
+    let documents = "documents and tables are not supported; send excerpts in \
+                     `knowledge_context`";
     let checks: [(&str, bool, &str); 10] = [
         (
             "metadata.participants",
@@ -658,7 +662,7 @@ fn check_metadata(metadata: &Metadata, problems: &mut Problems) {
         (
             "metadata.document_ids",
             non_empty(&metadata.document_ids),
-            kbs,
+            documents,
         ),
         (
             "metadata.is_user_selected_kb",
@@ -668,12 +672,13 @@ fn check_metadata(metadata: &Metadata, problems: &mut Problems) {
         (
             "metadata.table_contexts",
             non_empty(&metadata.table_contexts),
-            kbs,
+            documents,
         ),
         (
             "metadata.task_data",
             metadata.task_data.as_ref().is_some_and(|v| !v.is_null()),
-            "task data fills MCP placeholders, and MCP is not supported",
+            "task data fills MCP placeholders, which the operator's MCP servers \
+             (`tools.mcp_servers`) do not take",
         ),
     ];
     for (field, refused, reason) in checks {

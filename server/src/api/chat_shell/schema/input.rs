@@ -15,8 +15,7 @@ pub struct InputConfig {
     #[serde(default)]
     pub content: Option<Vec<ContentItem>>,
     /// A whole conversation, oldest first, replacing the stored history: the last message is
-    /// the one to answer (a `user` or `tool` message). At most
-    /// [`MAX_REQUEST_MESSAGES`](crate::schema::MAX_REQUEST_MESSAGES).
+    /// the one to answer (a `user` or `tool` message). At most 10,000 messages.
     #[serde(default, deserialize_with = "crate::api::bounded::optional_messages")]
     #[schema(max_items = 10000)]
     pub messages: Option<Vec<InputMessage>>,
@@ -96,7 +95,7 @@ fn function() -> String {
     "function".to_owned()
 }
 
-/// The function of an [`InputToolCall`].
+/// The function a tool call of `messages` names.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct InputFunction {

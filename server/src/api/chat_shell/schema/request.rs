@@ -159,8 +159,11 @@ pub struct RequestModelConfig {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsConfig {
-    /// Built-in tools by name (`calculator`, `read_file`, `list_files`, `http_get`), each
-    /// `{"enabled": true}`.
+    /// Built-in tools by name, each `{"enabled": true}`: `calculator`, `read_file`,
+    /// `list_files`, `http_get`, `web_search` (each but `calculator` only where the server's
+    /// operator configured it, else the request is refused) and `knowledge_base_search` (the
+    /// knowledge bases this caller is offered, or those its `kb_ids` name). The `silent_exit`
+    /// tool comes with `metadata.is_subscription`.
     #[serde(default)]
     pub builtin: BTreeMap<String, BuiltinTool>,
     /// Client-side function tools. Not supported: must be empty.
@@ -256,7 +259,8 @@ pub struct FeaturesConfig {
     #[serde(default = "yes")]
     #[schema(default = true)]
     pub message_compression: bool,
-    /// Web search. Not supported: must be false (`http_get` fetches allow-listed URLs).
+    /// Offer the `web_search` tool, as `tools.builtin.web_search` does; the search backend is
+    /// the server's (a server without one refuses the request).
     #[serde(default)]
     pub web_search: bool,
     /// Search engine for web search. Not supported.
@@ -397,23 +401,25 @@ pub struct Metadata {
     /// Subscription run: offers the `silent_exit` tool, which ends the run without a reply.
     #[serde(default)]
     pub is_subscription: bool,
-    /// Skills. Not supported: must be empty.
+    /// Not supported: must be empty (name skills in `tools.skills`).
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub skill_names: Option<Vec<Value>>,
-    /// Skills. Not supported: must be empty.
+    /// Not supported: must be empty (name skills in `tools.skills`).
     #[serde(default)]
     #[schema(value_type = Object)]
     pub skill_configs: Option<Value>,
-    /// Skills. Not supported: must be empty.
+    /// Not supported: must be empty (`tools.skills` entries take `preload`).
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub preload_skills: Option<Vec<Value>>,
-    /// Skills. Not supported: must be empty.
+    /// Not supported: must be empty (name skills in `tools.skills`).
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub user_selected_skills: Option<Vec<Value>>,
-    /// Knowledge bases. Not supported: must be empty (send `knowledge_context` instead).
+    /// Not supported: must be empty. Knowledge bases are searched by the
+    /// `knowledge_base_search` tool (`tools.builtin.knowledge_base_search`, its `kb_ids`
+    /// naming them), or excerpts are sent in `knowledge_context`.
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub knowledge_base_ids: Option<Vec<Value>>,
@@ -428,7 +434,8 @@ pub struct Metadata {
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub table_contexts: Option<Vec<Value>>,
-    /// Data for MCP placeholders. Not supported.
+    /// Data for MCP placeholders. Not supported: the MCP servers are the operator's, named in
+    /// `tools.mcp_servers`, and take no placeholders.
     #[serde(default)]
     #[schema(value_type = Object)]
     pub task_data: Option<Value>,

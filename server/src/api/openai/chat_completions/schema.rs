@@ -13,7 +13,7 @@ pub struct ChatCompletionRequest {
     /// `gemini-2.5-flash`, `echo`), its prefix picking the provider.
     pub model: String,
     /// The conversation, oldest first; the last message is the one answered. At most
-    /// [`MAX_REQUEST_MESSAGES`](crate::schema::MAX_REQUEST_MESSAGES).
+    /// 10,000 messages.
     #[serde(deserialize_with = "crate::api::bounded::messages")]
     #[schema(max_items = 10000)]
     pub messages: Vec<ChatMessage>,

@@ -15,7 +15,7 @@ pub struct CreateResponseRequest {
     pub model: String,
     /// Text (one user message), or a list of items: messages (`role` and `content`, `type`
     /// optional), `function_call`, `function_call_output` and `reasoning` items; at most
-    /// [`MAX_REQUEST_MESSAGES`](crate::schema::MAX_REQUEST_MESSAGES) of them.
+    /// 10,000 of them.
     #[serde(default, deserialize_with = "crate::api::bounded::optional_items")]
     #[schema(value_type = Option<Object>)]
     pub input: Option<Value>,
