@@ -24,14 +24,15 @@ use crate::protocol::{HttpModel, WireProtocol, decode_recorded};
 use crate::{ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider, ProviderError};
 
 /// How a service's Chat Completions differ from OpenAI's: the hooks [`ChatCompletions`]
-/// calls. Each has the standard behaviour as its default where there is one.
+/// calls. Every hook but the provider and the body defaults to OpenAI's behaviour.
 pub(crate) trait Dialect: std::fmt::Debug + Send + Sync + 'static {
     /// The provider (named in errors and events; its descriptor gives the default endpoint).
     const PROVIDER: Provider;
 
-    /// Where the service reads an assistant message's reasoning back. OpenAI's own endpoint
-    /// takes none, whatever the dialect says.
-    const REASONING_FIELD: ReasoningField;
+    /// Where the service reads an assistant message's reasoning back: by default
+    /// `reasoning_content`, which DeepSeek and most compatible servers read. OpenAI's own
+    /// endpoint takes none, whatever the dialect says.
+    const REASONING_FIELD: ReasoningField = ReasoningField::Content;
 
     /// The request body: the Chat body, or a struct that flattens it beside the dialect's own
     /// fields.
@@ -63,8 +64,6 @@ pub(crate) struct Standard;
 
 impl Dialect for Standard {
     const PROVIDER: Provider = Provider::OpenAi;
-    // DeepSeek and most compatible servers read `reasoning_content`.
-    const REASONING_FIELD: ReasoningField = ReasoningField::Content;
     type Body<'a> = ChatBody<'a>;
 
     fn body<'a>(chat: ChatBody<'a>, _: &'a ChatRequest) -> Result<ChatBody<'a>, ProviderError> {
