@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use providers::Provider;
 use server::keys::ProviderKeys;
 use server::schema::Secret;
 use server::tools::HttpGetPolicy;
@@ -219,7 +220,7 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
         .extend(args.cors_origins.iter().cloned());
     config.allow_request_base_url |= args.allow_request_base_url;
     if let Some(url) = &args.base_url {
-        config.base_urls.openai = Some(url.clone());
+        config.base_urls.set(Provider::OpenAi, url.clone());
     }
     if let Some(root) = &args.tool_root {
         config.tools.files_root = Some(root.clone());

@@ -88,10 +88,7 @@ async fn serve() -> Result<(), String> {
     keys.set(Provider::OpenAi, Secret::new("sk-bench"));
     let config = ServerConfig {
         keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(provider),
-            ..Default::default()
-        },
+        base_urls: ProviderBaseUrls::from([(Provider::OpenAi, provider)]),
         concurrency_per_caller: 1024,
         store: db,
         ..ServerConfig::default()

@@ -108,11 +108,10 @@ async fn openai_server(mock: &MockServer) -> TestServer {
     keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
     TestServer::start(ServerConfig {
         keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("{}/v1", mock.uri())),
-            anthropic: Some(mock.uri()),
-            ..Default::default()
-        },
+        base_urls: ProviderBaseUrls::from([
+            (Provider::OpenAi, format!("{}/v1", mock.uri())),
+            (Provider::Anthropic, mock.uri()),
+        ]),
         ..ServerConfig::default()
     })
     .await

@@ -26,10 +26,7 @@ fn slow_config(provider: &StreamingProvider) -> ServerConfig {
     keys.set(Provider::OpenAi, Secret::new("sk-loopback"));
     ServerConfig {
         keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(provider.base_url()),
-            ..Default::default()
-        },
+        base_urls: ProviderBaseUrls::from([(Provider::OpenAi, provider.base_url())]),
         ..ServerConfig::default()
     }
 }
@@ -339,10 +336,7 @@ async fn provider_keys_are_never_echoed() {
     keys.set(Provider::OpenAi, Secret::new(secret));
     let config = ServerConfig {
         keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("{}/v1", mock.uri())),
-            ..Default::default()
-        },
+        base_urls: ProviderBaseUrls::from([(Provider::OpenAi, format!("{}/v1", mock.uri()))]),
         ..ServerConfig::default()
     };
     assert!(!format!("{config:?}").contains(secret));

@@ -248,12 +248,11 @@ fn keyed(mock: &MockServer) -> ServerConfig {
     keys.set(Provider::Google, Secret::new("g-server-test"));
     ServerConfig {
         keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("{}/v1", mock.uri())),
-            anthropic: Some(mock.uri()),
-            google: Some(format!("{}/v1beta", mock.uri())),
-            ..Default::default()
-        },
+        base_urls: ProviderBaseUrls::from([
+            (Provider::OpenAi, format!("{}/v1", mock.uri())),
+            (Provider::Anthropic, mock.uri()),
+            (Provider::Google, format!("{}/v1beta", mock.uri())),
+        ]),
         ..ServerConfig::default()
     }
 }

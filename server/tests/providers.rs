@@ -68,10 +68,7 @@ async fn openai_server(mock: &MockServer) -> TestServer {
     keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
     TestServer::start(ServerConfig {
         keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("{}/v1", mock.uri())),
-            ..Default::default()
-        },
+        base_urls: ProviderBaseUrls::from([(Provider::OpenAi, format!("{}/v1", mock.uri()))]),
         ..ServerConfig::default()
     })
     .await

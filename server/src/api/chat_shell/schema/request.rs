@@ -76,29 +76,16 @@ fn yes() -> bool {
     true
 }
 
+/// The one redacted-secret type of every Skein crate: API keys and tokens a request may carry.
+pub use messages::Secret;
+
+// `Secret` as the OpenAPI document shows it: the type lives in `messages`, which knows nothing
+// of OpenAPI, so its fields name this schema (`value_type`) and the document is unchanged.
 /// A secret string (an API key): deserialised, never serialised, shown as `<redacted>`.
-#[derive(Clone, Deserialize, PartialEq, Eq, ToSchema)]
-#[serde(transparent)]
-#[schema(value_type = String, format = Password)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret.
-    pub fn new(secret: impl Into<String>) -> Self {
-        Secret(secret.into())
-    }
-
-    /// The secret itself, for the one place that sends it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
+#[derive(ToSchema)]
+#[schema(as = Secret, value_type = String, format = Password)]
+#[expect(dead_code, reason = "never built: only its schema is used")]
+pub(crate) struct SecretSchema(String);
 
 /// `model_config`: the model to call and how to reach it.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -115,6 +102,7 @@ pub struct RequestModelConfig {
     /// API key. Absent: the server's key for the provider (from its environment), which is
     /// only ever sent to the server's own endpoint for that provider.
     #[serde(default)]
+    #[schema(value_type = Option<SecretSchema>)]
     pub api_key: Option<Secret>,
     /// A custom endpoint in the provider's convention (OpenAI `…/v1`, Anthropic the host,
     /// Gemini `…/v1beta`). Refused unless the server allows request base URLs.
@@ -441,6 +429,7 @@ pub struct Metadata {
     pub task_data: Option<Value>,
     /// A backend token. Not supported: authenticate with the `Authorization` header.
     #[serde(default)]
+    #[schema(value_type = Option<SecretSchema>)]
     pub auth_token: Option<Secret>,
 }
 

@@ -13,11 +13,11 @@ mod brave;
 mod searxng;
 mod tavily;
 
-use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use messages::Secret;
 use reqwest::header::HeaderValue;
 use reqwest::{StatusCode, Url, redirect};
 use schemars::JsonSchema;
@@ -287,44 +287,22 @@ pub enum WebSearchConfigError {
     Client(String),
 }
 
-/// A backend key: sent in one header, shown nowhere.
-#[derive(Clone)]
-struct ApiKey(String);
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
-
-impl ApiKey {
-    /// The key as a header value marked sensitive, `prefix` first (`Bearer `).
-    fn header(&self, prefix: &str) -> HeaderValue {
-        // Checked by `keyed`, so this cannot fail; an empty value would only be refused by
-        // the backend.
-        let mut value = HeaderValue::from_str(&format!("{prefix}{}", self.0))
-            .unwrap_or_else(|_| HeaderValue::from_static(""));
-        value.set_sensitive(true);
-        value
-    }
-
-    /// A redactor that knows the key.
-    fn redactor(&self) -> messages::Redactor {
-        messages::Redactor::new().with(&self.0)
-    }
-
-    /// `text` without the key.
-    fn scrub(&self, text: &str) -> String {
-        self.redactor().redact(text)
-    }
+/// A backend key as a header value marked sensitive, `prefix` first (`Bearer `).
+fn key_header(key: &Secret, prefix: &str) -> HeaderValue {
+    // Checked by `keyed`, so this cannot fail; an empty value would only be refused by the
+    // backend.
+    let mut value = HeaderValue::from_str(&format!("{prefix}{}", key.expose()))
+        .unwrap_or_else(|_| HeaderValue::from_static(""));
+    value.set_sensitive(true);
+    value
 }
 
 /// A configured backend: where to search, with what key.
 #[derive(Clone, Debug)]
 enum Backend {
     Searxng { endpoint: Url },
-    Brave { endpoint: Url, key: ApiKey },
-    Tavily { endpoint: Url, key: ApiKey },
+    Brave { endpoint: Url, key: Secret },
+    Tavily { endpoint: Url, key: Secret },
 }
 
 impl Backend {
@@ -336,7 +314,7 @@ impl Backend {
         }
     }
 
-    fn key(&self) -> Option<&ApiKey> {
+    fn key(&self) -> Option<&Secret> {
         match self {
             Backend::Searxng { .. } => None,
             Backend::Brave { key, .. } | Backend::Tavily { key, .. } => Some(key),
@@ -501,7 +479,7 @@ impl WebSearch {
 impl WebSearch {
     /// A redactor that knows the backend's key (none for SearxNG).
     pub fn redactor(&self) -> messages::Redactor {
-        self.backend.key().map(ApiKey::redactor).unwrap_or_default()
+        self.backend.key().map(Secret::redactor).unwrap_or_default()
     }
 }
 
@@ -521,7 +499,7 @@ fn keyed(
     url: &str,
     variable: &str,
     lookup: &impl Fn(&str) -> Option<String>,
-) -> Result<(Url, ApiKey), WebSearchConfigError> {
+) -> Result<(Url, Secret), WebSearchConfigError> {
     let endpoint = parse_endpoint(url)?;
     if endpoint.scheme() != "https" && !is_loopback(&endpoint) {
         return Err(WebSearchConfigError::InsecureUrl {
@@ -555,7 +533,7 @@ fn keyed(
             variable: variable.to_owned(),
         });
     }
-    Ok((endpoint, ApiKey(key)))
+    Ok((endpoint, Secret::new(key)))
 }
 
 fn parse_endpoint(url: &str) -> Result<Url, WebSearchConfigError> {
@@ -696,7 +674,7 @@ impl WebSearch {
                 .and_then(|value| value.to_str().ok())
                 .unwrap_or("nowhere");
             let location = match backend.key() {
-                Some(key) => key.scrub(location),
+                Some(key) => key.redactor().redact(location),
                 None => location.to_owned(),
             };
             return Err(ToolError::failed(format!(
@@ -755,7 +733,7 @@ impl WebSearch {
             with_causes(&err)
         );
         if let Some(key) = self.backend.key() {
-            message = key.scrub(&message);
+            message = key.redactor().redact(&message);
         }
         ToolError::failed(message)
     }
@@ -782,7 +760,7 @@ impl WebSearch {
             message.push_str(&detail);
         }
         if let Some(key) = backend.key() {
-            message = key.scrub(&message);
+            message = key.redactor().redact(&message);
         }
         ToolError::failed(message)
     }
@@ -1125,11 +1103,11 @@ mod tests {
             },
             Backend::Brave {
                 endpoint: Url::parse("http://x/").unwrap(),
-                key: ApiKey("k".into()),
+                key: Secret::new("k"),
             },
             Backend::Tavily {
                 endpoint: Url::parse("http://x/").unwrap(),
-                key: ApiKey("k".into()),
+                key: Secret::new("k"),
             },
         ];
         let answers = [

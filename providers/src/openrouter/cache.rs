@@ -1,10 +1,10 @@
 //! Prompt-cache breakpoints in a Chat Completions body: `cache_control` markers on content
-//! parts, the form OpenAI-compatible gateways (OpenRouter) pass on to models whose cache covers
-//! only what is marked. OpenAI's own endpoint caches by itself and never gets them.
+//! parts, the form OpenRouter passes on to models whose cache covers only what is marked
+//! (Anthropic's, Gemini's). OpenAI's own endpoint caches by itself and never gets them.
 
 use std::time::Duration;
 
-use super::request::{CacheControl, ChatBody};
+use crate::openai::request::{CacheControl, ChatBody};
 use crate::{CacheBreakpoint, ChatRequest, ProviderError, Role};
 
 /// Most breakpoints one request may carry (Anthropic's limit, which gateways pass on).
