@@ -3,9 +3,8 @@
 //! `agent/run` and `agent/stream` make 1,000 rounds: 100 runs of 10 model calls each (nine
 //! tool rounds calling a no-op tool, then the answer) against a `ScriptedModel`.
 //! `baseline/model_and_tools` makes exactly the same 1,000 model calls (same growing
-//! conversations, each request built from an owned copy of the messages as the `ChatModel` API
-//! requires) and the same 900 tool calls through a `NativeToolChain`, with no agent around
-//! them. The loop's overhead per round is `(agent − baseline) / 1000`. `agent/build` is the
+//! conversations, in one request kept across rounds and lent to the model) and the same 900
+//! tool calls through a `NativeToolChain`, with no agent around them. The loop's overhead per round is `(agent − baseline) / 1000`. `agent/build` is the
 //! per-request construction a server does.
 //!
 //! `1000_rounds_after_200_messages` makes the same rounds after an earlier conversation of
@@ -128,22 +127,20 @@ async fn baseline(model: &ScriptedModel, tools: &NativeToolChain, earlier: &[Mes
         let mut messages = vec![Message::system("You are a benchmark.")];
         messages.extend_from_slice(earlier);
         messages.push(Message::human("Go"));
+        let mut request = ChatRequest::new(messages);
         for _ in 0..=TOOL_ROUNDS {
-            let request = ChatRequest {
-                tools: tools.tool_specs(),
-                ..ChatRequest::new(messages.clone())
-            };
-            let response = collect(model.stream(request).await.expect("scripted"))
-                .await
-                .expect("complete");
+            request.tools = tools.tool_specs();
+            let stream = model.stream_borrowed(&request).await.expect("scripted");
+            let response = collect(stream).await.expect("complete");
             let calls: Vec<ToolCall> = response.message.tool_calls().cloned().collect();
-            messages.push(response.message);
+            request.messages.push(response.message);
             if calls.is_empty() {
                 break;
             }
-            messages.extend(tools.execute(&ctx, &calls).await.messages);
+            let results = tools.execute(&ctx, &calls).await.messages;
+            request.messages.extend(results);
         }
-        black_box(&messages);
+        black_box(&request);
     }
 }
 

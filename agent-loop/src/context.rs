@@ -1,11 +1,12 @@
 //! [`ConversationContext`]: the state of a run between two rounds, changed only by steps that
 //! consume it and return the next one.
 
-use chain_ast::{BodyPair, ChainAst, Header};
+use chain_ast::ChainAst;
 use messages::{ContentPart, Message, Role, ToolCall, ToolSpec};
 use providers::{ChatRequest, FinishReason, Usage};
 
 use crate::compress::{CompressionReport, TokenCounter, chain_tokens};
+use crate::sent::SentChain;
 use crate::{AgentError, AgentOutcome, ChatOptions, RoundRecord, StopReason};
 
 /// The state of a run between rounds, immutable.
@@ -15,12 +16,13 @@ use crate::{AgentError, AgentOutcome, ChatOptions, RoundRecord, StopReason};
 /// in place: each step of the loop takes the context by value and returns the next one
 /// (`context -> request -> response -> next context`), so a round is a function of its input and
 /// every request is built from a chain that passes the seven rules. Steps move the chain rather
-/// than copy it, so a step costs what it adds, not the size of the conversation.
+/// than copy it, and the request lends the chain rather than copying it, so a step costs what
+/// it adds, not the size of the conversation.
 ///
 /// Read it through the accessors, e.g. in a [`ToolProvider`](crate::ToolProvider).
 #[derive(Clone, Debug)]
 pub struct ConversationContext {
-    chain: ChainAst,
+    sent: SentChain,
     transcript: Vec<Message>,
     input_len: usize,
     tokens: usize,
@@ -96,7 +98,7 @@ impl ConversationContext {
         let chain = ChainAst::new(&history, false).map_err(AgentError::InvalidHistory)?;
         let mut context = ConversationContext {
             tokens: chain_tokens(&chain, counter),
-            chain,
+            sent: SentChain::new(chain),
             transcript: history,
             input_len: 0,
             tool_rounds: 0,
@@ -118,7 +120,7 @@ impl ConversationContext {
 
     /// The chain sent to the model (compressed when it had to be).
     pub fn chain(&self) -> &ChainAst {
-        &self.chain
+        self.sent.chain()
     }
 
     /// The whole conversation, uncompressed.
@@ -182,29 +184,21 @@ impl ConversationContext {
         self.tokens
     }
 
-    /// The next request: the chain, the tools on offer and the agent's options. A tool choice
-    /// goes only with tools: providers reject a `tool_choice` without tools, and the last
-    /// request after the tool limit offers none on purpose.
+    /// The next request, lent: the chain, the tools on offer and the agent's options. A tool
+    /// choice goes only with tools: providers reject a `tool_choice` without tools, and the
+    /// last request after the tool limit offers none on purpose.
     ///
-    /// This is the one copy of the chain a round makes, and it cannot be avoided:
-    /// `ChatModel::stream` takes the request by value, its messages as an owned
-    /// `Vec<Message>`, and gives nothing back, while the chain is still needed after the
-    /// call (the answer is added to it).
-    pub(crate) fn request(&self, tools: Vec<ToolSpec>, options: &ChatOptions) -> ChatRequest {
-        let mut options = options.clone();
-        if tools.is_empty() {
-            options.tool_choice = None;
-        }
-        ChatRequest::new(self.chain.messages())
-            .with_tools(tools)
-            .with_options(options)
+    /// The chain is not copied: the request is kept with it from round to round (see
+    /// [`SentChain`]) and lent to [`ChatModel::stream_borrowed`](providers::ChatModel).
+    pub(crate) fn request(&mut self, tools: Vec<ToolSpec>, options: &ChatOptions) -> &ChatRequest {
+        self.sent.request(tools, options)
     }
 
     /// The chain's system prompt replaced by `system` (text protocols rebuild it when the
     /// tools on offer change). The system message stays the first message.
     pub(crate) fn with_system(mut self, system: &str, counter: &TokenCounter) -> Self {
         let current = self
-            .chain
+            .chain()
             .sections()
             .first()
             .and_then(|s| s.header().system());
@@ -212,12 +206,7 @@ impl ConversationContext {
             return self;
         }
         let message = Message::system(system);
-        let mut sections = std::mem::take(&mut self.chain).into_sections();
-        if let Some(first) = sections.first_mut() {
-            let human = first.header().human().cloned();
-            first.set_header(Header::new(Some(message.clone()), human).unwrap_or_default());
-        }
-        self.chain = ChainAst::from_sections(sections);
+        self.sent.set_system(message.clone());
         match self.transcript.first_mut() {
             Some(first) if first.role == Role::System => *first = message,
             _ => {
@@ -226,7 +215,7 @@ impl ConversationContext {
                 self.input_len += 1;
             }
         }
-        self.tokens = chain_tokens(&self.chain, counter);
+        self.tokens = chain_tokens(self.chain(), counter);
         self
     }
 
@@ -237,7 +226,7 @@ impl ConversationContext {
         tokens: usize,
         report: CompressionReport,
     ) -> Self {
-        self.chain = chain;
+        self.sent.replace(chain);
         self.tokens = tokens;
         self.usage += report.summary_usage;
         self.compression = Some(report);
@@ -260,7 +249,7 @@ impl ConversationContext {
         match ChainAst::new(&messages, false) {
             Ok(chain) => {
                 self.tokens = chain_tokens(&chain, counter);
-                self.chain = chain;
+                self.sent.replace(chain);
                 (self, true)
             }
             Err(error) => {
@@ -272,7 +261,7 @@ impl ConversationContext {
 
     /// The chain unchanged by compression (it had nothing to do).
     pub(crate) fn with_chain(mut self, chain: ChainAst, tokens: usize) -> Self {
-        self.chain = chain;
+        self.sent.put_back(chain);
         self.tokens = tokens;
         self
     }
@@ -280,7 +269,7 @@ impl ConversationContext {
     /// The chain, taken out for compression (the context keeps an empty one until
     /// [`with_chain`](Self::with_chain) or [`with_compressed`](Self::with_compressed)).
     pub(crate) fn take_chain(&mut self) -> ChainAst {
-        std::mem::take(&mut self.chain)
+        self.sent.take()
     }
 
     /// One round: the model's answer, the tool messages answering its calls and what the
@@ -297,11 +286,7 @@ impl ConversationContext {
             + tools.iter().map(|tool| counter.count(tool)).sum::<usize>();
         self.transcript.push(answer.message.clone());
         self.transcript.extend(tools.iter().cloned());
-        // The roles are right by construction (an AI answer and tool messages), and the chain
-        // has a section: a run starts with a human message.
-        if let Ok(pair) = BodyPair::new(answer.message, tools) {
-            let _ = self.chain.add_body_pair(pair);
-        }
+        self.sent.add_body_pair(answer.message, tools);
         if tool_round {
             self.tool_rounds += 1;
         }
@@ -338,7 +323,7 @@ impl ConversationContext {
                 self.tokens += added + crate::compress::MESSAGE_OVERHEAD_TOKENS;
             }
         }
-        self.chain.append_human_parts(parts);
+        self.sent.append_human(parts);
         self
     }
 
@@ -356,7 +341,7 @@ impl ConversationContext {
             records: self.records,
             stop_reason,
             silent_exit,
-            chain: self.chain,
+            chain: self.sent.into_chain(),
             input_len: self.input_len,
             messages: self.transcript,
             ..AgentOutcome::default()

@@ -86,6 +86,7 @@ mod notice;
 mod outcome;
 mod react;
 mod run;
+mod sent;
 #[cfg(feature = "store")]
 mod store;
 mod tools;

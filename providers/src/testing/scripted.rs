@@ -143,6 +143,11 @@ impl ChatModel for ScriptedModel {
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
         self.next(self.receive(|| request))
     }
+
+    /// Copies the request only to keep it (not when [`unrecorded`](ScriptedModel::unrecorded)).
+    async fn stream_borrowed(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        self.next(self.receive(|| request.clone()))
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
