@@ -76,6 +76,7 @@ mod builder;
 mod call;
 mod compress;
 mod context;
+mod conversation;
 mod emit;
 mod error;
 mod event;
@@ -86,7 +87,6 @@ mod notice;
 mod outcome;
 mod react;
 mod run;
-mod sent;
 #[cfg(feature = "store")]
 mod store;
 mod tools;
