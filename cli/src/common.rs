@@ -11,8 +11,8 @@ use server::config::{DEFAULT_MAX_TOOL_ROUNDS, ProviderBaseUrls};
 use server::keys::{ProviderKeys, key_variable};
 use server::plan::{RunOptions, check_run_options};
 use server::schema::Secret;
-use server::tools::{BuiltinTools, HttpGetPolicy, ToolsConfig};
 use server::{ChatService, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
+use tools::{BuiltinTools, HttpGetPolicy, ToolsConfig, WEB_SEARCH, WebSearchConfig};
 
 use crate::CliError;
 
@@ -305,7 +305,7 @@ impl AgentArgs {
         let web_search = self
             .web_search
             .as_deref()
-            .map(str::parse::<server::tools::WebSearchConfig>)
+            .map(str::parse::<WebSearchConfig>)
             .transpose()
             .map_err(|error| CliError::Usage(format!("--web-search: {error}")))?;
         let tools = BuiltinTools::new(&ToolsConfig {
@@ -502,9 +502,8 @@ impl AgentArgs {
         let tool_protocol = self.tool_protocol()?;
         let model = self.model_request(model);
         let mut tools = self.tools.clone();
-        if self.web_search.is_some() && !tools.iter().any(|tool| tool == server::tools::WEB_SEARCH)
-        {
-            tools.push(server::tools::WEB_SEARCH.to_owned());
+        if self.web_search.is_some() && !tools.iter().any(|tool| tool == WEB_SEARCH) {
+            tools.push(WEB_SEARCH.to_owned());
         }
         Ok(RunSpec {
             tool_protocol,

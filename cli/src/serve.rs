@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use server::keys::ProviderKeys;
 use server::schema::Secret;
-use server::tools::HttpGetPolicy;
 use server::{Server, ServerConfig};
 use tokio::net::TcpListener;
+use tools::HttpGetPolicy;
 
 use crate::CliError;
 use crate::common::db_location;

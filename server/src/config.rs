@@ -9,7 +9,7 @@ use serde::Deserialize;
 
 use crate::api::schema::Secret;
 use crate::service::keys::ProviderKeys;
-use crate::service::tools::ToolsConfig;
+use tools::ToolsConfig;
 
 /// Default largest request body, in bytes (base64 images make requests big).
 pub const DEFAULT_BODY_LIMIT: usize = 8 * 1024 * 1024;
@@ -173,8 +173,8 @@ impl ServerConfig {
 
     /// A redactor that knows every secret this configuration gives the server: the provider
     /// keys, the bearer tokens, the MCP servers' tokens and credential-like environment
-    /// values, and the web search key (read from the environment). Log lines and tool
-    /// results go through it, so none of these is shown to anyone.
+    /// values, and the built-in tools' keys (the web search key, read from the environment).
+    /// Log lines and tool results go through it, so none of these is shown to anyone.
     pub fn redactor(&self) -> messages::Redactor {
         let mut redactor = self.keys.redactor();
         for token in &self.tokens {
@@ -184,9 +184,7 @@ impl ServerConfig {
         for server in &self.mcp_servers {
             redactor.extend(&server.redactor());
         }
-        if let Some(search) = &self.tools.web_search {
-            redactor.extend(&search.redactor());
-        }
+        redactor.extend(&self.tools.redactor());
         redactor
     }
 

@@ -56,8 +56,8 @@
 //! - [`plan()`]: a request to a [`RunSpec`], each field honoured or refused.
 //! - [`ChatService`]: a [`RunSpec`] to a running agent (model, tools, history, store); the
 //!   CLI runs agents through it too.
-//! - [`tools`]: the built-in tools (`calculator`, `read_file`, `list_files`, `http_get`),
-//!   safe by default.
+//! - [`tools`]: the built-in tools (`calculator`, `read_file`, `list_files`, `http_get`,
+//!   `web_search`), safe by default (the `tools` crate).
 //! - [`ProviderKeys`](keys::ProviderKeys), [`open_store`](store::open_store),
 //!   [`resolve_model_config`]: keys from the environment, stores from a location.
 //! - [`encode`]: the agent's events as each protocol writes them (Chat Shell's SSE frames).
@@ -91,7 +91,8 @@ pub use service::model::{NoKey, resolve_model_config};
 pub use service::spec::{
     DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol,
 };
-pub use service::{keys, mcp, skills, store, tools};
+pub use service::{keys, mcp, skills, store};
+pub use tools;
 
 // What the API exposes, so embedders need only this crate.
 pub use agent_loop::{AgentEvent, AgentStream, CancellationToken, StopReason};

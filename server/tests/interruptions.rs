@@ -23,9 +23,9 @@ use conversation_tree::{CallKind, ConversationId, Node, ResponseStatus, Role, St
 use futures::{Stream, StreamExt as _};
 use serde_json::{Value, json};
 use server::ServerConfig;
-use server::tools::{HttpGetPolicy, ToolsConfig};
 use support::{Sse, TestServer, client, content, names, terminal};
 use tempfile::TempDir;
+use tools::{HttpGetPolicy, ToolsConfig};
 
 /// The longest any single wait of these tests may take.
 const WAIT: Duration = Duration::from_secs(15);

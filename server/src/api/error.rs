@@ -150,7 +150,7 @@ pub enum ServerError {
     },
     /// The built-in tool configuration is unusable.
     #[error(transparent)]
-    Tools(#[from] crate::service::tools::ToolsConfigError),
+    Tools(#[from] tools::ToolsConfigError),
     /// The configuration is inconsistent.
     #[error("invalid server configuration: {0}")]
     Config(String),

@@ -13,7 +13,7 @@ use crate::config::ServerConfig;
 use crate::service::chat::ChatService;
 use crate::service::runs::Runs;
 use crate::service::store::StoreKind;
-use crate::service::tools::BuiltinTools;
+use tools::BuiltinTools;
 
 /// What every handler shares.
 #[derive(Debug)]

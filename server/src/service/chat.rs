@@ -18,7 +18,7 @@ use crate::service::model::{ModelCache, resolve_model_config};
 use crate::service::skills::SkillSet;
 use crate::service::skills::run::SkillRun;
 use crate::service::spec::{RunInput, RunSpec, SectionFormat, ToolProtocol};
-use crate::service::tools::{BuiltinTools, ToolSelectError};
+use tools::{BuiltinTools, ToolSelectError};
 
 /// Largest thinking budget deep thinking asks of Anthropic and Gemini models, in tokens.
 const MAX_THINKING_BUDGET: u32 = 16_384;

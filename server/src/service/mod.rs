@@ -11,7 +11,5 @@ pub(crate) mod model;
 pub(crate) mod owner;
 pub(crate) mod runs;
 pub mod skills;
-pub(crate) mod sources;
 pub(crate) mod spec;
 pub mod store;
-pub mod tools;

@@ -31,7 +31,7 @@ use crate::config::ServerConfig;
 use crate::service::spec::{
     DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec, SectionFormat, ToolProtocol,
 };
-use crate::service::tools::WEB_SEARCH;
+use tools::WEB_SEARCH;
 
 /// The temperature of a request that names none (unless the model reasons).
 pub const DEFAULT_TEMPERATURE: f64 = 0.7;
@@ -447,7 +447,7 @@ fn builtin_tools(
             "tools.custom",
             &format!(
                 "only the built-in tools ({}, {}) are offered",
-                crate::service::tools::BUILTIN_TOOL_NAMES.join(", "),
+                tools::BUILTIN_TOOL_NAMES.join(", "),
                 knowledge_base::TOOL_NAME
             ),
         );
