@@ -5,7 +5,7 @@ use std::io::Write;
 use clap::Args;
 use providers::{ECHO_MODEL_ID, ModelInfo, Provider};
 use serde_json::json;
-use server::keys::{KEY_VARIABLES, ProviderKeys, key_variable};
+use service::keys::{KEY_VARIABLES, ProviderKeys, key_variable};
 
 use crate::CliError;
 

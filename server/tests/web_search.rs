@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use server::{Server, ServerConfig};
+use service::ServiceConfig;
 use support::{TestServer, events, names, terminal};
 use toolchain::{CancellationToken, DynTool, ExecutionContext, ToolError};
 use tools::{ToolsConfig, WebSearch, WebSearchConfig};
@@ -179,9 +180,12 @@ async fn tavily_answers(mock: &MockServer, query: &str, answer: ResponseTemplate
 /// A server configuration whose `web_search` tool uses `web_search`.
 fn with_web_search(web_search: WebSearchConfig) -> ServerConfig {
     ServerConfig {
-        tools: ToolsConfig {
-            web_search: Some(web_search),
-            ..ToolsConfig::default()
+        service: ServiceConfig {
+            tools: ToolsConfig {
+                web_search: Some(web_search),
+                ..ToolsConfig::default()
+            },
+            ..ServiceConfig::default()
         },
         ..ServerConfig::default()
     }
@@ -712,7 +716,7 @@ async fn the_configuration_is_read_from_yaml_and_checked_at_start() {
     let yaml = "tools:\n  web_search:\n    backend: brave\n    api_key_env: SKEIN_TEST_BRAVE_KEY_YAML\n    max_results: 3\n    timeout_secs: 8\n";
     let config: ServerConfig = serde_saphyr::from_str(yaml).unwrap();
     assert_eq!(
-        config.tools.web_search,
+        config.service.tools.web_search,
         Some(WebSearchConfig::Brave {
             url: None,
             api_key_env: Some("SKEIN_TEST_BRAVE_KEY_YAML".to_owned()),
@@ -720,7 +724,7 @@ async fn the_configuration_is_read_from_yaml_and_checked_at_start() {
             timeout_secs: Some(8),
         })
     );
-    let tools = tools::BuiltinTools::new(&config.tools).unwrap();
+    let tools = tools::BuiltinTools::new(&config.service.tools).unwrap();
     assert_eq!(
         tools.names().collect::<Vec<_>>(),
         ["calculator", "web_search"]
@@ -732,7 +736,7 @@ async fn the_configuration_is_read_from_yaml_and_checked_at_start() {
         "{}",
         spec.description
     );
-    assert!(!format!("{:?}", config.tools).contains("BSA-yaml-key"));
+    assert!(!format!("{:?}", config.service.tools).contains("BSA-yaml-key"));
 
     for (yaml, expected) in [
         (

@@ -1,6 +1,7 @@
 //! The HTTP layer: how the service is reached (`server`: the router and serving; `state`: what
-//! every handler shares; `routes`, `auth`, `guard`, `limit`, `listen`, `schema`, `error`; `plan`: a Chat Shell request to the service's `RunSpec`) and how
-//! its events are written (`encode`: one encoder per protocol).
+//! every handler shares; `routes`, `auth`, `guard`, `limit`, `listen`, `schema`, `error`;
+//! `plan`: a Chat Shell request to the service's `RunSpec`) and how its events are written
+//! (`encode`: one encoder per protocol).
 
 pub(crate) mod auth;
 pub(crate) mod body;

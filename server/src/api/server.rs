@@ -10,6 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use conversation_tree::Store;
 use http::StatusCode;
+use service::{ChatService, Service, store::StoreKind};
 use tokio::net::TcpListener;
 use tower_http::limit::RequestBodyLimitLayer;
 
@@ -18,11 +19,8 @@ use crate::api::encode::openai_error::openai_errors;
 use crate::api::error::{ApiError, ServerError};
 use crate::api::guard::{check_origin_and_host, read_json_body};
 use crate::api::routes::{chat_completions, misc, models, openapi, response, responses};
-use crate::api::state::App;
+use crate::api::state::{App, check};
 use crate::config::ServerConfig;
-use crate::service::chat::ChatService;
-use crate::service::mcp::McpTools;
-use crate::service::store::{StoreKind, open_store};
 
 /// The Chat Shell service: build one from a [`ServerConfig`], mount its [`router`](Self::router)
 /// or [`serve`](Self::serve) it.
@@ -37,60 +35,36 @@ impl Server {
     /// A server for `config`, opening the store it names, connecting its MCP servers and
     /// checking that its knowledge bases exist.
     pub async fn new(config: ServerConfig) -> Result<Self, ServerError> {
-        let store = open_store(&config.store).await?;
-        let kind = StoreKind::of(&config.store);
-        #[cfg(feature = "mcp")]
-        let mcp = McpTools::connect(&config.mcp_servers)
-            .await
-            .map_err(|err| ServerError::Config(format!("`mcp_servers`: {err}")))?;
-        #[cfg(not(feature = "mcp"))]
-        let mcp = McpTools::default();
-        // Knowledge bases live in the conversation store's own database.
-        let knowledge = knowledge_base::KnowledgeStore::open(&config.store)
-            .await
-            .map_err(|err| ServerError::Config(format!("the knowledge store: {err}")))?;
-        // A missing base would otherwise fail every request that searches it.
-        if !config.knowledge_bases.is_empty() {
-            knowledge_base::KnowledgeBaseSearch::new(knowledge.clone(), &config.knowledge_bases)
-                .await
-                .map_err(|err| ServerError::Config(format!("`knowledge_bases`: {err}")))?;
-        }
-        for (index, entry) in config.token_knowledge_bases.iter().enumerate() {
-            knowledge_base::KnowledgeBaseSearch::new(knowledge.clone(), &entry.knowledge_bases)
-                .await
-                .map_err(|err| {
-                    ServerError::Config(format!("`token_knowledge_bases[{index}]`: {err}"))
-                })?;
-        }
+        check(&config)?;
+        let service = Service::open(config.service.clone(), &config.tokens).await?;
         Ok(Server {
-            app: Arc::new(App::new(config, store, kind, mcp, Some(knowledge))?),
+            app: Arc::new(App::new(config, service)?),
         })
     }
 
     /// A server for `config` logging into `store` (of `kind`, for `/health`) instead of the
-    /// one `config.store` names. MCP servers are connected, and knowledge bases searched, by
-    /// [`Server::new`] only: a config naming some is refused here.
+    /// one `config.service.store` names. MCP servers are connected, and knowledge bases
+    /// searched, by [`Server::new`] only: a config naming some is refused here.
     pub fn with_store(
         config: ServerConfig,
         store: Arc<dyn Store>,
         kind: StoreKind,
     ) -> Result<Self, ServerError> {
-        #[cfg(feature = "mcp")]
-        if !config.mcp_servers.is_empty() {
-            return Err(ServerError::Config(
-                "`mcp_servers` are connected by `Server::new`; use it, or connect them with \
-                 `McpTools::connect` and build the service yourself"
-                    .to_owned(),
-            ));
-        }
+        check(&config)?;
+        let service = Service::with_store(config.service.clone(), &config.tokens, store, kind)?;
         Ok(Server {
-            app: Arc::new(App::new(config, store, kind, McpTools::default(), None)?),
+            app: Arc::new(App::new(config, service)?),
         })
     }
 
     /// The service the routes use, for running agents in-process (the CLI does).
     pub fn chat(&self) -> &ChatService {
-        &self.app.chat
+        self.app.service.chat()
+    }
+
+    /// The service the routes answer through: runs, principals, gateway calls.
+    pub fn service(&self) -> &Service {
+        &self.app.service
     }
 
     /// The routes: `POST /v1/response`, `POST /v1/response/{id}/cancel`,
@@ -171,7 +145,7 @@ impl Server {
             self.router(),
             listener,
             &self.app.config,
-            Arc::clone(&self.app.runs),
+            Arc::clone(self.app.service.runs()),
             signal,
         )
         .await
@@ -181,7 +155,8 @@ impl Server {
     /// the router themselves); returns when no run is left.
     pub async fn shutdown(&self) {
         self.app
-            .runs
+            .service
+            .runs()
             .shutdown(self.app.config.shutdown_grace())
             .await;
     }

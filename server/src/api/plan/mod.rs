@@ -8,10 +8,9 @@
 
 pub(crate) mod chat_completions;
 mod input;
-mod options;
 pub(crate) mod responses;
 
-pub use options::{
+pub use service::options::{
     MAX_OUTPUT_TOKENS_LIMIT, OptionProblem, RunOption, RunOptions, TEMPERATURE_RANGE,
     check_max_rounds, check_max_tokens, check_run_options, check_temperature,
 };
@@ -22,14 +21,13 @@ use conversation_tree::ConversationId;
 use http::StatusCode;
 use providers::{ApiFormat, ModelInfo, Provider, RetryPolicy, Timeouts, ToolChoice};
 use serde_json::{Value, json};
+use service::{
+    DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec, SectionFormat, ServiceConfig, ToolProtocol,
+};
 
 use crate::api::error::ApiError;
 use crate::api::schema::{
     McpServerRef, Metadata, ResponseRequest, SkillRef, TextFormatName, ToolModeName, ToolsConfig,
-};
-use crate::config::ServerConfig;
-use crate::service::spec::{
-    DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec, SectionFormat, ToolProtocol,
 };
 use tools::WEB_SEARCH;
 
@@ -107,7 +105,7 @@ impl Problems {
 /// header, if any.
 pub fn plan(
     request: ResponseRequest,
-    config: &ServerConfig,
+    config: &ServiceConfig,
     offered_bases: &[String],
     header_request_id: Option<&str>,
 ) -> Result<Planned, ApiError> {
@@ -222,7 +220,7 @@ pub fn plan(
     let reasoning_model = info.known && info.supports_reasoning;
 
     // Sampling and limits.
-    // The checks `skein run` applies too (`options.rs`).
+    // The checks `skein run` applies too (`service::options`).
     let temperature = match request.temperature.map(check_temperature) {
         Some(Ok(t)) => Some(t),
         Some(Err(problem)) => {

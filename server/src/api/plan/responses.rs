@@ -4,6 +4,7 @@
 use messages::{ContentPart, Message, Role, ToolCall, ToolResponse, ToolSpec};
 use providers::{ChatOptions, ChatRequest, ToolChoice};
 use serde_json::{Value, json};
+use service::{GatewayCall, Logging, ModelRequest, Thread};
 
 use crate::api::encode::openai_error::OpenAiError;
 use crate::api::encode::responses::reasoning_block;
@@ -12,8 +13,6 @@ use crate::api::plan::chat_completions::{
 };
 use crate::api::schema::{CreateResponseRequest, InputItem, ItemContent, ResponseTool};
 use crate::api::schema::{InputSummaryText, ResponseContentPart};
-use crate::service::gateway::{GatewayCall, Logging, Thread};
-use crate::service::spec::ModelRequest;
 
 /// A planned Responses request: the call on the new input, and what the answer repeats.
 #[derive(Debug)]

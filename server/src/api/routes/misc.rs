@@ -7,8 +7,8 @@ use axum::{Extension, Json};
 use conversation_tree::ResponseStatus;
 use http::StatusCode;
 use serde_json::json;
+use service::Principal;
 
-use crate::api::auth::Caller;
 use crate::api::error::ApiError;
 use crate::api::schema::{CancelResponse, HealthBody};
 use crate::api::state::App;
@@ -33,10 +33,10 @@ use crate::api::state::App;
 )]
 pub(crate) async fn cancel_response(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<CancelResponse>, ApiError> {
-    let Some(ending) = app.runs.cancel(&id, caller) else {
+    let Some(ending) = app.service.runs().cancel(&id, caller) else {
         return Err(ApiError::not_found(
             "Request not found or already completed",
         ));
@@ -69,8 +69,8 @@ pub(crate) async fn cancel_response(
     )
 )]
 pub(crate) async fn health(State(app): State<Arc<App>>) -> (StatusCode, Json<HealthBody>) {
-    let store_ok = app.chat.store().conversations(1).await.is_ok();
-    let draining = app.runs.is_draining();
+    let store_ok = app.service.chat().store().conversations(1).await.is_ok();
+    let draining = app.service.runs().is_draining();
     let status = if draining || !store_ok {
         StatusCode::SERVICE_UNAVAILABLE
     } else {
@@ -87,9 +87,9 @@ pub(crate) async fn health(State(app): State<Arc<App>>) -> (StatusCode, Json<Hea
         .to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         uptime_seconds: app.started.elapsed().as_secs(),
-        active_streams: app.runs.active(),
+        active_streams: app.service.runs().active(),
         storage: json!({
-            "type": app.store_kind.as_str(),
+            "type": app.service.store_kind().as_str(),
             "status": if store_ok { "ok" } else { "error" },
         }),
     };

@@ -76,29 +76,9 @@ fn yes() -> bool {
     true
 }
 
-/// A secret string (an API key): deserialised, never serialised, shown as `<redacted>`.
-#[derive(Clone, Deserialize, PartialEq, Eq, ToSchema)]
-#[serde(transparent)]
-#[schema(value_type = String, format = Password)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a secret.
-    pub fn new(secret: impl Into<String>) -> Self {
-        Secret(secret.into())
-    }
-
-    /// The secret itself, for the one place that sends it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
+/// A secret string (an API key): the service's own type (`service::Secret`), which the API
+/// deserialises and documents as a password.
+pub use service::Secret;
 
 /// `model_config`: the model to call and how to reach it.
 #[derive(Debug, Deserialize, ToSchema)]

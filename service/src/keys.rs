@@ -4,7 +4,7 @@ use std::fmt;
 
 use providers::Provider;
 
-use crate::api::schema::Secret;
+use crate::Secret;
 
 /// Environment variables the keys are read from, per provider.
 pub const KEY_VARIABLES: [(Provider, &str); 4] = [

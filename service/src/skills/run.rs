@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use toolchain::{DynTool, ExecutionContext, Tool, ToolError, ToolResult, ToolSet, async_trait};
 
 use super::{Skill, SkillSet};
-use crate::service::mcp::McpTools;
+use crate::mcp::McpTools;
 use tools::BuiltinTools;
 
 /// The name of the tool that loads a skill.
