@@ -349,7 +349,63 @@ impl<'de: 'a, 'a> Visitor<'de> for MaybeTextVisitor<'a> {
 /// index is the only way to place a block, read it with [`index_field`].
 #[cfg(feature = "openai")]
 pub(crate) fn lenient_index<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    Ok(Option::<&RawValue>::deserialize(d)?.and_then(wire_index))
+    d.deserialize_any(LenientIndex)
+}
+
+/// Reads what [`wire_index`] accepts straight from the event (every text delta of a Chat
+/// Completions stream has an index: a second parse of its text per delta showed in profiles).
+#[cfg(feature = "openai")]
+struct LenientIndex;
+
+#[cfg(feature = "openai")]
+impl<'de> Visitor<'de> for LenientIndex {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a non-negative integer")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(usize::try_from(v).ok())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
 }
 
 /// A wire index as a key: a non-negative integer that fits `usize` (`-1`, `1e26`, `0.5`, a
