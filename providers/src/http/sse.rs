@@ -43,7 +43,12 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
 /// the first error; dropping it drops `body` (and with it the connection). An event (or line)
 /// longer than `max_event` bytes ends it with [`ProviderError::LimitExceeded`] before the
 /// framing buffers more than that (plus one read).
-pub(crate) fn decode<S, B, P>(provider: Provider, body: S, parser: P, max_event: usize) -> EventStream
+pub(crate) fn decode<S, B, P>(
+    provider: Provider,
+    body: S,
+    parser: P,
+    max_event: usize,
+) -> EventStream
 where
     S: Stream<Item = Result<B, ProviderError>> + Send + 'static,
     B: AsRef<[u8]>,

@@ -31,10 +31,25 @@ fn frame(reads: &[Vec<u8>], max: usize) -> Framed {
             Ok(None) => match reads.next() {
                 Some(read) => frames.push(read),
                 None if !frames.ended => frames.end(),
-                None => return Framed { events, end: End::Complete },
+                None => {
+                    return Framed {
+                        events,
+                        end: End::Complete,
+                    };
+                }
             },
-            Err(FrameError::Utf8(_)) => return Framed { events, end: End::NotUtf8 },
-            Err(FrameError::TooLong) => return Framed { events, end: End::TooLong },
+            Err(FrameError::Utf8(_)) => {
+                return Framed {
+                    events,
+                    end: End::NotUtf8,
+                };
+            }
+            Err(FrameError::TooLong) => {
+                return Framed {
+                    events,
+                    end: End::TooLong,
+                };
+            }
         }
     }
 }
@@ -49,21 +64,31 @@ fn frame_with_sseer(reads: &[Vec<u8>]) -> Framed {
     let mut stream = sseer::EventStream::new(body);
     let mut events = Vec::new();
     loop {
-        let next = stream.next().now_or_never().expect("an in-memory body is always ready");
+        let next = stream
+            .next()
+            .now_or_never()
+            .expect("an in-memory body is always ready");
         match next {
             Some(Ok(event)) => events.push((event.event.to_string(), event.data.to_string())),
-            Some(Err(_)) => return Framed { events, end: End::NotUtf8 },
-            None => return Framed { events, end: End::Complete },
+            Some(Err(_)) => {
+                return Framed {
+                    events,
+                    end: End::NotUtf8,
+                };
+            }
+            None => {
+                return Framed {
+                    events,
+                    end: End::Complete,
+                };
+            }
         }
     }
 }
 
 /// `body` cut at `cuts` (positions taken modulo its length).
 fn split(body: &[u8], cuts: &[usize]) -> Vec<Vec<u8>> {
-    let mut cuts: Vec<usize> = cuts
-        .iter()
-        .map(|cut| cut % (body.len() + 1))
-        .collect();
+    let mut cuts: Vec<usize> = cuts.iter().map(|cut| cut % (body.len() + 1)).collect();
     cuts.sort_unstable();
     let mut reads = Vec::new();
     let mut start = 0;
@@ -84,7 +109,11 @@ fn over_cap(body: &[u8], max: usize) -> bool {
         let end = rest.iter().position(|&b| b == b'\n' || b == b'\r');
         let line = &rest[..end.unwrap_or(rest.len())];
         let comment = line.first() == Some(&b':');
-        let counted = if comment { line.len() } else { event + line.len() };
+        let counted = if comment {
+            line.len()
+        } else {
+            event + line.len()
+        };
         if counted > max {
             return true;
         }
