@@ -7,6 +7,10 @@
 //! requires) and the same 900 tool calls through a `NativeToolChain`, with no agent around
 //! them. The loop's overhead per round is `(agent − baseline) / 1000`. `agent/build` is the
 //! per-request construction a server does.
+//!
+//! `100_answers_of_1000_deltas` streams 100 plain answers of 1,000 words each (one text delta
+//! per word): `baseline/collect` reads the same streams into responses with no agent around
+//! them, so `(agent − baseline) / 100,000` is what the loop adds per text delta.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -76,6 +80,17 @@ fn agent(model: Arc<ScriptedModel>) -> Agent {
         .max_rounds(TOOL_ROUNDS)
         .build()
         .expect("a model is set")
+}
+
+/// Words in each answer of the delta cases: one text delta per word.
+const ANSWER_WORDS: usize = 1_000;
+
+/// The script of the delta cases: `RUNS` plain answers of `ANSWER_WORDS` words.
+fn talker() -> Arc<ScriptedModel> {
+    let answer = "word ".repeat(ANSWER_WORDS);
+    Arc::new(ScriptedModel::new(
+        (0..RUNS).map(|_| ScriptedResponse::text(&answer)),
+    ))
 }
 
 fn runtime() -> tokio::runtime::Runtime {
@@ -152,6 +167,60 @@ fn rounds(c: &mut Criterion) {
                             events.last(),
                             Some(AgentEvent::ResponseDone { .. })
                         ));
+                        black_box(events);
+                    }
+                });
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("100_answers_of_1000_deltas");
+    group.sample_size(20);
+    group.measurement_time(Duration::from_secs(8));
+    group.bench_function("baseline/collect", |b| {
+        b.iter_batched(
+            talker,
+            |model| {
+                rt.block_on(async {
+                    for _ in 0..RUNS {
+                        let request = ChatRequest::new(vec![
+                            Message::system("You are a benchmark."),
+                            Message::human("Go"),
+                        ]);
+                        let response = collect(model.stream(request).await.expect("scripted"))
+                            .await
+                            .expect("complete");
+                        black_box(response);
+                    }
+                });
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.bench_function("agent/run", |b| {
+        b.iter_batched(
+            || agent(talker()),
+            |agent| {
+                rt.block_on(async {
+                    for _ in 0..RUNS {
+                        black_box(agent.run("Go").await.expect("the run ends"));
+                    }
+                });
+            },
+            BatchSize::PerIteration,
+        );
+    });
+    group.bench_function("agent/stream", |b| {
+        b.iter_batched(
+            || agent(talker()),
+            |agent| {
+                rt.block_on(async {
+                    for _ in 0..RUNS {
+                        let events: Vec<AgentEvent> =
+                            agent.stream("Go", CancellationToken::new()).collect().await;
+                        assert_eq!(events.len(), ANSWER_WORDS + 2);
                         black_box(events);
                     }
                 });

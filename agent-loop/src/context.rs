@@ -126,6 +126,26 @@ impl ConversationContext {
         &self.transcript
     }
 
+    /// The text of this run's answers (the AI messages after its input), joined without
+    /// separators as it was streamed.
+    pub(crate) fn answers_text(&self) -> String {
+        let answers = self
+            .transcript
+            .get(self.input_len..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|message| message.role == Role::Ai);
+        let mut text = String::new();
+        for message in answers {
+            for part in &message.parts {
+                if let ContentPart::Text { text: more, .. } = part {
+                    text.push_str(more);
+                }
+            }
+        }
+        text
+    }
+
     /// Tool rounds executed so far.
     pub fn tool_rounds(&self) -> usize {
         self.tool_rounds
@@ -165,6 +185,11 @@ impl ConversationContext {
     /// The next request: the chain, the tools on offer and the agent's options. A tool choice
     /// goes only with tools: providers reject a `tool_choice` without tools, and the last
     /// request after the tool limit offers none on purpose.
+    ///
+    /// This is the one copy of the chain a round makes, and it cannot be avoided:
+    /// `ChatModel::stream` takes the request by value, its messages as an owned
+    /// `Vec<Message>`, and gives nothing back, while the chain is still needed after the
+    /// call (the answer is added to it).
     pub(crate) fn request(&self, tools: Vec<ToolSpec>, options: &ChatOptions) -> ChatRequest {
         let mut options = options.clone();
         if tools.is_empty() {

@@ -5,6 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use providers::Provider;
 use server::{Server, ServerConfig};
 use service::Secret;
 use service::keys::ProviderKeys;
@@ -219,7 +220,7 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
         .extend(args.cors_origins.iter().cloned());
     config.service.allow_request_base_url |= args.allow_request_base_url;
     if let Some(url) = &args.base_url {
-        config.service.base_urls.openai = Some(url.clone());
+        config.service.base_urls.set(Provider::OpenAi, url.clone());
     }
     if let Some(root) = &args.tool_root {
         config.service.tools.files_root = Some(root.clone());

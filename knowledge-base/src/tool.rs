@@ -121,7 +121,7 @@ impl KnowledgeBaseSearch {
             }
         }
         let known: Vec<String> = store.list().await?.into_iter().map(|b| b.name).collect();
-        crate::store::check_bases(&names, &known)?;
+        crate::storage::check_bases(&names, &known)?;
         let description = format!(
             "Searches the knowledge base{} {} (documents provided by the user) by keywords and \
              returns the best-matching passages, each with its document's title, its location \

@@ -91,10 +91,7 @@ async fn serve() -> Result<(), String> {
         concurrency_per_caller: 1024,
         service: ServiceConfig {
             keys,
-            base_urls: ProviderBaseUrls {
-                openai: Some(provider),
-                ..Default::default()
-            },
+            base_urls: ProviderBaseUrls::from([(Provider::OpenAi, provider)]),
             store: db,
             ..ServiceConfig::default()
         },

@@ -57,9 +57,11 @@
 //! - [`plan()`]: a request to a [`RunSpec`](service::RunSpec), each field honoured or
 //!   refused.
 //! - The `service` crate answers: [`ChatService`](service::ChatService) (a
-//!   [`RunSpec`](service::RunSpec) to a running agent, which
-//!   the CLI uses directly), the run registry, conversation ownership, gateway calls and their
-//!   logging; it is re-exported as [`service`].
+//!   [`RunSpec`](service::RunSpec) to a running agent, which the CLI uses directly), the run
+//!   registry, conversation ownership, gateway calls and their logging; it is re-exported as
+//!   [`service`], and the built-in tools (`calculator`, `read_file`, `list_files`,
+//!   `http_get`, `web_search`, and `silent_exit` for subscription runs) as
+//!   [`service::tools`].
 //! - [`encode`]: the agent's events as each protocol writes them (Chat Shell's SSE frames).
 //! - [`ApiError`], [`ServerError`]: an error answer, a server that cannot start (the
 //!   service's errors become HTTP statuses here).
@@ -72,17 +74,17 @@
 
 mod api;
 pub mod config;
+pub mod encode;
 #[doc(hidden)]
 pub mod fuzzing;
+pub mod schema;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use api::encode;
+pub use api::chat_shell::plan;
+pub use api::chat_shell::plan::{Planned, plan};
 pub use api::error::{ApiError, ErrorBody, ServerError};
-pub use api::plan;
-pub use api::plan::{Planned, plan};
-pub use api::routes::openapi::ApiDoc;
-pub use api::schema;
+pub use api::openapi::ApiDoc;
 pub use api::server::Server;
 pub use config::ServerConfig;
 // The service it answers through: its configuration, its store and its runs are part of this

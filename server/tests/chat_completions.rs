@@ -110,11 +110,10 @@ async fn openai_server(mock: &MockServer) -> TestServer {
     TestServer::start(ServerConfig {
         service: ServiceConfig {
             keys,
-            base_urls: ProviderBaseUrls {
-                openai: Some(format!("{}/v1", mock.uri())),
-                anthropic: Some(mock.uri()),
-                ..Default::default()
-            },
+            base_urls: ProviderBaseUrls::from([
+                (Provider::OpenAi, format!("{}/v1", mock.uri())),
+                (Provider::Anthropic, mock.uri()),
+            ]),
             ..ServiceConfig::default()
         },
         ..ServerConfig::default()

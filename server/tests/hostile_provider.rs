@@ -96,12 +96,12 @@ async fn server(provider: &str, store: &str) -> TestServer {
         service: ServiceConfig {
             keys,
             store: store.to_owned(),
-            base_urls: ProviderBaseUrls {
-                openai: Some(format!("http://{provider}/v1")),
-                anthropic: Some(format!("http://{provider}")),
-                google: Some(format!("http://{provider}/v1beta")),
-                openrouter: Some(format!("http://{provider}/api/v1")),
-            },
+            base_urls: ProviderBaseUrls::from([
+                (Provider::OpenAi, format!("http://{provider}/v1")),
+                (Provider::Anthropic, format!("http://{provider}")),
+                (Provider::Google, format!("http://{provider}/v1beta")),
+                (Provider::OpenRouter, format!("http://{provider}/api/v1")),
+            ]),
             ..ServiceConfig::default()
         },
         ..ServerConfig::default()
@@ -551,10 +551,10 @@ async fn the_operator_sets_the_provider_caps() {
     let config = |limits| ServerConfig {
         service: ServiceConfig {
             provider_limits: limits,
-            base_urls: ProviderBaseUrls {
-                openai: Some(format!("http://{provider}/v1")),
-                ..ProviderBaseUrls::default()
-            },
+            base_urls: ProviderBaseUrls::from([(
+                Provider::OpenAi,
+                format!("http://{provider}/v1"),
+            )]),
             keys: {
                 let mut keys = ProviderKeys::default();
                 keys.set(Provider::OpenAi, Secret::new(OPENAI_KEY));

@@ -28,10 +28,7 @@ fn slow_config(provider: &StreamingProvider) -> ServerConfig {
     ServerConfig {
         service: ServiceConfig {
             keys,
-            base_urls: ProviderBaseUrls {
-                openai: Some(provider.base_url()),
-                ..Default::default()
-            },
+            base_urls: ProviderBaseUrls::from([(Provider::OpenAi, provider.base_url())]),
             ..ServiceConfig::default()
         },
         ..ServerConfig::default()
@@ -347,10 +344,7 @@ async fn provider_keys_are_never_echoed() {
     let config = ServerConfig {
         service: ServiceConfig {
             keys,
-            base_urls: ProviderBaseUrls {
-                openai: Some(format!("{}/v1", mock.uri())),
-                ..Default::default()
-            },
+            base_urls: ProviderBaseUrls::from([(Provider::OpenAi, format!("{}/v1", mock.uri()))]),
             ..ServiceConfig::default()
         },
         ..ServerConfig::default()

@@ -253,12 +253,11 @@ fn keyed(mock: &MockServer) -> ServerConfig {
     ServerConfig {
         service: ServiceConfig {
             keys,
-            base_urls: ProviderBaseUrls {
-                openai: Some(format!("{}/v1", mock.uri())),
-                anthropic: Some(mock.uri()),
-                google: Some(format!("{}/v1beta", mock.uri())),
-                ..Default::default()
-            },
+            base_urls: ProviderBaseUrls::from([
+                (Provider::OpenAi, format!("{}/v1", mock.uri())),
+                (Provider::Anthropic, mock.uri()),
+                (Provider::Google, format!("{}/v1beta", mock.uri())),
+            ]),
             ..ServiceConfig::default()
         },
         ..ServerConfig::default()

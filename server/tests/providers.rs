@@ -70,10 +70,7 @@ async fn openai_server(mock: &MockServer) -> TestServer {
     TestServer::start(ServerConfig {
         service: ServiceConfig {
             keys,
-            base_urls: ProviderBaseUrls {
-                openai: Some(format!("{}/v1", mock.uri())),
-                ..Default::default()
-            },
+            base_urls: ProviderBaseUrls::from([(Provider::OpenAi, format!("{}/v1", mock.uri()))]),
             ..ServiceConfig::default()
         },
         ..ServerConfig::default()

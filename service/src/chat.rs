@@ -8,7 +8,7 @@ use agent_loop::history::{Anchor, Continuation};
 use agent_loop::{Agent, AgentError, AgentInput, AgentStream, ContextPolicy, ReasoningEffort};
 use conversation_tree::{ConversationId, Store, StoreError};
 use messages::{Message, Role};
-use providers::{Limits, ModelConfig, ModelInfo, Provider, ProviderError};
+use providers::{Limits, ModelConfig, ModelInfo, Provider, ProviderError, ReasoningStyle};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderBaseUrls;
@@ -450,10 +450,9 @@ fn thinking(info: &ModelInfo, max_tokens: Option<u32>) -> Result<Thinking, RunEr
             model: info.id.clone(),
         });
     }
-    Ok(match info.provider {
-        // OpenRouter translates an effort into whatever the serving model takes.
-        Provider::OpenAi | Provider::OpenRouter => Thinking::Effort(ReasoningEffort::High),
-        Provider::Anthropic | Provider::Google => {
+    Ok(match info.provider.info().reasoning {
+        ReasoningStyle::Effort => Thinking::Effort(ReasoningEffort::High),
+        ReasoningStyle::Budget => {
             let output = max_tokens.unwrap_or(info.max_output_tokens);
             Thinking::Budget((output / 2).clamp(MIN_THINKING_BUDGET, MAX_THINKING_BUDGET))
         }

@@ -5,6 +5,9 @@
 //! with every field defaulted. Provider keys are never part of it: they come from the
 //! environment ([`ProviderKeys::from_env`]).
 
+use std::collections::BTreeMap;
+
+use providers::Provider;
 use serde::Deserialize;
 use tools::ToolsConfig;
 
@@ -114,33 +117,55 @@ impl ServiceConfig {
     }
 }
 
-/// The service's own endpoint per provider, used together with its keys.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProviderBaseUrls {
-    /// OpenAI or any OpenAI-compatible server (`…/v1`).
-    #[serde(default)]
-    pub openai: Option<String>,
-    /// Anthropic (the host, without `/v1`).
-    #[serde(default)]
-    pub anthropic: Option<String>,
-    /// Gemini (`…/v1beta`).
-    #[serde(default)]
-    pub google: Option<String>,
-    /// OpenRouter (`…/api/v1`).
-    #[serde(default)]
-    pub openrouter: Option<String>,
-}
+/// The service's own endpoint per provider, used together with its keys. In configuration
+/// files, a map keyed by provider name, each endpoint in the provider's convention:
+/// `openai` (or any OpenAI-compatible server, `…/v1`), `anthropic` (the host, without `/v1`),
+/// `google` (`…/v1beta`), `openrouter` (`…/api/v1`); a null value counts as unset.
+///
+/// ```
+/// use providers::Provider;
+/// use service::config::ProviderBaseUrls;
+///
+/// let urls: ProviderBaseUrls = serde_json::from_str(r#"{"openai": "http://127.0.0.1:8000/v1"}"#)?;
+/// assert_eq!(urls.get(Provider::OpenAi), Some("http://127.0.0.1:8000/v1"));
+/// assert_eq!(urls.get(Provider::Google), None);
+/// assert!(serde_json::from_str::<ProviderBaseUrls>(r#"{"gpt": "http://x/v1"}"#).is_err());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProviderBaseUrls(BTreeMap<Provider, String>);
 
 impl ProviderBaseUrls {
     /// The configured endpoint of `provider`.
-    pub fn get(&self, provider: providers::Provider) -> Option<&str> {
-        match provider {
-            providers::Provider::OpenAi => self.openai.as_deref(),
-            providers::Provider::Anthropic => self.anthropic.as_deref(),
-            providers::Provider::Google => self.google.as_deref(),
-            providers::Provider::OpenRouter => self.openrouter.as_deref(),
-        }
+    pub fn get(&self, provider: Provider) -> Option<&str> {
+        self.0.get(&provider).map(String::as_str)
+    }
+
+    /// Sets the endpoint of `provider`.
+    pub fn set(&mut self, provider: Provider, url: impl Into<String>) {
+        self.0.insert(provider, url.into());
+    }
+}
+
+impl<'de> Deserialize<'de> for ProviderBaseUrls {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let urls = BTreeMap::<Provider, Option<String>>::deserialize(deserializer)?;
+        Ok(urls
+            .into_iter()
+            .filter_map(|(provider, url)| Some((provider, url?)))
+            .collect())
+    }
+}
+
+impl FromIterator<(Provider, String)> for ProviderBaseUrls {
+    fn from_iter<I: IntoIterator<Item = (Provider, String)>>(urls: I) -> Self {
+        ProviderBaseUrls(urls.into_iter().collect())
+    }
+}
+
+impl<const N: usize> From<[(Provider, String); N]> for ProviderBaseUrls {
+    fn from(urls: [(Provider, String); N]) -> Self {
+        urls.into_iter().collect()
     }
 }
 

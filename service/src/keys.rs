@@ -1,36 +1,23 @@
 //! [`ProviderKeys`]: the provider API keys a process has, from its environment.
 
+use std::collections::BTreeMap;
 use std::fmt;
 
+use messages::Secret;
 use providers::Provider;
 
-use crate::Secret;
-
-/// Environment variables the keys are read from, per provider.
-pub const KEY_VARIABLES: [(Provider, &str); 4] = [
-    (Provider::OpenAi, key_variable(Provider::OpenAi)),
-    (Provider::Anthropic, key_variable(Provider::Anthropic)),
-    (Provider::Google, key_variable(Provider::Google)),
-    (Provider::OpenRouter, key_variable(Provider::OpenRouter)),
-];
-
-/// The environment variable holding `provider`'s key.
+/// The environment variable holding `provider`'s key (its descriptor's `key_variable`).
 pub const fn key_variable(provider: Provider) -> &'static str {
     provider.key_env_var()
 }
 
 /// API keys per provider. `Debug` says which are set, never what they are.
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct ProviderKeys {
-    openai: Option<Secret>,
-    anthropic: Option<Secret>,
-    google: Option<Secret>,
-    openrouter: Option<Secret>,
-}
+pub struct ProviderKeys(BTreeMap<Provider, Secret>);
 
 impl ProviderKeys {
-    /// The keys in `OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `GEMINI_API_KEY` and
-    /// `OPENROUTER_API_KEY` (empty values count as unset).
+    /// The keys in each provider's [`key_variable`] (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`,
+    /// `GEMINI_API_KEY`, `OPENROUTER_API_KEY`; empty values count as unset).
     pub fn from_env() -> Self {
         Self::from_lookup(|name| std::env::var(name).ok())
     }
@@ -38,7 +25,8 @@ impl ProviderKeys {
     /// The keys a lookup function gives for those variable names (for tests and embedders).
     pub fn from_lookup(mut lookup: impl FnMut(&str) -> Option<String>) -> Self {
         let mut keys = ProviderKeys::default();
-        for (provider, variable) in KEY_VARIABLES {
+        for provider in Provider::ALL {
+            let variable = key_variable(provider);
             if let Some(value) = lookup(variable).filter(|value| !value.trim().is_empty()) {
                 keys.set(provider, Secret::new(value.trim()));
             }
@@ -48,57 +36,39 @@ impl ProviderKeys {
 
     /// Sets the key of `provider`.
     pub fn set(&mut self, provider: Provider, key: Secret) {
-        *self.slot(provider) = Some(key);
+        self.0.insert(provider, key);
     }
 
     /// The key of `provider`, if set.
     pub fn get(&self, provider: Provider) -> Option<&Secret> {
-        match provider {
-            Provider::OpenAi => self.openai.as_ref(),
-            Provider::Anthropic => self.anthropic.as_ref(),
-            Provider::Google => self.google.as_ref(),
-            Provider::OpenRouter => self.openrouter.as_ref(),
-        }
+        self.0.get(&provider)
     }
 
     /// A redactor that knows every key set.
     pub fn redactor(&self) -> messages::Redactor {
         let mut redactor = messages::Redactor::new();
-        for (provider, _) in KEY_VARIABLES {
-            if let Some(key) = self.get(provider) {
-                redactor.add(key.expose());
-            }
+        for key in self.0.values() {
+            redactor.add(key.expose());
         }
         redactor
     }
 
     /// Whether any key is set.
     pub fn any(&self) -> bool {
-        KEY_VARIABLES
-            .iter()
-            .any(|(provider, _)| self.get(*provider).is_some())
-    }
-
-    fn slot(&mut self, provider: Provider) -> &mut Option<Secret> {
-        match provider {
-            Provider::OpenAi => &mut self.openai,
-            Provider::Anthropic => &mut self.anthropic,
-            Provider::Google => &mut self.google,
-            Provider::OpenRouter => &mut self.openrouter,
-        }
+        !self.0.is_empty()
     }
 }
 
 impl fmt::Debug for ProviderKeys {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut map = f.debug_map();
-        for (provider, variable) in KEY_VARIABLES {
+        for provider in Provider::ALL {
             let state = if self.get(provider).is_some() {
                 "set"
             } else {
                 "unset"
             };
-            map.entry(&variable, &state);
+            map.entry(&key_variable(provider), &state);
         }
         map.finish()
     }

@@ -51,8 +51,6 @@
 //!
 //! - `mcp` (default): MCP servers as tools (`mcp_servers` in the configuration).
 //! - `postgres`: `postgres://` store URLs (conversation-tree's `PostgresStore`).
-//! - `openapi`: [`Secret`] describes itself as an OpenAPI schema (utoipa), for a server's
-//!   API document.
 
 mod chat;
 pub mod config;
@@ -65,7 +63,6 @@ pub mod options;
 mod owner;
 mod principal;
 mod runs;
-mod secret;
 #[allow(clippy::module_inception)]
 mod service;
 pub mod skills;
@@ -83,11 +80,11 @@ pub use model::{NoKey, resolve_model_config};
 pub use owner::{OwnedConversation, OwnerError};
 pub use principal::Principal;
 pub use runs::{Ending, Registration, Runs};
-pub use secret::Secret;
 pub use service::Service;
 pub use spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
 
 // What the API exposes, so callers need only this crate.
 pub use agent_loop::{AgentEvent, AgentStream, CancellationToken, StopReason};
 pub use conversation_tree::{ConversationId, Store};
+pub use messages::Secret;
 pub use tools;

@@ -101,7 +101,7 @@ mod tests {
     use providers::Provider;
 
     use super::*;
-    use crate::Secret;
+    use messages::Secret;
 
     fn keys() -> ProviderKeys {
         let mut keys = ProviderKeys::default();
@@ -111,10 +111,7 @@ mod tests {
 
     #[test]
     fn server_keys_go_only_to_server_endpoints() {
-        let urls = ProviderBaseUrls {
-            openai: Some("http://127.0.0.1:9/v1".into()),
-            ..Default::default()
-        };
+        let urls = ProviderBaseUrls::from([(Provider::OpenAi, "http://127.0.0.1:9/v1".into())]);
         let plain = resolve_model_config(&ModelRequest::new("gpt-4o"), &keys(), &urls);
         assert_eq!(plain.api_key.as_deref(), Some("sk-server"));
         assert_eq!(plain.base_url.as_deref(), Some("http://127.0.0.1:9/v1"));

@@ -552,9 +552,15 @@ impl Run<'_> {
         }
     }
 
-    /// The error of a run cancelled between steps; the chain is valid as it is.
+    /// The error of a run cancelled between steps; the chain is valid as it is. Its text is
+    /// what was streamed: the text of this run's answers (a text protocol streams only its
+    /// final answer, which ends the run, so a cancelled one has streamed none).
     fn cancelled(&mut self, context: ConversationContext) -> AgentError {
-        let text = self.emitter.partial_content();
+        let text = if self.agent.text.is_none() {
+            context.answers_text()
+        } else {
+            String::new()
+        };
         AgentError::Cancelled {
             outcome: Box::new(self.outcome(context, text, None, None)),
         }

@@ -5,50 +5,27 @@ mod brave;
 mod searxng;
 mod tavily;
 
-use std::fmt;
-
+use messages::Secret;
 use reqwest::Url;
 use reqwest::header::HeaderValue;
 use serde_json::Value;
 
-/// A backend key: sent in one header, shown nowhere.
-#[derive(Clone)]
-pub(super) struct ApiKey(pub(super) String);
-
-impl fmt::Debug for ApiKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ApiKey(<redacted>)")
-    }
-}
-
-impl ApiKey {
-    /// The key as a header value marked sensitive, `prefix` first (`Bearer `).
-    pub(super) fn header(&self, prefix: &str) -> HeaderValue {
-        // Checked by `keyed`, so this cannot fail; an empty value would only be refused by
-        // the backend.
-        let mut value = HeaderValue::from_str(&format!("{prefix}{}", self.0))
-            .unwrap_or_else(|_| HeaderValue::from_static(""));
-        value.set_sensitive(true);
-        value
-    }
-
-    /// A redactor that knows the key.
-    pub(super) fn redactor(&self) -> messages::Redactor {
-        messages::Redactor::new().with(&self.0)
-    }
-
-    /// `text` without the key.
-    pub(super) fn scrub(&self, text: &str) -> String {
-        self.redactor().redact(text)
-    }
+/// A backend key as a header value marked sensitive, `prefix` first (`Bearer `).
+pub(super) fn key_header(key: &Secret, prefix: &str) -> HeaderValue {
+    // Checked when the configuration is resolved, so this cannot fail; an empty value would
+    // only be refused by the backend.
+    let mut value = HeaderValue::from_str(&format!("{prefix}{}", key.expose()))
+        .unwrap_or_else(|_| HeaderValue::from_static(""));
+    value.set_sensitive(true);
+    value
 }
 
 /// A configured backend: where to search, with what key.
 #[derive(Clone, Debug)]
 pub(super) enum Backend {
     Searxng { endpoint: Url },
-    Brave { endpoint: Url, key: ApiKey },
-    Tavily { endpoint: Url, key: ApiKey },
+    Brave { endpoint: Url, key: Secret },
+    Tavily { endpoint: Url, key: Secret },
 }
 
 impl Backend {
@@ -60,7 +37,7 @@ impl Backend {
         }
     }
 
-    pub(super) fn key(&self) -> Option<&ApiKey> {
+    pub(super) fn key(&self) -> Option<&Secret> {
         match self {
             Backend::Searxng { .. } => None,
             Backend::Brave { key, .. } | Backend::Tavily { key, .. } => Some(key),

@@ -9,7 +9,9 @@ use reqwest::header::HeaderValue;
 use serde::{Deserialize, Serialize};
 
 use super::WebSearch;
-use super::backend::{ApiKey, Backend};
+use messages::Secret;
+
+use super::backend::Backend;
 
 /// Results returned when neither the configuration nor the model asks for another number.
 pub const DEFAULT_MAX_RESULTS: usize = 5;
@@ -324,7 +326,7 @@ fn keyed(
     url: &str,
     variable: &str,
     lookup: &impl Fn(&str) -> Option<String>,
-) -> Result<(Url, ApiKey), WebSearchConfigError> {
+) -> Result<(Url, Secret), WebSearchConfigError> {
     let endpoint = parse_endpoint(url)?;
     if endpoint.scheme() != "https" && !is_loopback(&endpoint) {
         return Err(WebSearchConfigError::InsecureUrl {
@@ -358,7 +360,7 @@ fn keyed(
             variable: variable.to_owned(),
         });
     }
-    Ok((endpoint, ApiKey(key)))
+    Ok((endpoint, Secret::new(key)))
 }
 
 fn parse_endpoint(url: &str) -> Result<Url, WebSearchConfigError> {

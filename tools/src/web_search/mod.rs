@@ -16,6 +16,7 @@ mod config;
 use std::sync::Arc;
 use std::time::Duration;
 
+use messages::Secret;
 use reqwest::{StatusCode, Url, redirect};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,7 +25,7 @@ use toolchain::{ExecutionContext, Tool, ToolError, ToolResult, async_trait};
 
 use crate::http::{read_capped, with_causes};
 use crate::{Builtin, Offered};
-use backend::{ApiKey, Backend, Hit};
+use backend::{Backend, Hit};
 use clean::{clean_text, cut};
 use config::DEFAULT_TIMEOUT_SECS;
 pub use config::{
@@ -115,7 +116,7 @@ impl WebSearch {
 impl WebSearch {
     /// A redactor that knows the backend's key (none for SearxNG).
     pub fn redactor(&self) -> messages::Redactor {
-        self.backend.key().map(ApiKey::redactor).unwrap_or_default()
+        self.backend.key().map(Secret::redactor).unwrap_or_default()
     }
 }
 
@@ -241,7 +242,7 @@ impl WebSearch {
                 .and_then(|value| value.to_str().ok())
                 .unwrap_or("nowhere");
             let location = match backend.key() {
-                Some(key) => key.scrub(location),
+                Some(key) => key.redactor().redact(location),
                 None => location.to_owned(),
             };
             return Err(ToolError::failed(format!(
@@ -300,7 +301,7 @@ impl WebSearch {
             with_causes(&err)
         );
         if let Some(key) = self.backend.key() {
-            message = key.scrub(&message);
+            message = key.redactor().redact(&message);
         }
         ToolError::failed(message)
     }
@@ -327,7 +328,7 @@ impl WebSearch {
             message.push_str(&detail);
         }
         if let Some(key) = backend.key() {
-            message = key.scrub(&message);
+            message = key.redactor().redact(&message);
         }
         ToolError::failed(message)
     }
@@ -484,11 +485,11 @@ mod tests {
             },
             Backend::Brave {
                 endpoint: Url::parse("http://x/").unwrap(),
-                key: ApiKey("k".into()),
+                key: Secret::new("k"),
             },
             Backend::Tavily {
                 endpoint: Url::parse("http://x/").unwrap(),
-                key: ApiKey("k".into()),
+                key: Secret::new("k"),
             },
         ];
         let answers = [

@@ -3,15 +3,16 @@
 //! `web.results[]` (`title`, `url`, `description`, …). An answer without web results has no
 //! `web` at all.
 
+use messages::Secret;
 use reqwest::Url;
 use serde_json::Value;
 
-use super::{ApiKey, Hit, array_at};
+use super::{Hit, array_at, key_header};
 
 pub(super) fn request(
     client: &reqwest::Client,
     endpoint: &Url,
-    key: &ApiKey,
+    key: &Secret,
     query: &str,
     count: usize,
 ) -> reqwest::RequestBuilder {
@@ -21,7 +22,7 @@ pub(super) fn request(
         .append_pair("count", &count.to_string());
     client
         .get(url)
-        .header("X-Subscription-Token", key.header(""))
+        .header("X-Subscription-Token", key_header(key, ""))
 }
 
 pub(super) fn hits(answer: &Value) -> Result<Vec<Hit>, String> {

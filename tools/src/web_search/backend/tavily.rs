@@ -2,15 +2,16 @@
 //! `{"query", "max_results", …}`, answered with
 //! `{"query": …, "results": [{"title", "url", "content", "score", …}], "response_time": …}`.
 
+use messages::Secret;
 use reqwest::Url;
 use serde_json::{Value, json};
 
-use super::{ApiKey, Hit, array_at};
+use super::{Hit, array_at, key_header};
 
 pub(super) fn request(
     client: &reqwest::Client,
     endpoint: &Url,
-    key: &ApiKey,
+    key: &Secret,
     query: &str,
     count: usize,
 ) -> reqwest::RequestBuilder {
@@ -24,7 +25,7 @@ pub(super) fn request(
     });
     client
         .post(endpoint.clone())
-        .header(reqwest::header::AUTHORIZATION, key.header("Bearer "))
+        .header(reqwest::header::AUTHORIZATION, key_header(key, "Bearer "))
         .header(reqwest::header::CONTENT_TYPE, "application/json")
         .body(body.to_string())
 }
