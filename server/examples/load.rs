@@ -20,11 +20,12 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
 use providers::Provider;
-use server::config::ProviderBaseUrls;
-use server::keys::ProviderKeys;
 use server::schema::Secret;
 use server::testing::StreamingProvider;
 use server::{Server, ServerConfig};
+use service::ServiceConfig;
+use service::config::ProviderBaseUrls;
+use service::keys::ProviderKeys;
 use tokio::sync::Mutex;
 
 #[derive(Debug, Clone)]
@@ -87,10 +88,13 @@ async fn serve() -> Result<(), String> {
     let mut keys = ProviderKeys::default();
     keys.set(Provider::OpenAi, Secret::new("sk-bench"));
     let config = ServerConfig {
-        keys,
-        base_urls: ProviderBaseUrls::from([(Provider::OpenAi, provider)]),
         concurrency_per_caller: 1024,
-        store: db,
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([(Provider::OpenAi, provider)]),
+            store: db,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     };
     let server = Server::new(config).await.map_err(|err| err.to_string())?;

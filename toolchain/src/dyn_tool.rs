@@ -277,6 +277,7 @@ where
         Ok(ToolResult {
             text,
             media: result.media,
+            sources: result.sources,
         })
     }
 }

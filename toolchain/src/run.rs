@@ -133,6 +133,9 @@ impl Runner {
             media: result
                 .as_ref()
                 .map_or(&[], |result| result.media.as_slice()),
+            sources: result
+                .as_ref()
+                .map_or(&[], |result| result.sources.as_slice()),
             content: &content,
             duration,
         });
@@ -222,6 +225,9 @@ fn redact(
                 if let ContentPart::Text { text, .. } = part {
                     redactor.redact_in_place(text);
                 }
+            }
+            for source in &mut result.sources {
+                source.redact(redactor);
             }
             Ok(result)
         }

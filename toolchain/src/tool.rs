@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::{ExecutionContext, ToolError};
+use crate::{ExecutionContext, Source, ToolError};
 
 /// A typed tool: `I` is what the model sends, `TextOutput` what the tool returns.
 ///
@@ -80,27 +80,43 @@ where
     ) -> Result<ToolResult<TextOutput>, ToolError>;
 }
 
-/// What a tool returns: typed data for the text the model reads, and media (images, audio) to
-/// pass along.
+/// What a tool returns: typed data for the text the model reads, media (images, audio) to
+/// pass along, and the sources it found for a front end to show under the answer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolResult<TextOutput> {
     /// The output, formatted by the chain (JSON, YAML) into the model's observation.
     pub text: TextOutput,
     /// Media parts (`ContentPart::Binary`, `ContentPart::ImageUrl`) for the model, in order.
     pub media: Vec<ContentPart>,
+    /// What a search tool found (passages, web pages), best first; empty for other tools.
+    /// The model reads only `text`: a tool that wants the model to see its sources puts them
+    /// there too.
+    pub sources: Vec<Source>,
 }
 
 impl<TextOutput> ToolResult<TextOutput> {
-    /// A result without media.
+    /// A result without media or sources.
     pub fn text(text: TextOutput) -> Self {
         ToolResult {
             text,
             media: Vec::new(),
+            sources: Vec::new(),
         }
     }
 
     /// A result with media.
     pub fn with_media(text: TextOutput, media: Vec<ContentPart>) -> Self {
-        ToolResult { text, media }
+        ToolResult {
+            text,
+            media,
+            sources: Vec::new(),
+        }
+    }
+
+    /// This result, citing `sources`.
+    #[must_use]
+    pub fn with_sources(mut self, sources: Vec<Source>) -> Self {
+        self.sources = sources;
+        self
     }
 }

@@ -8,10 +8,52 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolchain::{ExecutionContext, Tool, ToolError, ToolResult, async_trait};
 
+use crate::{Builtin, Offered, ToolsConfig, ToolsConfigError};
+
 /// Largest file `read_file` returns by default, in bytes (more is cut, and says so).
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 256 * 1024;
 /// Most entries `list_files` returns by default.
 pub const DEFAULT_MAX_LIST_ENTRIES: usize = 1000;
+
+/// What turns the file tools on, for a configuration that leaves them off.
+const ENABLE: &str =
+    "configure a root directory for the file tools (`tools.files_root`, or `skein --root DIR`)";
+
+/// `read_file` in the table of built-in tools: on when `files_root` is configured.
+pub(crate) const READ_FILE: Builtin = Builtin {
+    name: "read_file",
+    enable: ENABLE,
+    build: |config| {
+        configured_root(config)?
+            .map(ReadFile::new)
+            .map(Offered::new)
+            .transpose()
+    },
+};
+
+/// `list_files` in the table of built-in tools: on when `files_root` is configured.
+pub(crate) const LIST_FILES: Builtin = Builtin {
+    name: "list_files",
+    enable: ENABLE,
+    build: |config| {
+        configured_root(config)?
+            .map(ListFiles::new)
+            .map(Offered::new)
+            .transpose()
+    },
+};
+
+/// The root `config` confines the file tools to, with its limits; `None` without one.
+fn configured_root(config: &ToolsConfig) -> Result<Option<FileRoot>, ToolsConfigError> {
+    let Some(dir) = &config.files_root else {
+        return Ok(None);
+    };
+    Ok(Some(FileRoot::with_limits(
+        dir,
+        config.max_file_bytes.unwrap_or(DEFAULT_MAX_FILE_BYTES),
+        config.max_list_entries.unwrap_or(DEFAULT_MAX_LIST_ENTRIES),
+    )?))
+}
 
 /// A directory the file tools may read, and nothing outside it.
 ///

@@ -2,6 +2,9 @@
 //! OpenAI-compatible endpoints. The client runs its tools: their calls come back to it, and no
 //! agent loop runs here. Every exchange is logged into the conversation tree like an agent's:
 //! a client that resends its history finds that history's path instead of writing it again.
+//!
+//! [`Service::call`](crate::Service::call) answers a call (`answer.rs`); whole answers become
+//! the events a model would have streamed in `replay.rs`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -9,36 +12,42 @@ use std::time::{Duration, Instant};
 use agent_loop::{AgentError, StoreLog};
 use chain_ast::ChainAst;
 use conversation_tree::{ConversationId, NodeId, ResponseStatus, Reuse, StoreError};
-use messages::{ContentPart, Message, Role};
-use providers::{ChatModel, ChatRequest, ChatResponse, FinishReason, ProviderError, StreamEvent};
+use messages::{Message, Role};
+use providers::{ChatModel, ChatRequest, ChatResponse, ProviderError};
 
-use crate::service::chat::ChatService;
-use crate::service::model::{NoKey, require_reachable, resolve_model_config};
-use crate::service::owner::sha256_hex;
-use crate::service::spec::ModelRequest;
+use crate::chat::{ChatService, RunError};
+use crate::model::{NoKey, require_reachable, resolve_model_config};
+use crate::owner::sha256_hex;
+use crate::spec::ModelRequest;
+
+mod answer;
+mod replay;
+
+pub use answer::{Answer, Cache, Events, Failure, Provenance, Stopped};
+pub use replay::{answer_events, replay_events};
 
 /// One call, every choice made.
 #[derive(Clone, Debug)]
-pub(crate) struct GatewayCall {
+pub struct GatewayCall {
     /// The model.
-    pub(crate) model: ModelRequest,
+    pub model: ModelRequest,
     /// The messages, the client's tools and the options.
-    pub(crate) request: ChatRequest,
+    pub request: ChatRequest,
     /// Whether the answer streams.
-    pub(crate) stream: bool,
+    pub stream: bool,
     /// Whether a streamed answer ends with a usage chunk.
-    pub(crate) include_usage: bool,
+    pub include_usage: bool,
     /// Whether the exchange goes into the conversation tree.
-    pub(crate) logging: Logging,
+    pub logging: Logging,
     /// Where the exchange goes in the tree.
-    pub(crate) thread: Thread,
+    pub thread: Thread,
     /// The label of the answer's node (a Responses id), by which a later request finds it.
-    pub(crate) label: Option<String>,
+    pub label: Option<String>,
 }
 
 /// Where an exchange goes in the conversation tree.
 #[derive(Clone, Debug)]
-pub(crate) enum Thread {
+pub enum Thread {
     /// A whole history in the request (Chat Completions): the conversation its opening turn
     /// started, found by walking the history from the roots.
     Opening,
@@ -49,7 +58,7 @@ pub(crate) enum Thread {
 
 /// A stored answer a request continues, as [`ChatService::previous`] read it.
 #[derive(Clone, Debug)]
-pub(crate) struct Anchor {
+pub struct Anchor {
     conversation: ConversationId,
     /// The node, and how many of the history's messages lead up to and include its answer.
     node: Option<(NodeId, usize)>,
@@ -60,7 +69,7 @@ pub(crate) struct Anchor {
 
 /// Whether an exchange is kept in the conversation tree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Logging {
+pub enum Logging {
     /// Logged, and a deterministic repeat may be answered from the tree.
     On,
     /// Neither read nor written: the client asked that nothing be kept.
@@ -69,13 +78,24 @@ pub(crate) enum Logging {
 
 /// Why a call cannot be made.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum GatewayError {
+pub enum GatewayError {
     /// No key for the model's provider, so the server cannot reach it.
     #[error(transparent)]
     NoKey(#[from] NoKey),
     /// The model's configuration is refused.
     #[error("{0}")]
     Model(#[from] ProviderError),
+    /// The model refused the call before answering anything (its stream could not start).
+    #[error("{0}")]
+    Provider(ProviderError),
+    /// An agent alias cannot run (a tool it names is off, its model has no key, …).
+    #[error("the agent `{name}` cannot run: {error}")]
+    Agent {
+        /// The model name the client asked for: the alias.
+        name: String,
+        /// Why.
+        error: Box<RunError>,
+    },
     /// The conversation store failed.
     #[error("{0}")]
     Store(Box<AgentError>),
@@ -125,7 +145,14 @@ impl CallLog {
     /// Notes when the first output (text, reasoning, a tool call) of the answer passes: the
     /// call's time to first token, logged with its node.
     pub(crate) fn saw(&mut self, event: &providers::StreamEvent) {
-        if self.first_output.is_none() && event.is_output() {
+        if event.is_output() {
+            self.saw_output();
+        }
+    }
+
+    /// Notes that output passes now, unless some passed before.
+    pub(crate) fn saw_output(&mut self) {
+        if self.first_output.is_none() {
             self.first_output = Some(self.started.elapsed());
         }
     }
@@ -254,7 +281,7 @@ impl ChatService {
     /// The stored answer labelled `label` when it is `owner`'s: another caller's answer is as
     /// unknown as a missing one, and so is a string that could never be a label (too long,
     /// control characters).
-    pub(crate) async fn owned_answer(
+    pub async fn owned_answer(
         &self,
         label: &str,
         owner: &str,
@@ -273,7 +300,7 @@ impl ChatService {
 
     /// The stored conversation up to the answer labelled `label`, ready to continue, when
     /// that answer is `owner`'s: another caller's answer is as unknown as a missing one.
-    pub(crate) async fn previous(
+    pub async fn previous(
         &self,
         label: &str,
         owner: &str,
@@ -315,56 +342,4 @@ fn conversation_of(owner: &str, messages: &[Message]) -> Result<ConversationId, 
             "cannot name the conversation: {err}"
         )))
     })
-}
-
-/// A whole answer as the events a model would have streamed, so every encoder serves it like
-/// a live one and the log rebuilds it part for part.
-pub(crate) fn answer_events(answer: &ChatResponse) -> Vec<StreamEvent> {
-    let mut events = replay_events(&answer.message);
-    events.pop();
-    events.push(StreamEvent::Usage(answer.usage));
-    events.push(StreamEvent::Done {
-        finish: answer.finish_reason.clone(),
-    });
-    events
-}
-
-/// A stored answer as the events a model would have streamed, so every encoder serves it
-/// like a live one.
-pub(crate) fn replay_events(message: &Message) -> Vec<StreamEvent> {
-    let mut events = Vec::new();
-    let mut called = false;
-    for part in &message.parts {
-        match part {
-            ContentPart::Reasoning(block) => {
-                if !block.text.is_empty() {
-                    events.push(StreamEvent::ReasoningDelta {
-                        text: block.text.clone(),
-                    });
-                }
-                events.push(StreamEvent::Reasoning(block.clone()));
-            }
-            ContentPart::Text { text, reasoning } => {
-                if !text.is_empty() {
-                    events.push(StreamEvent::TextDelta(text.clone()));
-                }
-                // Gemini refuses a continued turn whose text lost its thought signature.
-                if let Some(reasoning) = reasoning {
-                    events.push(StreamEvent::TextReasoning(reasoning.clone()));
-                }
-            }
-            ContentPart::ToolCall(call) => {
-                called = true;
-                events.push(StreamEvent::ToolCall(call.clone()));
-            }
-            _ => {}
-        }
-    }
-    let finish = if called {
-        FinishReason::ToolCalls
-    } else {
-        FinishReason::Stop
-    };
-    events.push(StreamEvent::Done { finish });
-    events
 }

@@ -1,9 +1,9 @@
 //! Who a conversation belongs to, and what a client's conversation id is in the store.
 //!
-//! - A conversation belongs to the caller that started it (a token, or the loopback principal
-//!   of a server without tokens): the store records the caller's owner name
-//!   ([`Store::claim_conversation`]) and any other caller naming it gets 404, never its
-//!   content.
+//! - A conversation belongs to the principal that started it (a token, or the shared
+//!   principal of a server without tokens): the store records its owner name
+//!   ([`Store::claim_conversation`]) and any other principal naming it is told it does not
+//!   exist ([`OwnerError::NotYours`]), never its content.
 //! - Ids the server mints (`conv-` and 32 hex digits, 122 random bits) are stored as they are.
 //! - Ids a client chooses (`session_id`, `metadata.conversation_id`, `metadata.task_id`) are
 //!   namespaced per caller when there are tokens: the stored id is a hash of the caller's owner
@@ -17,7 +17,35 @@ use std::fmt::Write as _;
 use conversation_tree::{Claim, ConversationId, Store};
 use sha2::{Digest, Sha256};
 
-use crate::api::error::ApiError;
+use conversation_tree::StoreError;
+
+/// Why a conversation cannot be used by the principal that names it.
+#[derive(Debug, thiserror::Error)]
+pub enum OwnerError {
+    /// The conversation is another principal's (or, with tokens, one written without an
+    /// owner): as far as this principal knows, it does not exist.
+    #[error(
+        "no conversation `{client}` of this caller: conversations are visible to the token that \
+         started them only; omit `session_id` to start a new one"
+    )]
+    NotYours {
+        /// The id the client named.
+        client: String,
+    },
+    /// The store could not say whose the conversation is.
+    #[error("cannot check the conversation: {0}")]
+    Store(#[source] StoreError),
+    /// A conversation id could not be minted or namespaced (a bug: the ids built here are
+    /// valid).
+    #[error("cannot {what} a conversation id: {source}")]
+    Id {
+        /// `mint` or `namespace`.
+        what: &'static str,
+        /// Why the id was refused.
+        #[source]
+        source: StoreError,
+    },
+}
 
 /// How server-minted conversation ids start.
 const MINTED_PREFIX: &str = "conv-";
@@ -39,11 +67,11 @@ fn is_minted(id: &str) -> bool {
 
 /// A conversation as a request names it, and as the store holds it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct OwnedConversation {
+pub struct OwnedConversation {
     /// The id the client sent or was given: what every answer shows.
-    pub(crate) client: String,
+    pub client: String,
     /// The id in the store.
-    pub(crate) stored: ConversationId,
+    pub stored: ConversationId,
 }
 
 /// The stored id of the client's `client` for the caller `owner`. `shared` (a server without
@@ -52,7 +80,7 @@ pub(crate) fn stored_id(
     owner: &str,
     shared: bool,
     client: &ConversationId,
-) -> Result<ConversationId, ApiError> {
+) -> Result<ConversationId, OwnerError> {
     if shared || is_minted(client.as_str()) {
         return Ok(client.clone());
     }
@@ -62,8 +90,10 @@ pub(crate) fn stored_id(
         b"\0",
         client.as_str().as_bytes(),
     ]);
-    ConversationId::new(format!("ns-{hex}"))
-        .map_err(|err| ApiError::internal(format!("cannot namespace a conversation id: {err}")))
+    ConversationId::new(format!("ns-{hex}")).map_err(|source| OwnerError::Id {
+        what: "namespace",
+        source,
+    })
 }
 
 /// The SHA-256 of `parts` (fed in order) as 64 lowercase hex digits.
@@ -79,26 +109,25 @@ pub(crate) fn sha256_hex(parts: &[&[u8]]) -> String {
     hex
 }
 
-/// Claims `conversation` for `owner` before it is read or continued: 404 when it is another
-/// caller's (or, with tokens, one written without an owner), as if it did not exist.
+/// Claims `conversation` for `owner` before it is read or continued:
+/// [`OwnerError::NotYours`] when it is another principal's (or, with tokens, one written
+/// without an owner), as if it did not exist.
 pub(crate) async fn claim(
     store: &dyn Store,
     conversation: &OwnedConversation,
     owner: &str,
     shared: bool,
-) -> Result<(), ApiError> {
+) -> Result<(), OwnerError> {
     let claim = store
         .claim_conversation(&conversation.stored, owner)
         .await
-        .map_err(|err| ApiError::internal(format!("cannot check the conversation: {err}")))?;
+        .map_err(OwnerError::Store)?;
     match claim {
         Claim::Created | Claim::Owned => Ok(()),
         Claim::Unowned if shared => Ok(()),
-        _ => Err(ApiError::not_found(format!(
-            "no conversation `{}` of this caller: conversations are visible to the token that \
-             started them only; omit `session_id` to start a new one",
-            conversation.client
-        ))),
+        _ => Err(OwnerError::NotYours {
+            client: conversation.client.clone(),
+        }),
     }
 }
 

@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 use toolchain::{DynTool, ExecutionContext, Tool, ToolError, ToolResult, ToolSet, async_trait};
 
 use super::{Skill, SkillSet};
-use crate::service::mcp::McpTools;
-use crate::service::tools::BuiltinTools;
+use crate::mcp::McpTools;
+use tools::BuiltinTools;
 
 /// The name of the tool that loads a skill.
 pub const LOAD_SKILL: &str = "load_skill";
@@ -321,8 +321,8 @@ impl Tool<LoadSkillInput, LoadSkillOutput> for LoadSkill {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::tools::ToolsConfig;
     use messages::ToolCall;
+    use tools::ToolsConfig;
 
     fn skills() -> SkillSet {
         let dir = tempfile::tempdir().unwrap();

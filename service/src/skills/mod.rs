@@ -6,7 +6,7 @@
 //! every tool of its MCP servers) are offered from the next round on.
 //!
 //! ```
-//! use server::skills::SkillSet;
+//! use service::skills::SkillSet;
 //!
 //! let dir = tempfile::tempdir()?;
 //! std::fs::create_dir(dir.path().join("arithmetic"))?;

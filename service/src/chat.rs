@@ -8,17 +8,17 @@ use agent_loop::history::{Anchor, Continuation};
 use agent_loop::{Agent, AgentError, AgentInput, AgentStream, ContextPolicy, ReasoningEffort};
 use conversation_tree::{ConversationId, Store, StoreError};
 use messages::{Message, Role};
-use providers::{Limits, ModelConfig, ModelInfo, ProviderError, ReasoningStyle};
+use providers::{Limits, ModelConfig, ModelInfo, Provider, ProviderError, ReasoningStyle};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderBaseUrls;
-use crate::service::keys::ProviderKeys;
-use crate::service::mcp::McpTools;
-use crate::service::model::{ModelCache, resolve_model_config};
-use crate::service::skills::SkillSet;
-use crate::service::skills::run::SkillRun;
-use crate::service::spec::{RunInput, RunSpec, SectionFormat, ToolProtocol};
-use crate::service::tools::{BuiltinTools, ToolSelectError};
+use crate::keys::ProviderKeys;
+use crate::mcp::McpTools;
+use crate::model::{ModelCache, resolve_model_config};
+use crate::skills::SkillSet;
+use crate::skills::run::SkillRun;
+use crate::spec::{RunInput, RunSpec, SectionFormat, ToolProtocol};
+use tools::{BuiltinTools, ToolSelectError};
 
 /// Largest thinking budget deep thinking asks of Anthropic and Gemini models, in tokens.
 const MAX_THINKING_BUDGET: u32 = 16_384;
@@ -49,10 +49,10 @@ pub enum RunError {
     Agent(Box<AgentError>),
     /// The model's provider has neither a key nor an endpoint on this server.
     #[error("{0}")]
-    NoKey(#[from] crate::service::model::NoKey),
+    NoKey(#[from] crate::model::NoKey),
     /// A requested skill is not among the configured ones.
     #[error(transparent)]
-    Skill(#[from] crate::service::skills::run::SkillRunError),
+    Skill(#[from] crate::skills::run::SkillRunError),
     /// Knowledge bases were asked for, but this service has no knowledge store.
     #[error("knowledge bases are not available here (no knowledge store is configured)")]
     NoKnowledge,
@@ -229,12 +229,18 @@ impl ChatService {
         &self.tools
     }
 
+    /// Whether this service has a key or an endpoint of its own for `provider`, so that its
+    /// models answer without a client's key.
+    pub fn reaches(&self, provider: Provider) -> bool {
+        self.keys.get(provider).is_some() || self.base_urls.get(provider).is_some()
+    }
+
     /// Builds the run `spec` describes: the model, its tools, the agent, and the input with
     /// the stored history in front.
     pub async fn prepare(&self, spec: RunSpec) -> Result<PreparedRun, RunError> {
         let mut config = resolve_model_config(&spec.model, &self.keys, &self.base_urls);
         config.limits = self.limits.clone();
-        crate::service::model::require_reachable(&config)?;
+        crate::model::require_reachable(&config)?;
         let model = self.models.model(&config)?;
         let info = model.info().clone();
 
@@ -367,7 +373,7 @@ impl ChatService {
             let mut tools = toolchain::ToolSet::new();
             let load = skills
                 .load_tool()
-                .map_err(crate::service::skills::run::SkillRunError::from)?;
+                .map_err(crate::skills::run::SkillRunError::from)?;
             // One tool in an empty set: adding it cannot clash.
             let _ = tools.add_dyn(load);
             builder = builder
@@ -502,8 +508,6 @@ fn last_turns(continuation: Continuation, turns: usize) -> Continuation {
 
 #[cfg(test)]
 mod tests {
-    use providers::Provider;
-
     use super::*;
 
     fn texts(messages: &[Message]) -> Vec<String> {

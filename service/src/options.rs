@@ -115,7 +115,7 @@ pub fn check_max_tokens(tokens: u32) -> Result<u32, OptionProblem> {
     }
 }
 
-/// Checks a number of tool rounds against the most allowed (`ServerConfig::max_tool_rounds`
+/// Checks a number of tool rounds against the most allowed (`ServiceConfig::max_tool_rounds`
 /// for a server, [`DEFAULT_MAX_TOOL_ROUNDS`](crate::config::DEFAULT_MAX_TOOL_ROUNDS) for the
 /// CLI).
 pub fn check_max_rounds(rounds: usize, allowed: u32) -> Result<usize, OptionProblem> {

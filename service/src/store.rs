@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use conversation_tree::{SqliteStore, Store};
 
-use crate::api::error::ServerError;
+use crate::ServiceError;
 
 /// Which kind of store a location names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,8 +42,8 @@ impl StoreKind {
 
 /// Opens the store at `location`: `:memory:`, a SQLite file path (its directory is created),
 /// or a PostgreSQL URL (feature `postgres`). An empty location is
-/// [`ServerError::EmptyStoreLocation`].
-pub async fn open_store(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+/// [`ServiceError::EmptyStoreLocation`].
+pub async fn open_store(location: &str) -> Result<Arc<dyn Store>, ServiceError> {
     open(location, false).await
 }
 
@@ -54,16 +54,16 @@ pub async fn open_store(location: &str) -> Result<Arc<dyn Store>, ServerError> {
 /// migrations). `:memory:` is an empty store, as with [`open_store`].
 ///
 /// A missing or empty store is [`conversation_tree::StoreError::NoStore`], an older schema
-/// [`conversation_tree::StoreError::OlderSchema`], inside [`ServerError::Store`].
-pub async fn open_store_read_only(location: &str) -> Result<Arc<dyn Store>, ServerError> {
+/// [`conversation_tree::StoreError::OlderSchema`], inside [`ServiceError::Store`].
+pub async fn open_store_read_only(location: &str) -> Result<Arc<dyn Store>, ServiceError> {
     open(location, true).await
 }
 
-async fn open(location: &str, read_only: bool) -> Result<Arc<dyn Store>, ServerError> {
+async fn open(location: &str, read_only: bool) -> Result<Arc<dyn Store>, ServiceError> {
     if location.is_empty() {
-        return Err(ServerError::EmptyStoreLocation);
+        return Err(ServiceError::EmptyStoreLocation);
     }
-    let failed = |source| ServerError::Store {
+    let failed = |source| ServiceError::Store {
         location: redact(location),
         source,
     };
@@ -92,14 +92,14 @@ async fn open(location: &str, read_only: bool) -> Result<Arc<dyn Store>, ServerE
 /// Connects to the PostgreSQL store at `location`, in read-only sessions without migrations
 /// when `read_only`.
 #[cfg(feature = "postgres")]
-async fn open_postgres(location: &str, read_only: bool) -> Result<Arc<dyn Store>, ServerError> {
+async fn open_postgres(location: &str, read_only: bool) -> Result<Arc<dyn Store>, ServiceError> {
     use conversation_tree::PostgresStore;
     let store = if read_only {
         PostgresStore::connect_read_only(location).await
     } else {
         PostgresStore::connect(location).await
     }
-    .map_err(|source| ServerError::Store {
+    .map_err(|source| ServiceError::Store {
         location: redact(location),
         source,
     })?;
@@ -107,8 +107,8 @@ async fn open_postgres(location: &str, read_only: bool) -> Result<Arc<dyn Store>
 }
 
 #[cfg(not(feature = "postgres"))]
-async fn open_postgres(location: &str, _read_only: bool) -> Result<Arc<dyn Store>, ServerError> {
-    Err(ServerError::PostgresDisabled {
+async fn open_postgres(location: &str, _read_only: bool) -> Result<Arc<dyn Store>, ServiceError> {
+    Err(ServiceError::PostgresDisabled {
         location: redact(location),
     })
 }
@@ -159,7 +159,7 @@ mod tests {
         assert!(
             matches!(
                 err,
-                ServerError::Store {
+                ServiceError::Store {
                     source: conversation_tree::StoreError::NoStore { .. },
                     ..
                 }
@@ -190,7 +190,7 @@ mod tests {
     async fn an_empty_location_is_refused_not_opened_as_a_temporary_file() {
         for read_only in [false, true] {
             match open("", read_only).await {
-                Err(ServerError::EmptyStoreLocation) => {}
+                Err(ServiceError::EmptyStoreLocation) => {}
                 Err(other) => panic!("{other}"),
                 Ok(_) => panic!("opened an empty location (read only: {read_only})"),
             }

@@ -1,7 +1,9 @@
-//! The runs in flight: their cancel tokens by caller and id (for
-//! `POST /v1/response/{id}/cancel`), and the tracker graceful shutdown waits on.
+//! The runs in flight, of every protocol: their cancel tokens by principal and id (for
+//! `POST /v1/response/{id}/cancel` and `POST /v1/responses/{id}/cancel`), what a protocol
+//! shows of each while it runs (a Responses object as it began, for `GET /v1/responses/{id}`),
+//! and the tracker graceful shutdown waits on.
 //!
-//! Ids are scoped per caller: two callers may use the same `X-Request-ID` without one
+//! Ids are scoped per principal: two callers may use the same `X-Request-ID` without one
 //! cancelling, hiding or unregistering the other's run.
 //!
 //! A cancel is answered with how the run really ended: a run whose answer was already whole
@@ -9,6 +11,7 @@
 //! cancel must not claim otherwise. So a run says how it ended ([`Registration::settle`]) once
 //! its log holds that end, and a cancel waits for it ([`Ending::wait`]).
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -18,12 +21,12 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::api::auth::Caller;
+use crate::Principal;
 
 /// Every run in flight.
 #[derive(Debug, Default)]
-pub(crate) struct Runs {
-    by_id: Mutex<HashMap<(Caller, String), Arc<Entry>>>,
+pub struct Runs {
+    by_id: Mutex<HashMap<(Principal, String), Arc<Entry>>>,
     tracker: TaskTracker,
     /// Cancelled when shutdown begins: new responses are refused from then on.
     draining: CancellationToken,
@@ -36,21 +39,36 @@ struct Entry {
     cancel: CancellationToken,
     /// How the run ended, once its log holds it.
     ended: watch::Sender<Option<ResponseStatus>>,
+    /// What its protocol shows of it while it runs ([`Registration::show`]).
+    shown: Mutex<Option<Shown>>,
 }
+
+/// A protocol's view of a run, of a type only that protocol knows.
+type Shown = Arc<dyn Any + Send + Sync>;
 
 /// A run's place in [`Runs`]: dropping it (when the run ends) removes its ids.
 #[derive(Debug)]
-pub(crate) struct Registration {
+pub struct Registration {
     runs: Arc<Runs>,
     entry: Arc<Entry>,
     /// Its keys in [`Runs::by_id`]: the owner with each id.
-    keys: Vec<(Caller, String)>,
+    keys: Vec<(Principal, String)>,
 }
 
 impl Registration {
+    /// Keeps `view` with the run until it ends: what its protocol shows of it while it runs
+    /// (a Responses object as it began), read back with [`Runs::shown`].
+    pub fn show<T: Any + Send + Sync>(&self, view: T) {
+        *self
+            .entry
+            .shown
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(view));
+    }
+
     /// Says how the run ended: call it once the log holds that end (and before the client is
     /// told), so that a cancel racing the end answers the truth.
-    pub(crate) fn settle(&self, status: ResponseStatus) {
+    pub fn settle(&self, status: ResponseStatus) {
         self.entry.ended.send_if_modified(|ended| {
             let unsettled = ended.is_none();
             if unsettled {
@@ -86,12 +104,12 @@ impl Drop for Registration {
 /// How a cancelled run ended, once it has: `cancelled`, or `completed` / `failed` when its
 /// answer ended that way before the cancel could stop it.
 #[derive(Debug)]
-pub(crate) struct Ending(watch::Receiver<Option<ResponseStatus>>);
+pub struct Ending(watch::Receiver<Option<ResponseStatus>>);
 
 impl Ending {
     /// Waits until the run's log holds how it ended. A cancelled run ends at once (its model
     /// stream is closed and its tools are stopped), so this waits for the last write only.
-    pub(crate) async fn wait(mut self) -> ResponseStatus {
+    pub async fn wait(mut self) -> ResponseStatus {
         match self.0.wait_for(Option::is_some).await {
             Ok(ended) => ended.unwrap_or(ResponseStatus::Cancelled),
             // The run's registration is gone, and it settles before it goes.
@@ -103,17 +121,19 @@ impl Ending {
 impl Runs {
     /// Registers a run of `owner` under `ids` (request and response id) and returns its cancel
     /// token, a child of the shutdown token.
-    pub(crate) fn register(
+    pub fn register(
         self: &Arc<Self>,
         ids: &[&str],
-        owner: Caller,
+        owner: Principal,
     ) -> (CancellationToken, Registration) {
         let cancel = self.stop.child_token();
         let entry = Arc::new(Entry {
             cancel: cancel.clone(),
             ended: watch::Sender::new(None),
+            shown: Mutex::new(None),
         });
-        let keys: Vec<(Caller, String)> = ids.iter().map(|id| (owner, (*id).to_owned())).collect();
+        let keys: Vec<(Principal, String)> =
+            ids.iter().map(|id| (owner, (*id).to_owned())).collect();
         let mut by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
         for key in &keys {
             by_id.insert(key.clone(), Arc::clone(&entry));
@@ -129,7 +149,7 @@ impl Runs {
 
     /// Cancels the run `id` if `caller` started it: how it ended, to wait for; `None` when
     /// there is no such run in flight.
-    pub(crate) fn cancel(&self, id: &str, caller: Caller) -> Option<Ending> {
+    pub fn cancel(&self, id: &str, caller: Principal) -> Option<Ending> {
         let by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
         // Another caller's run is as invisible as a finished one.
         let entry = by_id.get(&(caller, id.to_owned()))?;
@@ -137,8 +157,21 @@ impl Runs {
         Some(Ending(entry.ended.subscribe()))
     }
 
+    /// What the protocol of the run `id` of `owner` shows of it while it runs, when that
+    /// run is in flight and shows a `T` ([`Registration::show`]).
+    pub fn shown<T: Any + Clone>(&self, id: &str, owner: Principal) -> Option<T> {
+        let by_id = self.by_id.lock().unwrap_or_else(PoisonError::into_inner);
+        let entry = by_id.get(&(owner, id.to_owned()))?;
+        let shown = entry
+            .shown
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
+        shown.downcast_ref::<T>().cloned()
+    }
+
     /// Runs `task` as a tracked run.
-    pub(crate) fn spawn<F>(&self, task: F)
+    pub fn spawn<F>(&self, task: F)
     where
         F: Future<Output = ()> + Send + 'static,
     {
@@ -146,18 +179,18 @@ impl Runs {
     }
 
     /// How many runs are in flight.
-    pub(crate) fn active(&self) -> usize {
+    pub fn active(&self) -> usize {
         self.tracker.len()
     }
 
     /// Whether shutdown has begun.
-    pub(crate) fn is_draining(&self) -> bool {
+    pub fn is_draining(&self) -> bool {
         self.draining.is_cancelled()
     }
 
     /// Refuses new runs, lets the runs in flight finish for up to `grace`, then cancels the
     /// rest (their clients get `response.cancelled`) and waits for them to wind up.
-    pub(crate) async fn shutdown(&self, grace: Duration) {
+    pub async fn shutdown(&self, grace: Duration) {
         self.draining.cancel();
         self.tracker.close();
         if tokio::time::timeout(grace, self.tracker.wait())
@@ -181,42 +214,42 @@ mod tests {
     #[tokio::test]
     async fn cancel_needs_the_owner_and_ids_go_away_with_the_run() {
         let runs = Arc::new(Runs::default());
-        let (token, registration) = runs.register(&["req-1", "resp-1"], Caller::Token(0));
-        assert!(runs.cancel("resp-1", Caller::Token(1)).is_none());
+        let (token, registration) = runs.register(&["req-1", "resp-1"], Principal::token(0));
+        assert!(runs.cancel("resp-1", Principal::token(1)).is_none());
         assert!(!token.is_cancelled());
         let ending = runs
-            .cancel("req-1", Caller::Token(0))
+            .cancel("req-1", Principal::token(0))
             .expect("the owner's run");
         assert!(token.is_cancelled());
         drop(registration);
         assert_eq!(ending.wait().await, ResponseStatus::Cancelled);
-        assert!(runs.cancel("resp-1", Caller::Token(0)).is_none());
+        assert!(runs.cancel("resp-1", Principal::token(0)).is_none());
     }
 
     #[tokio::test]
     async fn the_same_request_id_of_two_callers_stays_apart() {
         let runs = Arc::new(Runs::default());
-        let (a, a_registration) = runs.register(&["req-same"], Caller::Token(0));
-        let (b, b_registration) = runs.register(&["req-same"], Caller::Token(1));
+        let (a, a_registration) = runs.register(&["req-same"], Principal::token(0));
+        let (b, b_registration) = runs.register(&["req-same"], Principal::token(1));
         // B cannot reach A's run, and B's registration did not replace A's.
-        assert!(runs.cancel("req-same", Caller::Token(1)).is_some());
+        assert!(runs.cancel("req-same", Principal::token(1)).is_some());
         assert!(b.is_cancelled());
         assert!(!a.is_cancelled());
         // B's run ending does not unregister A's.
         drop(b_registration);
-        assert!(runs.cancel("req-same", Caller::Token(0)).is_some());
+        assert!(runs.cancel("req-same", Principal::token(0)).is_some());
         assert!(a.is_cancelled());
         drop(a_registration);
-        assert!(runs.cancel("req-same", Caller::Token(0)).is_none());
+        assert!(runs.cancel("req-same", Principal::token(0)).is_none());
     }
 
     #[tokio::test]
     async fn a_cancel_that_comes_after_the_end_was_settled_answers_that_end() {
         let runs = Arc::new(Runs::default());
-        let (_token, registration) = runs.register(&["resp-1"], Caller::Loopback);
+        let (_token, registration) = runs.register(&["resp-1"], Principal::SHARED);
         registration.settle(ResponseStatus::Completed);
         let ending = runs
-            .cancel("resp-1", Caller::Loopback)
+            .cancel("resp-1", Principal::SHARED)
             .expect("still registered");
         // Settling again (the registration going away) changes nothing.
         drop(registration);
@@ -224,10 +257,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_runs_view_is_its_owners_while_it_runs() {
+        let runs = Arc::new(Runs::default());
+        let (_token, registration) = runs.register(&["resp-1"], Principal::token(0));
+        assert_eq!(runs.shown::<String>("resp-1", Principal::token(0)), None);
+        registration.show("began".to_owned());
+        assert_eq!(
+            runs.shown::<String>("resp-1", Principal::token(0))
+                .as_deref(),
+            Some("began")
+        );
+        assert_eq!(runs.shown::<String>("resp-1", Principal::token(1)), None);
+        assert_eq!(runs.shown::<u32>("resp-1", Principal::token(0)), None);
+        drop(registration);
+        assert_eq!(runs.shown::<String>("resp-1", Principal::token(0)), None);
+    }
+
+    #[tokio::test]
     async fn shutdown_waits_then_cancels() {
         let runs = Arc::new(Runs::default());
-        let (quick, _r1) = runs.register(&["quick"], Caller::Loopback);
-        let (slow, _r2) = runs.register(&["slow"], Caller::Loopback);
+        let (quick, _r1) = runs.register(&["quick"], Principal::SHARED);
+        let (slow, _r2) = runs.register(&["slow"], Principal::SHARED);
         runs.spawn(async move {
             tokio::time::sleep(Duration::from_millis(10)).await;
             drop(quick);

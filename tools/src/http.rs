@@ -5,7 +5,7 @@ use futures::StreamExt as _;
 
 /// The body of `response`, at most `max` bytes, and whether more followed: reading stops at
 /// the limit, so an endless or huge answer costs no more than `max` bytes of memory.
-pub(super) async fn read_capped(
+pub(crate) async fn read_capped(
     response: reqwest::Response,
     max: usize,
 ) -> Result<(Vec<u8>, bool), reqwest::Error> {
@@ -26,7 +26,7 @@ pub(super) async fn read_capped(
 /// `error` and each of its causes, joined by `: `: reqwest's own message names only the step
 /// that failed, the reason (a refused redirect, a timeout, a refused connection) is in its
 /// sources.
-pub(super) fn with_causes(error: &dyn std::error::Error) -> String {
+pub(crate) fn with_causes(error: &dyn std::error::Error) -> String {
     let mut message = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use providers::{ChatModel, ECHO_MODEL_ID, ModelConfig, ProviderError, model_from_config};
 
 use crate::config::ProviderBaseUrls;
-use crate::service::keys::ProviderKeys;
-use crate::service::spec::ModelRequest;
+use crate::keys::ProviderKeys;
+use crate::spec::ModelRequest;
 
 /// The configuration to build `request`'s model from: a missing endpoint and key are taken
 /// from the process's own (`base_urls`, `keys`), but the process's key never goes to an

@@ -1,10 +1,19 @@
-//! `calculator`: evaluates an arithmetic expression ([`expr`](super::expr)).
+//! `calculator`: evaluates an arithmetic expression (`expr`: its parser).
+
+mod expr;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolchain::{ExecutionContext, Tool, ToolError, ToolResult, async_trait};
 
-use super::expr;
+use crate::{Builtin, Offered};
+
+/// `calculator` in the table of built-in tools: always on.
+pub(crate) const BUILTIN: Builtin = Builtin {
+    name: "calculator",
+    enable: "it is always on",
+    build: |_| Offered::new(Calculator).map(Some),
+};
 
 /// The calculator tool. Pure computation: no names but constants and math functions exist.
 #[derive(Clone, Copy, Debug, Default)]

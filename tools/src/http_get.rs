@@ -9,7 +9,18 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolchain::{ExecutionContext, Tool, ToolError, ToolResult, async_trait};
 
-use super::http::{read_capped, with_causes};
+use crate::http::{read_capped, with_causes};
+use crate::{Builtin, Offered};
+
+/// `http_get` in the table of built-in tools: on when a policy is configured.
+pub(crate) const BUILTIN: Builtin = Builtin {
+    name: "http_get",
+    enable: "configure an allow-list of hosts (`tools.http_get.allow`, or `skein --allow-host HOST`)",
+    build: |config| match &config.http_get {
+        Some(policy) => Ok(Some(Offered::new(HttpGet::new(policy)?)?)),
+        None => Ok(None),
+    },
+};
 
 /// Where `http_get` may go and how much it may bring back. Without a policy the tool does not
 /// exist: a server offers it only when its configuration says which hosts are allowed.
