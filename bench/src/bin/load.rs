@@ -2,10 +2,10 @@
 //! server process, whose model is a loopback provider streaming `deltas` chunks per answer.
 //!
 //! ```text
-//! cargo run --release -p server --example load -- --concurrency 200 --seconds 30 --deltas 500
+//! cargo run --release -p bench --bin load -- --concurrency 200 --seconds 30 --deltas 500
 //! ```
 //!
-//! The server runs in a child process (this example, started with `--serve`), so its CPU time
+//! The server runs in a child process (this harness, started with `--serve`), so its CPU time
 //! can be read from `/proc/<pid>/stat` without the clients' and the provider's; the clients
 //! and the provider (`server::testing::StreamingProvider`) run here. Every response is logged
 //! into a SQLite file, as in production. A stream counts as good when it brings
@@ -18,6 +18,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use bench::procfs::{Usage, tree_usage};
+use bench::stats::percentile;
 use futures::StreamExt as _;
 use providers::Provider;
 use server::schema::Secret;
@@ -154,7 +156,7 @@ async fn drive(options: Options) -> Result<(), String> {
         .build()
         .map_err(|err| err.to_string())?;
     let tally = Arc::new(Tally::default());
-    let cpu_before = cpu_seconds(pid);
+    let cpu_before = tree_usage(pid).map(Usage::cpu);
     let started = Instant::now();
     let deadline = started + Duration::from_secs(options.seconds);
     let workers: Vec<_> = (0..options.concurrency)
@@ -176,7 +178,7 @@ async fn drive(options: Options) -> Result<(), String> {
         worker.await.map_err(|err| err.to_string())?;
     }
     let elapsed = started.elapsed();
-    let cpu_after = cpu_seconds(pid);
+    let cpu_after = tree_usage(pid).map(Usage::cpu);
 
     drop(child.stdin.take()); // the server shuts down gracefully
     let status = child.wait().map_err(|err| err.to_string())?;
@@ -202,8 +204,8 @@ async fn drive(options: Options) -> Result<(), String> {
     );
     println!(
         "time to first event: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
-        percentile(&first, 0.50),
-        percentile(&first, 0.99),
+        percentile(&first, 0.50).unwrap_or(0.0),
+        percentile(&first, 0.99).unwrap_or(0.0),
         first.last().copied().unwrap_or(0.0)
     );
     match (cpu_before, cpu_after) {
@@ -282,32 +284,4 @@ async fn one_stream(
         eprintln!("lost stream: {seen} of {deltas} deltas, done: {done}");
         tally.failed.fetch_add(1, Ordering::SeqCst);
     }
-}
-
-fn percentile(sorted: &[f64], p: f64) -> f64 {
-    if sorted.is_empty() {
-        return 0.0;
-    }
-    let rank = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
-/// User plus system CPU seconds of process `pid`, from `/proc/<pid>/stat` (Linux).
-fn cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name may hold spaces; fields after its closing parenthesis are fixed.
-    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the whole line: 12 and 13 after the name.
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / clock_ticks_per_second())
-}
-
-fn clock_ticks_per_second() -> f64 {
-    Command::new("getconf")
-        .arg("CLK_TCK")
-        .output()
-        .ok()
-        .and_then(|out| String::from_utf8(out.stdout).ok())
-        .and_then(|text| text.trim().parse().ok())
-        .unwrap_or(100.0)
 }
