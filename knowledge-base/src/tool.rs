@@ -26,8 +26,8 @@ const MAX_QUERY_CHARS: usize = 1000;
 ///
 /// The model sends `{"query": "…", "limit": 5}` and reads [`SearchOutput`] as JSON: the
 /// passages, best first, each with its document's title, its location (`path:12-40`) and its
-/// text. The result cites the same passages as [`Source`]s (`ToolResult::sources`), which a
-/// front end attaches to its answer; [`sources`] reads them back from the JSON output.
+/// text. The tool cites the same passages as [`Source`]s ([`Tool::sources`]), which a front
+/// end attaches to its answer; [`sources`] reads them back from the JSON output.
 ///
 /// ```
 /// use knowledge_base::{Document, KnowledgeBaseSearch, KnowledgeStore, SqliteKnowledge};
@@ -198,8 +198,12 @@ impl Tool<SearchInput, SearchOutput> for KnowledgeBaseSearch {
             passages: passages.into_iter().map(OutputPassage::from).collect(),
             note,
         };
-        let sources = output.passages.iter().map(Source::from).collect();
-        Ok(ToolResult::text(output).with_sources(sources))
+        Ok(ToolResult::text(output))
+    }
+
+    /// The passages found, as the answer's sources.
+    fn sources(&self, output: &SearchOutput) -> Vec<Source> {
+        output.passages.iter().map(Source::from).collect()
     }
 }
 

@@ -2,20 +2,59 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A source an answer may draw on: a knowledge-base passage or a web page a tool found. Tools
-/// return them in [`ToolResult::sources`](crate::ToolResult::sources); a front end lists them
+/// A source an answer may draw on: a knowledge-base passage or a web page a tool found. A tool
+/// says what its output cites with [`Tool::sources`](crate::Tool::sources); the chain passes
+/// them on in [`ToolEvent::Finished`](crate::ToolEvent::Finished), and a front end lists them
 /// under the answer.
 ///
 /// ```
-/// use toolchain::{Source, ToolResult};
+/// use toolchain::{async_trait, ExecutionContext, JsonSchema, Source, Tool, ToolError, ToolResult};
+/// use serde::{Deserialize, Serialize};
 ///
-/// let page = Source {
-///     title: "Rust".into(),
-///     location: "https://www.rust-lang.org/".into(),
-///     passage: "A language empowering everyone.".into(),
-/// };
-/// let result = ToolResult::text("1 result").with_sources(vec![page.clone()]);
-/// assert_eq!(result.sources, [page]);
+/// #[derive(Deserialize, JsonSchema)]
+/// struct SearchInput {
+///     /// What to look for.
+///     query: String,
+/// }
+///
+/// #[derive(Serialize)]
+/// struct Page {
+///     title: String,
+///     url: String,
+///     snippet: String,
+/// }
+///
+/// struct Search;
+///
+/// #[async_trait]
+/// impl Tool<SearchInput, Vec<Page>> for Search {
+///     fn name(&self) -> &str {
+///         "search"
+///     }
+///     fn description(&self) -> &str {
+///         "Searches the web."
+///     }
+///     async fn call(&self, _ctx: &ExecutionContext, _input: SearchInput) -> Result<ToolResult<Vec<Page>>, ToolError> {
+///         Ok(ToolResult::text(vec![Page {
+///             title: "Rust".into(),
+///             url: "https://www.rust-lang.org/".into(),
+///             snippet: "A language empowering everyone.".into(),
+///         }]))
+///     }
+///     fn sources(&self, pages: &Vec<Page>) -> Vec<Source> {
+///         pages
+///             .iter()
+///             .map(|page| Source {
+///                 title: page.title.clone(),
+///                 location: page.url.clone(),
+///                 passage: page.snippet.clone(),
+///             })
+///             .collect()
+///     }
+/// }
+///
+/// let pages = vec![Page { title: "Rust".into(), url: "https://www.rust-lang.org/".into(), snippet: String::new() }];
+/// assert_eq!(Search.sources(&pages)[0].location, "https://www.rust-lang.org/");
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Source {

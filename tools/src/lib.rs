@@ -36,8 +36,8 @@
 //! every "how to turn it on" message and [`BuiltinTools`] read it. Adding a tool is its own
 //! module (the tool, and a [`Builtin`] entry saying how a [`ToolsConfig`] builds it) and one
 //! line in that table; a tool with settings also adds its field to [`ToolsConfig`]. What a
-//! tool contributes to an answer's sources is part of its result
-//! ([`ToolResult::sources`](toolchain::ToolResult::sources)), never looked up by its name.
+//! tool contributes to an answer's sources is read from its typed output
+//! ([`Tool::sources`](toolchain::Tool::sources)), never looked up by its name.
 //!
 //! A request picks tools by name with [`BuiltinTools::select`]; asking for one that is not
 //! available is an error that says how to make it available.

@@ -21,7 +21,7 @@ use reqwest::{StatusCode, Url, redirect};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use toolchain::{ExecutionContext, Tool, ToolError, ToolResult, async_trait};
+use toolchain::{ExecutionContext, Source, Tool, ToolError, ToolResult, async_trait};
 
 use crate::http::{read_capped, with_causes};
 use crate::{Builtin, Offered};
@@ -168,8 +168,8 @@ pub struct WebSearchSource {
 
 impl WebSearchSource {
     /// This result as an answer's source.
-    fn cited(&self) -> toolchain::Source {
-        toolchain::Source {
+    fn cited(&self) -> Source {
+        Source {
             title: self.title.clone(),
             location: self.location.clone(),
             passage: self.passage.clone(),
@@ -218,11 +218,13 @@ impl Tool<WebSearchInput, WebSearchOutput> for WebSearch {
             () = ctx.cancellation().cancelled() => Err(ToolError::Cancelled {
                 tool: WEB_SEARCH.to_owned(),
             }),
-            output = self.search(query, count) => output.map(|output| {
-                let sources = output.sources.iter().map(WebSearchSource::cited).collect();
-                ToolResult::text(output).with_sources(sources)
-            }),
+            output = self.search(query, count) => output.map(ToolResult::text),
         }
+    }
+
+    /// The pages found, as the answer's sources.
+    fn sources(&self, output: &WebSearchOutput) -> Vec<Source> {
+        output.sources.iter().map(WebSearchSource::cited).collect()
     }
 }
 
