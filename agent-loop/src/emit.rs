@@ -124,6 +124,7 @@ impl ToolObserver for ToolEvents<'_> {
             ToolEvent::Finished {
                 call,
                 outcome,
+                sources,
                 content,
                 duration,
                 ..
@@ -140,6 +141,7 @@ impl ToolObserver for ToolEvents<'_> {
                     .filter(|error| error.silent_exit_reason().is_none())
                     .map(ToString::to_string),
                 value: outcome.as_ref().ok().map(|value| (*value).clone()),
+                sources: sources.to_vec(),
             }),
         }
     }

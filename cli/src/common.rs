@@ -8,12 +8,12 @@ use clap::builder::PossibleValuesParser;
 use conversation_tree::{ConversationId, NodeId, Store};
 use messages::Message;
 use providers::{ECHO_MODEL_ID, ModelConfig, Provider, detect_provider};
-use server::config::{DEFAULT_MAX_TOOL_ROUNDS, ProviderBaseUrls};
-use server::keys::{ProviderKeys, key_variable};
-use server::plan::{RunOptions, check_run_options};
-use server::schema::Secret;
-use server::tools::{BuiltinTools, HttpGetPolicy, ToolsConfig};
-use server::{ChatService, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
+use service::Secret;
+use service::config::{DEFAULT_MAX_TOOL_ROUNDS, ProviderBaseUrls};
+use service::keys::{ProviderKeys, key_variable};
+use service::options::{RunOptions, check_run_options};
+use service::{ChatService, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
+use tools::{BuiltinTools, HttpGetPolicy, ToolsConfig, WEB_SEARCH, WebSearchConfig};
 
 use crate::CliError;
 
@@ -36,7 +36,7 @@ pub(crate) fn db_location(db: Option<&str>) -> Result<String, CliError> {
 
 /// Opens the log database.
 pub(crate) async fn open_store(db: Option<&str>) -> Result<Arc<dyn Store>, CliError> {
-    Ok(server::store::open_store(&db_location(db)?).await?)
+    Ok(service::store::open_store(&db_location(db)?).await?)
 }
 
 /// Opens the log database for reading only, for commands that never write (`skein logs`):
@@ -48,21 +48,21 @@ pub(crate) async fn open_store(db: Option<&str>) -> Result<Arc<dyn Store>, CliEr
 /// where it cannot be upgraded (a read-only file), the error says so.
 pub(crate) async fn open_store_read_only(db: Option<&str>) -> Result<Arc<dyn Store>, CliError> {
     let location = db_location(db)?;
-    match server::store::open_store_read_only(&location).await {
+    match service::store::open_store_read_only(&location).await {
         Ok(store) => Ok(store),
-        Err(server::ServerError::Store {
+        Err(service::ServiceError::Store {
             source: conversation_tree::StoreError::NoStore { .. },
             ..
         }) => Ok(Arc::new(
             conversation_tree::SqliteStore::open_in_memory().await?,
         )),
         Err(
-            err @ server::ServerError::Store {
+            err @ service::ServiceError::Store {
                 source: conversation_tree::StoreError::OlderSchema { .. },
                 ..
             },
-        ) => match server::store::open_store(&location).await {
-            Ok(_upgraded) => Ok(server::store::open_store_read_only(&location).await?),
+        ) => match service::store::open_store(&location).await {
+            Ok(_upgraded) => Ok(service::store::open_store_read_only(&location).await?),
             Err(_) => Err(err.into()),
         },
         Err(err) => Err(err.into()),
@@ -91,7 +91,7 @@ pub(crate) struct AgentArgs {
     #[arg(long = "tool", value_name = "NAME")]
     pub(crate) tools: Vec<String>,
     /// Tool rounds before the model must answer.
-    #[arg(long, default_value_t = server::DEFAULT_TOOL_ROUNDS)]
+    #[arg(long, default_value_t = service::DEFAULT_TOOL_ROUNDS)]
     pub(crate) max_rounds: usize,
     /// Continue the most recent conversation.
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["cid", "from"])]
@@ -196,16 +196,16 @@ pub(crate) fn refuse_mcp(specs: &[String]) -> Result<(), CliError> {
 
 /// The servers of `--mcp`, connected.
 #[cfg(feature = "mcp")]
-pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
-    server::mcp::McpTools::connect(&mcp_configs(specs)?)
+pub(crate) async fn connect_mcp(specs: &[String]) -> Result<service::mcp::McpTools, CliError> {
+    service::mcp::McpTools::connect(&mcp_configs(specs)?)
         .await
         .map_err(|error| CliError::Usage(error.to_string()))
 }
 
 /// Without MCP support, none: `--mcp` is refused.
 #[cfg(not(feature = "mcp"))]
-pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
-    refuse_mcp(specs).map(|()| server::mcp::McpTools::default())
+pub(crate) async fn connect_mcp(specs: &[String]) -> Result<service::mcp::McpTools, CliError> {
+    refuse_mcp(specs).map(|()| service::mcp::McpTools::default())
 }
 
 /// `--tool-mode`.
@@ -312,7 +312,7 @@ impl AgentArgs {
         let web_search = self
             .web_search
             .as_deref()
-            .map(str::parse::<server::tools::WebSearchConfig>)
+            .map(str::parse::<WebSearchConfig>)
             .transpose()
             .map_err(|error| CliError::Usage(format!("--web-search: {error}")))?;
         let tools = BuiltinTools::new(&ToolsConfig {
@@ -321,8 +321,8 @@ impl AgentArgs {
             web_search,
             ..ToolsConfig::default()
         })
-        .map_err(server::ServerError::from)?;
-        let skills = server::skills::SkillSet::load(&self.skills)?;
+        .map_err(service::ServiceError::from)?;
+        let skills = service::skills::SkillSet::load(&self.skills)?;
         let mcp = connect_mcp(&self.mcp).await?;
         let service = ChatService::new(
             store,
@@ -393,7 +393,7 @@ impl AgentArgs {
     }
 
     /// Refuses option values no run can take (`--temperature NaN`, `--max-tokens 0`, …) with
-    /// the reasons `POST /v1/response` gives for them: one rule, `server::plan`'s. Tool rounds
+    /// the reasons `POST /v1/response` gives for them: one rule, `service::options`'s. Tool rounds
     /// are bounded as a server's are by default ([`DEFAULT_MAX_TOOL_ROUNDS`]).
     pub(crate) fn check(&self) -> Result<(), CliError> {
         let options = RunOptions {
@@ -509,9 +509,8 @@ impl AgentArgs {
         let tool_protocol = self.tool_protocol()?;
         let model = self.model_request(model);
         let mut tools = self.tools.clone();
-        if self.web_search.is_some() && !tools.iter().any(|tool| tool == server::tools::WEB_SEARCH)
-        {
-            tools.push(server::tools::WEB_SEARCH.to_owned());
+        if self.web_search.is_some() && !tools.iter().any(|tool| tool == WEB_SEARCH) {
+            tools.push(WEB_SEARCH.to_owned());
         }
         Ok(RunSpec {
             tool_protocol,

@@ -1,7 +1,7 @@
 //! `skein`: run agents, chat, serve the Chat Shell API, read the logs, check transcripts.
 //!
 //! Every command works offline: without a provider key the `echo` debug model answers. The
-//! commands are thin: agents run through `server::ChatService` (the same code the HTTP API
+//! commands are thin: agents run through `service::ChatService` (the same code the HTTP API
 //! uses), the logs are conversation-tree stores, transcripts are checked by `chain-ast`.
 
 mod chain;

@@ -6,7 +6,7 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 use providers::{ECHO_MODEL_ID, ModelInfo, Provider};
 use serde_json::json;
-use server::keys::{ProviderKeys, key_variable};
+use service::keys::{ProviderKeys, key_variable};
 
 use crate::CliError;
 

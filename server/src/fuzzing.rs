@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 
 use messages::fuzzing::{Input, mutate};
 use serde_json::Value;
+use service::ServiceConfig;
 
 use crate::api::openai::error::OpenAiError;
 use crate::config::ServerConfig;
@@ -112,14 +113,20 @@ fn configs() -> &'static [ServerConfig; 3] {
     static CONFIGS: OnceLock<[ServerConfig; 3]> = OnceLock::new();
     CONFIGS.get_or_init(|| {
         let open = ServerConfig {
-            allow_request_base_url: true,
-            max_tool_rounds: u32::MAX,
+            service: ServiceConfig {
+                allow_request_base_url: true,
+                max_tool_rounds: u32::MAX,
+                ..ServiceConfig::default()
+            },
             ..ServerConfig::default()
         };
         let tight = ServerConfig {
             body_limit: 64,
             concurrency_per_caller: 1,
-            max_tool_rounds: 0,
+            service: ServiceConfig {
+                max_tool_rounds: 0,
+                ..ServiceConfig::default()
+            },
             ..ServerConfig::default()
         };
         [ServerConfig::default(), open, tight]
@@ -154,10 +161,11 @@ pub fn request(data: &[u8]) -> usize {
                 return 0;
             }
         };
+        let service = &config.service;
         match crate::api::chat_shell::plan::plan(
             request,
-            config,
-            &config.knowledge_bases,
+            service,
+            &service.knowledge_bases,
             header.as_deref(),
         ) {
             Ok(_) => planned += 1,

@@ -1,14 +1,14 @@
 //! `cargo xtask bench [OPTIONS]`: the server load scenario.
 //!
-//! Runs the `load` example of the `server` crate in release mode: 200 concurrent streaming
+//! Runs the `load` harness of the `bench` crate in release mode: 200 concurrent streaming
 //! clients for 30 s against a server process whose model is a loopback provider streaming 500
 //! deltas per answer. It prints completed and failed streams, the p50/p99 time to first event
 //! and the server's CPU time per delta, and fails if any stream failed or was lost. Options
 //! (`--concurrency N`, `--seconds S`, `--deltas N`, `--delay-ms MS`) are passed through.
-//! The scenario lives in the server crate so that xtask needs no HTTP dependencies.
+//! The scenario lives in the `bench` crate so that xtask needs no HTTP dependencies.
 //!
-//! `cargo xtask bench gateway [OPTIONS]` compares `skein serve` with LiteLLM's proxy in front
-//! of the same loopback provider (see [`gateway`]).
+//! `cargo xtask bench gateway [OPTIONS]` compares `skein serve` with nginx and LiteLLM's proxy
+//! in front of the same loopback provider (see [`gateway`]).
 
 mod gateway;
 
@@ -26,22 +26,14 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             "usage: cargo xtask bench [--concurrency N] [--seconds S] [--deltas N] [--delay-ms MS]\n\
              defaults: 200 clients, 30 s, 500 deltas per answer, 1 ms between deltas\n\
              \n\
-             cargo xtask bench gateway [--help]: skein serve beside LiteLLM's proxy"
+             cargo xtask bench gateway [--help]: skein serve beside nginx and LiteLLM's proxy"
         );
         return Ok(());
     }
     cmd::step(
         "bench",
         cmd::cargo()
-            .args([
-                "run",
-                "--release",
-                "-p",
-                "server",
-                "--example",
-                "load",
-                "--",
-            ])
+            .args(["run", "--release", "-p", "bench", "--bin", "load", "--"])
             .args(DEFAULTS)
             .args(args),
     )

@@ -92,28 +92,11 @@ pub(crate) fn fresh_run_dir(dir: &std::path::Path) -> Result<PathBuf, String> {
 }
 
 /// Sends SIGTERM to `child` and waits up to `timeout` for it to exit; its exit status, or why
-/// there is none.
+/// there is none (a process still running then is killed with its descendants).
 pub(crate) fn terminate(
     child: &mut Child,
     name: &str,
     timeout: Duration,
 ) -> Result<ExitStatus, String> {
-    let pid = child.id().to_string();
-    let sent = Command::new("kill")
-        .args(["-TERM", &pid])
-        .status()
-        .map_err(|err| format!("cannot run kill: {err}"))?;
-    if !sent.success() {
-        return Err(format!("kill -TERM {pid} ({name}) failed ({sent})"));
-    }
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().map_err(|err| err.to_string())? {
-            return Ok(status);
-        }
-        if started.elapsed() > timeout {
-            return Err(format!("{name} did not stop within {timeout:?} of SIGTERM"));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    bench::process::terminate(child, name, timeout).map_err(|err| err.to_string())
 }

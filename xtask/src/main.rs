@@ -4,7 +4,8 @@
 //!   lints, tests (nextest when installed, else `cargo test`; doc tests too), API fuzzing with
 //!   schemathesis, docs.
 //! - `cargo xtask pg start | stop | status`: a throwaway PostgreSQL cluster for the tests.
-//! - `cargo xtask bench`: the server load scenario (200 concurrent streams for 30 s).
+//! - `cargo xtask bench`: the server load scenario (200 concurrent streams for 30 s);
+//!   `cargo xtask bench gateway`: `skein serve` beside nginx and LiteLLM's proxy.
 //! - `cargo xtask schemathesis`: API fuzzing from the OpenAPI document against a live server
 //!   (also a step of `ci`).
 //! - `cargo xtask openai-sdk`: the official `openai` Python SDK against a live server whose
@@ -36,6 +37,8 @@ commands:
            cargo doc -D warnings
   pg       start | stop | status: a throwaway PostgreSQL cluster for the tests
   bench    server load: 200 concurrent streams x 30 s, p99 time to first event, CPU per delta
+  bench gateway
+           skein serve beside nginx and LiteLLM's proxy: CPU and writes per delta, TTFT
   schemathesis [ST_RUN_OPTIONS]
            API fuzzing: schemathesis against a live `skein serve` (echo model, offline)
   openai-sdk

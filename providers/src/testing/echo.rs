@@ -205,11 +205,11 @@ fn answer(request: &ChatRequest) -> Vec<Chunk> {
             .into_iter()
             .enumerate()
             .map(|(i, (name, arguments))| {
-                Chunk::ToolCall(ToolCall::new(
+                Chunk::ToolCall(Box::new(ToolCall::new(
                     format!("echo_call_{}", earlier + i + 1),
                     name,
                     arguments,
-                ))
+                )))
             })
             .collect();
     }

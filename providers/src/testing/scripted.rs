@@ -233,7 +233,7 @@ impl ScriptedResponse {
             key,
             id: call.id.clone(),
             name: call.name.clone(),
-            reasoning: call.reasoning.clone(),
+            reasoning: call.reasoning.clone().map(Box::new),
         });
         for piece in [head, tail] {
             self.chunks.push(Chunk::ToolCallArgs {

@@ -39,8 +39,8 @@ pub struct HealthBody {
     )
 )]
 pub(crate) async fn health(State(app): State<Arc<App>>) -> (StatusCode, Json<HealthBody>) {
-    let store_ok = app.chat.store().conversations(1).await.is_ok();
-    let draining = app.runs.is_draining();
+    let store_ok = app.service.chat().store().conversations(1).await.is_ok();
+    let draining = app.service.runs().is_draining();
     let status = if draining || !store_ok {
         StatusCode::SERVICE_UNAVAILABLE
     } else {
@@ -57,9 +57,9 @@ pub(crate) async fn health(State(app): State<Arc<App>>) -> (StatusCode, Json<Hea
         .to_owned(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
         uptime_seconds: app.started.elapsed().as_secs(),
-        active_streams: app.runs.active(),
+        active_streams: app.service.runs().active(),
         storage: json!({
-            "type": app.store_kind.as_str(),
+            "type": app.service.store_kind().as_str(),
             "status": if store_ok { "ok" } else { "error" },
         }),
     };

@@ -5,16 +5,15 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::get;
 use conversation_tree::Store;
+use service::store::StoreKind;
+use service::{ChatService, Service};
 use tokio::net::TcpListener;
 
 use crate::api::error::ServerError;
 use crate::api::layers::{self, Routes};
-use crate::api::state::App;
+use crate::api::state::{App, check};
 use crate::api::{chat_shell, health, openai, openapi};
 use crate::config::ServerConfig;
-use crate::service::chat::ChatService;
-use crate::service::mcp::McpTools;
-use crate::service::store::{StoreKind, open_store};
 
 /// The Chat Shell service: build one from a [`ServerConfig`], mount its [`router`](Self::router)
 /// or [`serve`](Self::serve) it.
@@ -29,60 +28,36 @@ impl Server {
     /// A server for `config`, opening the store it names, connecting its MCP servers and
     /// checking that its knowledge bases exist.
     pub async fn new(config: ServerConfig) -> Result<Self, ServerError> {
-        let store = open_store(&config.store).await?;
-        let kind = StoreKind::of(&config.store);
-        #[cfg(feature = "mcp")]
-        let mcp = McpTools::connect(&config.mcp_servers)
-            .await
-            .map_err(|err| ServerError::Config(format!("`mcp_servers`: {err}")))?;
-        #[cfg(not(feature = "mcp"))]
-        let mcp = McpTools::default();
-        // Knowledge bases live in the conversation store's own database.
-        let knowledge = knowledge_base::KnowledgeStore::open(&config.store)
-            .await
-            .map_err(|err| ServerError::Config(format!("the knowledge store: {err}")))?;
-        // A missing base would otherwise fail every request that searches it.
-        if !config.knowledge_bases.is_empty() {
-            knowledge_base::KnowledgeBaseSearch::new(knowledge.clone(), &config.knowledge_bases)
-                .await
-                .map_err(|err| ServerError::Config(format!("`knowledge_bases`: {err}")))?;
-        }
-        for (index, entry) in config.token_knowledge_bases.iter().enumerate() {
-            knowledge_base::KnowledgeBaseSearch::new(knowledge.clone(), &entry.knowledge_bases)
-                .await
-                .map_err(|err| {
-                    ServerError::Config(format!("`token_knowledge_bases[{index}]`: {err}"))
-                })?;
-        }
+        check(&config)?;
+        let service = Service::open(config.service.clone(), &config.tokens).await?;
         Ok(Server {
-            app: Arc::new(App::new(config, store, kind, mcp, Some(knowledge))?),
+            app: Arc::new(App::new(config, service)?),
         })
     }
 
     /// A server for `config` logging into `store` (of `kind`, for `/health`) instead of the
-    /// one `config.store` names. MCP servers are connected, and knowledge bases searched, by
-    /// [`Server::new`] only: a config naming some is refused here.
+    /// one `config.service.store` names. MCP servers are connected, and knowledge bases
+    /// searched, by [`Server::new`] only: a config naming some is refused here.
     pub fn with_store(
         config: ServerConfig,
         store: Arc<dyn Store>,
         kind: StoreKind,
     ) -> Result<Self, ServerError> {
-        #[cfg(feature = "mcp")]
-        if !config.mcp_servers.is_empty() {
-            return Err(ServerError::Config(
-                "`mcp_servers` are connected by `Server::new`; use it, or connect them with \
-                 `McpTools::connect` and build the service yourself"
-                    .to_owned(),
-            ));
-        }
+        check(&config)?;
+        let service = Service::with_store(config.service.clone(), &config.tokens, store, kind)?;
         Ok(Server {
-            app: Arc::new(App::new(config, store, kind, McpTools::default(), None)?),
+            app: Arc::new(App::new(config, service)?),
         })
     }
 
     /// The service the routes use, for running agents in-process (the CLI does).
     pub fn chat(&self) -> &ChatService {
-        &self.app.chat
+        self.app.service.chat()
+    }
+
+    /// The service the routes answer through: runs, principals, gateway calls.
+    pub fn service(&self) -> &Service {
+        &self.app.service
     }
 
     /// The routes: `POST /v1/response`, `POST /v1/response/{id}/cancel`,
@@ -129,7 +104,7 @@ impl Server {
             self.router(),
             listener,
             &self.app.config,
-            Arc::clone(&self.app.runs),
+            Arc::clone(self.app.service.runs()),
             signal,
         )
         .await
@@ -139,7 +114,8 @@ impl Server {
     /// the router themselves); returns when no run is left.
     pub async fn shutdown(&self) {
         self.app
-            .runs
+            .service
+            .runs()
             .shutdown(self.app.config.shutdown_grace())
             .await;
     }

@@ -6,8 +6,8 @@ use axum::extract::{Path, State};
 use axum::{Extension, Json};
 use conversation_tree::ResponseStatus;
 use http::StatusCode;
+use service::Principal;
 
-use crate::api::auth::Caller;
 use crate::api::chat_shell::schema::CancelResponse;
 use crate::api::error::ApiError;
 use crate::api::state::App;
@@ -32,10 +32,10 @@ use crate::api::state::App;
 )]
 pub(crate) async fn cancel_response(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Json<CancelResponse>, ApiError> {
-    let Some(ending) = app.runs.cancel(&id, caller) else {
+    let Some(ending) = app.service.runs().cancel(&id, caller) else {
         return Err(ApiError::not_found(
             "Request not found or already completed",
         ));

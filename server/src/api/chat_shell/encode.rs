@@ -56,7 +56,7 @@ pub enum ChatShellEvent {
 /// `tool.done` and `response.done`).
 #[derive(Debug, Default)]
 pub struct ChatShellEncoder {
-    sources: crate::service::sources::SourceSet,
+    sources: knowledge_base::SourceSet,
     blocks: blocks::Blocks,
 }
 
@@ -90,19 +90,14 @@ impl ChatShellEncoder {
     /// For a caller that needs the sources without the frames (a whole answer).
     pub fn sources(&mut self, event: &AgentEvent) -> Option<Vec<SourcePayload>> {
         match event {
-            AgentEvent::ToolDone {
-                name,
-                value: Some(value),
-                ..
-            } => {
-                let found = crate::service::sources::of_tool(name, value);
-                if found.is_empty() {
+            AgentEvent::ToolDone { sources, .. } => {
+                if sources.is_empty() {
                     return None;
                 }
-                for source in &found {
+                for source in sources {
                     self.sources.add(source.clone());
                 }
-                Some(found.into_iter().map(SourcePayload::from).collect())
+                Some(sources.iter().cloned().map(SourcePayload::from).collect())
             }
             AgentEvent::ResponseDone { .. } => Some(
                 std::mem::take(&mut self.sources)

@@ -11,15 +11,15 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
-use conversation_tree::{ConversationId, ResponseStatus};
+use conversation_tree::ResponseStatus;
 use futures::channel::mpsc;
 use futures::{SinkExt as _, StreamExt as _};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use providers::ProviderError;
 use serde_json::json;
+use service::{OwnerError, Principal, RunError};
 use tracing::Instrument as _;
 
-use crate::api::auth::Caller;
 use crate::api::body::{self, BodyError};
 use crate::api::chat_shell::encode::{
     ChatShellEncoder, ChatShellEvent, CompressionPayload, StopReasonName, UsagePayload,
@@ -29,8 +29,6 @@ use crate::api::chat_shell::schema::{ResponseBody, ResponseRequest, ToolActivity
 use crate::api::error::ApiError;
 use crate::api::failure::FailureKind;
 use crate::api::state::App;
-use crate::service::chat::RunError;
-use crate::service::owner::{self, OwnedConversation};
 
 /// Events buffered between a run and a slow client before the run waits.
 const EVENT_BUFFER: usize = 64;
@@ -67,11 +65,11 @@ details}. Without streaming: one JSON body.",
 )]
 pub(crate) async fn create_response(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    if app.runs.is_draining() {
+    if app.service.runs().is_draining() {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "shutting_down",
@@ -90,13 +88,21 @@ pub(crate) async fn create_response(
     let header_id = headers
         .get(REQUEST_ID)
         .and_then(|value| value.to_str().ok());
-    let mut planned = plan(request, &app.config, app.knowledge_bases(caller), header_id)?;
+    let mut planned = plan(
+        request,
+        &app.config.service,
+        app.service.knowledge_bases(caller),
+        header_id,
+    )?;
     // The limit is checked before any work and before any event: a refused request is a
     // plain 429, never a stream that starts and then fails.
     let permit = app.limit.try_acquire(caller)?;
     // The conversation: the caller's own (404 for another's), stored under its namespaced id.
-    let (conversation, owner) =
-        own_conversation(&app, caller, planned.spec.conversation.take()).await?;
+    let (conversation, owner) = app
+        .service
+        .own_conversation(caller, planned.spec.conversation.take())
+        .await
+        .map_err(owner_error)?;
     planned.spec.conversation = Some(conversation.stored.clone());
     planned.spec.owner = owner;
     let client_conversation = conversation.client;
@@ -111,17 +117,19 @@ pub(crate) async fn create_response(
         labels = %planned.labels,
     );
     let prepared = app
-        .chat
+        .service
+        .chat()
         .prepare(planned.spec)
         .instrument(span.clone())
         .await
         .map_err(run_error)?;
     let (cancel, registration) = app
-        .runs
+        .service
+        .runs()
         .register(&[&planned.request_id, &response_id], caller);
     let (mut sender, receiver) = mpsc::channel::<AgentEvent>(EVENT_BUFFER);
     let run_cancel = cancel.clone();
-    app.runs.spawn(
+    app.service.runs().spawn(
         async move {
             let _permit = permit;
             let mut events = prepared.stream(run_cancel);
@@ -173,34 +181,13 @@ fn ended(event: &AgentEvent) -> Option<ResponseStatus> {
     }
 }
 
-/// The conversation a request continues, claimed for `caller` before anything reads it; or a
-/// new one, minted here, with the owner its first logged answer records (`Some(owner)`).
-///
-/// A minted id is 122 random bits no other request can hold yet, so it needs no claim before
-/// the stream starts: its first answer creates the conversation with its owner in the same
-/// write, and until then there is nothing of it to read.
-async fn own_conversation(
-    app: &App,
-    caller: Caller,
-    named: Option<ConversationId>,
-) -> Result<(OwnedConversation, Option<String>), ApiError> {
-    let shared = app.auth.is_tokenless();
-    let owner = app.auth.owner(caller);
-    let Some(client) = named else {
-        let minted = ConversationId::new(owner::mint())
-            .map_err(|err| ApiError::internal(format!("cannot mint a conversation id: {err}")))?;
-        let conversation = OwnedConversation {
-            stored: owner::stored_id(owner, shared, &minted)?,
-            client: minted.to_string(),
-        };
-        return Ok((conversation, Some(owner.to_owned())));
-    };
-    let conversation = OwnedConversation {
-        stored: owner::stored_id(owner, shared, &client)?,
-        client: client.to_string(),
-    };
-    owner::claim(app.chat.store().as_ref(), &conversation, owner, shared).await?;
-    Ok((conversation, None))
+/// The answer of a conversation the caller cannot use: 404 for another's (as if it did not
+/// exist), 500 when the store cannot say.
+fn owner_error(error: OwnerError) -> ApiError {
+    match error {
+        OwnerError::NotYours { .. } => ApiError::not_found(error.to_string()),
+        _ => ApiError::internal(error.to_string()),
+    }
 }
 
 pub(crate) fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {

@@ -4,12 +4,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use chain_ast::ChainAst;
 use messages::{ContentPart, Message, Role, ToolCall, ToolResponse};
+use service::RunInput;
 
 use super::Problems;
 use crate::api::chat_shell::schema::{
     Attachment, ContentItem, InputConfig, InputMessage, KnowledgeContext, MessageContent,
 };
-use crate::service::spec::RunInput;
 
 /// The run input of `input` with `attachments` added to the human message.
 pub(super) fn run_input(

@@ -7,9 +7,8 @@
 //! sense — the request is answered 422 with every such field named in `details`.
 
 mod input;
-mod options;
 
-pub use options::{
+pub use service::options::{
     MAX_OUTPUT_TOKENS_LIMIT, OptionProblem, RunOption, RunOptions, TEMPERATURE_RANGE,
     check_max_rounds, check_max_tokens, check_run_options, check_temperature,
 };
@@ -20,16 +19,15 @@ use conversation_tree::ConversationId;
 use http::StatusCode;
 use providers::{ApiFormat, ModelInfo, Provider, RetryPolicy, Timeouts, ToolChoice};
 use serde_json::{Value, json};
+use service::{
+    DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec, SectionFormat, ServiceConfig, ToolProtocol,
+};
+use tools::WEB_SEARCH;
 
 use crate::api::chat_shell::schema::{
     McpServerRef, Metadata, ResponseRequest, SkillRef, TextFormatName, ToolModeName, ToolsConfig,
 };
 use crate::api::error::ApiError;
-use crate::config::ServerConfig;
-use crate::service::spec::{
-    DEFAULT_TOOL_ROUNDS, ModelRequest, RunSpec, SectionFormat, ToolProtocol,
-};
-use crate::service::tools::WEB_SEARCH;
 
 /// The temperature of a request that names none (unless the model reasons).
 pub const DEFAULT_TEMPERATURE: f64 = 0.7;
@@ -105,7 +103,7 @@ impl Problems {
 /// header, if any.
 pub fn plan(
     request: ResponseRequest,
-    config: &ServerConfig,
+    config: &ServiceConfig,
     offered_bases: &[String],
     header_request_id: Option<&str>,
 ) -> Result<Planned, ApiError> {
@@ -220,7 +218,7 @@ pub fn plan(
     let reasoning_model = info.known && info.supports_reasoning;
 
     // Sampling and limits.
-    // The checks `skein run` applies too (`options.rs`).
+    // The checks `skein run` applies too (`service::options`).
     let temperature = match request.temperature.map(check_temperature) {
         Some(Ok(t)) => Some(t),
         Some(Err(problem)) => {
@@ -445,7 +443,7 @@ fn builtin_tools(
             "tools.custom",
             &format!(
                 "only the built-in tools ({}, {}) are offered",
-                crate::service::tools::BUILTIN_TOOL_NAMES.join(", "),
+                tools::BUILTIN_TOOL_NAMES.join(", "),
                 knowledge_base::TOOL_NAME
             ),
         );

@@ -1,23 +1,23 @@
 use messages::{ContentPart, Message, Role};
 use serde_json::{Value, json};
+use service::RunInput;
 
 use super::*;
-use crate::service::spec::RunInput;
 
 fn request(value: Value) -> ResponseRequest {
     serde_json::from_value(value).expect("a well-formed request")
 }
 
 fn planned(value: Value) -> Planned {
-    plan(request(value), &ServerConfig::default(), &[], None).expect("a plannable request")
+    plan(request(value), &ServiceConfig::default(), &[], None).expect("a plannable request")
 }
 
 /// The fields a refused request names, in order.
 fn refused(value: Value) -> Vec<String> {
-    refused_with(value, &ServerConfig::default())
+    refused_with(value, &ServiceConfig::default())
 }
 
-fn refused_with(value: Value, config: &ServerConfig) -> Vec<String> {
+fn refused_with(value: Value, config: &ServiceConfig) -> Vec<String> {
     let error =
         plan(request(value), config, &config.knowledge_bases, None).expect_err("a refused request");
     assert_eq!(error.status(), StatusCode::UNPROCESSABLE_ENTITY);
@@ -101,7 +101,7 @@ fn every_field_changes_the_run() {
             "attachments": [{"filename": "notes.txt", "mime_type": "text/plain", "content": "n"}],
             "knowledge_context": {"contexts": [{"kb_id": 1, "kb_name": "faq", "content": "FAQ text"}]},
         })),
-        &ServerConfig::default(),
+        &ServiceConfig::default(),
         &[],
         Some("req-from-header"),
     )
@@ -195,7 +195,7 @@ fn refusals_never_echo_secrets() {
             "input": {"text": "hi"},
             "metadata": {"auth_token": "tok-456"},
         })),
-        &ServerConfig::default(),
+        &ServiceConfig::default(),
         &[],
         None,
     )
@@ -277,9 +277,9 @@ fn the_protocol_is_one_skein_knows() {
 
 #[test]
 fn base_urls_only_when_the_server_allows_them() {
-    let config = ServerConfig {
+    let config = ServiceConfig {
         allow_request_base_url: true,
-        ..ServerConfig::default()
+        ..ServiceConfig::default()
     };
     let planned = plan(
         request(json!({
@@ -371,7 +371,7 @@ fn message_lists_become_valid_chains() {
                 {"role": "user", "content": "again"},
             ]}}),
         ),
-        &ServerConfig::default(),
+        &ServiceConfig::default(),
         &[],
         None,
     )

@@ -11,14 +11,14 @@ use axum::extract::rejection::BytesRejection;
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt as _};
+use service::{Answer, Principal};
 
 use super::schema::ChatCompletionRequest;
-use crate::api::auth::Caller;
 use crate::api::openai::chat_completions::encode::{ChatCompletion, ChunkEncoder};
 use crate::api::openai::chat_completions::plan::chat_completion;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
-    Stopped, admit, collect, gateway_headers, logged_node, open, read_request, unix_now,
+    admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
 };
 use crate::api::state::App;
 
@@ -47,50 +47,61 @@ use crate::api::state::App;
 )]
 pub(crate) async fn create_chat_completion(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
     let request: ChatCompletionRequest = read_request(&app, body)?;
     let model_name = request.model.trim().to_owned();
     let call = chat_completion(request)?;
     let (agent, permit) = admit(&app, caller, &call)?;
-    let (stream, include_usage) = (call.stream, call.include_usage);
+    let include_usage = call.include_usage;
     let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
     let created = unix_now();
     let cancel = CancellationToken::new();
     // An agent's run stops when the client goes away and its answer is dropped.
     let disconnect = cancel.clone().drop_guard();
-    let opened = open(&app, agent.as_ref(), call, caller, cancel).await?;
-    let (repairs, cache) = (opened.repairs, opened.cache);
+    let answer = app
+        .service
+        .call(agent.as_ref(), call, caller, cancel)
+        .await
+        .map_err(gateway_error)?;
 
-    if stream {
-        let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
-        let mut response = sse(opened.events.map(move |event| {
-            let _held = (&permit, &disconnect);
-            match event {
-                Ok(event) => encoder
-                    .encode(event)
-                    .iter()
-                    .map(|chunk| serde_json::to_string(chunk).unwrap_or_default())
-                    .collect::<Vec<_>>(),
-                // A stream that already began can only report its failure in-band.
-                Err(stopped) => {
-                    vec![serde_json::to_string(stopped.into_error().body()).unwrap_or_default()]
+    match answer {
+        Answer::Streamed { events, provenance } => {
+            let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
+            let mut response = sse(events.map(move |event| {
+                let _held = (&permit, &disconnect);
+                match event {
+                    Ok(event) => encoder
+                        .encode(event)
+                        .iter()
+                        .map(|chunk| serde_json::to_string(chunk).unwrap_or_default())
+                        .collect::<Vec<_>>(),
+                    // A stream that already began can only report its failure in-band.
+                    Err(stopped) => {
+                        vec![
+                            serde_json::to_string(stopped_error(stopped).body())
+                                .unwrap_or_default(),
+                        ]
+                    }
                 }
-            }
-        }));
-        gateway_headers(&mut response, repairs, cache, None);
-        return Ok(response);
+            }));
+            gateway_headers(&mut response, provenance, None);
+            Ok(response)
+        }
+        Answer::Whole {
+            answer,
+            provenance,
+            node,
+        } => {
+            drop((permit, disconnect));
+            let answer = answer.map_err(stopped_error)?;
+            let mut response =
+                axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();
+            gateway_headers(&mut response, provenance, node);
+            Ok(response)
+        }
     }
-
-    let answer = collect(opened.events).await;
-    drop((permit, disconnect));
-    let answer = answer.map_err(Stopped::into_error)?;
-    let node = logged_node(opened.node).await;
-    let mut response =
-        axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();
-    gateway_headers(&mut response, repairs, cache, node);
-    Ok(response)
 }
 
 /// The SSE answer of a stream of `data:` payloads, ended by `[DONE]` as OpenAI's streams are.

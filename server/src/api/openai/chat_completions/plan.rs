@@ -6,14 +6,13 @@ use base64::engine::general_purpose::STANDARD;
 use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, ToolSpec};
 use providers::{ChatOptions, ChatRequest, ReasoningEffort, ToolChoice};
 use serde_json::{Value, json};
+use service::{GatewayCall, Logging, ModelRequest, Thread};
 
 use super::schema::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
     InputReasoningDetail,
 };
 use crate::api::openai::error::OpenAiError;
-use crate::service::gateway::{GatewayCall, Logging, Thread};
-use crate::service::spec::ModelRequest;
 
 /// The call `request` asks for, or the first field that cannot be honoured.
 pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayCall, OpenAiError> {

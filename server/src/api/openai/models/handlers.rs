@@ -22,7 +22,7 @@ use providers::{ECHO_MODEL_ID, ModelInfo};
     security(("bearer" = []))
 )]
 pub(crate) async fn list_models(State(app): State<Arc<App>>) -> Json<ModelList> {
-    let chat = &app.chat;
+    let chat = app.service.chat();
     let echo = ModelEntry {
         id: ECHO_MODEL_ID.to_owned(),
         object: "model",
@@ -33,8 +33,7 @@ pub(crate) async fn list_models(State(app): State<Arc<App>>) -> Json<ModelList> 
         supports_reasoning: false,
     };
     let registry = ModelInfo::all().map(|info| ModelEntry {
-        available: chat.keys.get(info.provider).is_some()
-            || chat.base_urls.get(info.provider).is_some(),
+        available: chat.reaches(info.provider),
         owned_by: info.provider.as_str(),
         id: info.id,
         object: "model",
@@ -43,19 +42,24 @@ pub(crate) async fn list_models(State(app): State<Arc<App>>) -> Json<ModelList> 
         supports_reasoning: info.supports_reasoning,
     });
     // The operator's agents answer like models: they run on one and are reachable with it.
-    let agents = app.config.agents.iter().map(|(name, agent)| ModelEntry {
-        id: name.clone(),
-        object: "model",
-        created: 0,
-        owned_by: "skein",
-        available: true,
-        context_window: ModelInfo::lookup(
-            providers::detect_provider(None, &agent.model),
-            &agent.model,
-        )
-        .context_window,
-        supports_reasoning: false,
-    });
+    let agents = app
+        .service
+        .config()
+        .agents
+        .iter()
+        .map(|(name, agent)| ModelEntry {
+            id: name.clone(),
+            object: "model",
+            created: 0,
+            owned_by: "skein",
+            available: true,
+            context_window: ModelInfo::lookup(
+                providers::detect_provider(None, &agent.model),
+                &agent.model,
+            )
+            .context_window,
+            supports_reasoning: false,
+        });
     Json(ModelList {
         object: "list",
         data: std::iter::once(echo)

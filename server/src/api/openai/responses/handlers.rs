@@ -2,9 +2,8 @@
 //! OpenAI's Responses API in front of every provider, each response a node of the
 //! conversation tree that `previous_response_id` continues (after a restart too).
 
-use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::Bytes;
@@ -16,13 +15,12 @@ use conversation_tree::{Node, ResponseStatus};
 use futures::{Stream, StreamExt as _};
 use http::{HeaderValue, StatusCode, header};
 use providers::{FinishReason, StreamEvent};
+use service::{Answer, Logging, Principal, Stopped, Thread, answer_events, replay_events};
 
 use super::schema::CreateResponseRequest;
-use crate::api::auth::Caller;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
-    Stopped, admit, collect, gateway_error, gateway_headers, logged_node, open, read_request,
-    unix_now,
+    admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
 };
 use crate::api::openai::responses::encode::{
     ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject, ResponseState,
@@ -31,7 +29,6 @@ use crate::api::openai::responses::plan::{
     ResponsesCall, continue_after, name_outputs, response_call,
 };
 use crate::api::state::App;
-use crate::service::gateway::{Logging, Thread, answer_events, replay_events};
 
 /// Creates a response: a stream of Responses events, or one `response` object.
 #[utoipa::path(
@@ -59,14 +56,14 @@ use crate::service::gateway::{Logging, Thread, answer_events, replay_events};
 )]
 pub(crate) async fn create_response(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
     let request: CreateResponseRequest = read_request(&app, body)?;
     let model_name = request.model.trim().to_owned();
     let planned = response_call(request)?;
     let (agent, permit) = admit(&app, caller, &planned.call)?;
-    let owner = app.auth.owner(caller);
+    let owner = app.service.owner(caller);
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
     let ResponsesCall {
         mut call,
@@ -77,7 +74,8 @@ pub(crate) async fn create_response(
     } = planned;
     if let Some(previous) = &previous_response_id {
         let Some((history, anchor)) = app
-            .chat
+            .service
+            .chat()
             .previous(previous, owner)
             .await
             .map_err(gateway_error)?
@@ -103,73 +101,81 @@ pub(crate) async fn create_response(
         store: call.logging == Logging::On,
         ..ResponseObject::begun(id.clone(), unix_now(), model_name)
     };
-    let stream = call.stream;
     let mut encoder = ResponseEncoder::new(begun.clone());
-    let (cancel, registration) = app.runs.register(&[&id], caller);
-    let in_flight = app.responses.insert(caller, begun);
+    let (cancel, registration) = app.service.runs().register(&[&id], caller);
+    // Until it ends, `GET` answers with the response as it began.
+    registration.show(begun);
     // An agent's run stops when the client goes away and its answer is dropped.
     let disconnect = cancel.clone().drop_guard();
-    let opened = open(&app, agent.as_ref(), call, caller, cancel.clone()).await?;
-    let (repairs, cache, node) = (opened.repairs, opened.cache, opened.node);
-    // Ends at the answer's last item (logged before it comes), or `None` when a stream ends
-    // without one.
-    let events = opened
-        .events
-        .map(Some)
-        .chain(futures::stream::once(async { None }));
+    let answer = app
+        .service
+        .call(agent.as_ref(), call, caller, cancel.clone())
+        .await
+        .map_err(gateway_error)?;
 
-    if stream {
-        // Until its last item the response is in flight: `GET` answers from the in-flight
-        // entry, a cancel can stop it. From its last item on, the tree holds it.
-        let mut running = Some((registration, in_flight));
-        let held = (permit, disconnect);
-        let start = encoder.start();
-        let body = futures::stream::iter(start).chain(events.flat_map(move |event| {
-            let _held = &held;
-            let Some((registration, in_flight)) = running.take() else {
-                return futures::stream::iter(Vec::new());
-            };
-            let (frames, ended) = match event {
-                Some(Ok(event)) => {
-                    let ended = matches!(event, StreamEvent::Done { .. })
-                        .then_some(ResponseStatus::Completed);
-                    (encoder.encode(event), ended)
+    let (answer, provenance, node) = match answer {
+        Answer::Streamed { events, provenance } => {
+            // Ends at the answer's last item (logged before it comes), or `None` when a
+            // stream ends without one.
+            let events = events
+                .map(Some)
+                .chain(futures::stream::once(async { None }));
+            // Until its last item the response is in flight: `GET` answers from the run's
+            // registration, a cancel can stop it. From its last item on, the tree holds it.
+            let mut running = Some(registration);
+            let held = (permit, disconnect);
+            let start = encoder.start();
+            let body = futures::stream::iter(start).chain(events.flat_map(move |event| {
+                let _held = &held;
+                let Some(registration) = running.take() else {
+                    return futures::stream::iter(Vec::new());
+                };
+                let (frames, ended) = match event {
+                    Some(Ok(event)) => {
+                        let ended = matches!(event, StreamEvent::Done { .. })
+                            .then_some(ResponseStatus::Completed);
+                        (encoder.encode(event), ended)
+                    }
+                    Some(Err(stopped)) => {
+                        let status = stopped.status();
+                        (fail(&mut encoder, stopped), Some(status))
+                    }
+                    None => (
+                        encoder.fail(ResponseState::Cancelled, cancelled()),
+                        Some(ResponseStatus::Cancelled),
+                    ),
+                };
+                match ended {
+                    Some(status) => {
+                        registration.settle(status);
+                        drop(registration);
+                    }
+                    None => running = Some(registration),
                 }
-                Some(Err(stopped)) => {
-                    let status = stopped.status();
-                    (fail(&mut encoder, stopped), Some(status))
-                }
-                None => (
-                    encoder.fail(ResponseState::Cancelled, cancelled()),
-                    Some(ResponseStatus::Cancelled),
-                ),
-            };
-            match ended {
-                Some(status) => {
-                    registration.settle(status);
-                    drop((registration, in_flight));
-                }
-                None => running = Some((registration, in_flight)),
-            }
-            futures::stream::iter(frames)
-        }));
-        let mut response = sse(body);
-        gateway_headers(&mut response, repairs, cache, None);
-        return Ok(response);
-    }
-
-    let answer = collect(events.filter_map(|event| async move { event }).boxed()).await;
+                futures::stream::iter(frames)
+            }));
+            let mut response = sse(body);
+            gateway_headers(&mut response, provenance, None);
+            return Ok(response);
+        }
+        Answer::Whole {
+            answer,
+            provenance,
+            node,
+        } => (answer, provenance, node),
+    };
     registration.settle(
         answer
             .as_ref()
             .map_or_else(Stopped::status, |_| ResponseStatus::Completed),
     );
-    drop((permit, registration, in_flight, disconnect));
-    for event in answer_events(&answer.map_err(Stopped::into_error)?) {
+    drop((permit, registration, disconnect));
+    let answer = answer.map_err(stopped_error)?;
+    for event in answer_events(&answer) {
         encoder.encode(event);
     }
     let mut response = json(encoder.into_response());
-    gateway_headers(&mut response, repairs, cache, logged_node(node).await);
+    gateway_headers(&mut response, provenance, node);
     Ok(response)
 }
 
@@ -177,7 +183,9 @@ pub(crate) async fn create_response(
 fn fail(encoder: &mut ResponseEncoder, stopped: Stopped) -> Vec<ResponseEvent> {
     match stopped {
         Stopped::Cancelled => encoder.fail(ResponseState::Cancelled, cancelled()),
-        Stopped::Failed(error) => encoder.fail(ResponseState::Failed, failure(&error)),
+        failed @ Stopped::Failed(_) => {
+            encoder.fail(ResponseState::Failed, failure(&stopped_error(failed)))
+        }
     }
 }
 
@@ -197,10 +205,10 @@ fn fail(encoder: &mut ResponseEncoder, stopped: Stopped) -> Vec<ResponseEvent> {
 )]
 pub(crate) async fn get_response(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Response, OpenAiError> {
-    if let Some(running) = app.responses.get(caller, &id) {
+    if let Some(running) = app.service.runs().shown::<ResponseObject>(&id, caller) {
         return Ok(json(running));
     }
     let Some(node) = stored(&app, caller, &id).await? else {
@@ -229,12 +237,12 @@ pub(crate) async fn get_response(
 )]
 pub(crate) async fn cancel_response(
     State(app): State<Arc<App>>,
-    Extension(caller): Extension<Caller>,
+    Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
 ) -> Result<Response, OpenAiError> {
     // As it began, for a response the tree does not keep (`store: false`).
-    let running = app.responses.get(caller, &id);
-    let ended = match app.runs.cancel(&id, caller) {
+    let running = app.service.runs().shown::<ResponseObject>(&id, caller);
+    let ended = match app.service.runs().cancel(&id, caller) {
         Some(ending) => Some(ending.wait().await),
         None => None,
     };
@@ -269,49 +277,11 @@ pub(crate) async fn cancel_response(
     }
 }
 
-/// The responses being produced, by caller and id, as they began: what `GET` answers until
-/// the tree holds them.
-#[derive(Debug, Default)]
-pub(crate) struct InFlight(Arc<Mutex<HashMap<(Caller, String), ResponseObject>>>);
-
-/// Removes its response from [`InFlight`] when the response ends.
-pub(crate) struct InFlightEntry {
-    map: Arc<Mutex<HashMap<(Caller, String), ResponseObject>>>,
-    key: (Caller, String),
-}
-
-impl InFlight {
-    fn insert(&self, caller: Caller, response: ResponseObject) -> InFlightEntry {
-        let key = (caller, response.id.clone());
-        self.lock().insert(key.clone(), response);
-        InFlightEntry {
-            map: Arc::clone(&self.0),
-            key,
-        }
-    }
-
-    fn get(&self, caller: Caller, id: &str) -> Option<ResponseObject> {
-        self.lock().get(&(caller, id.to_owned())).cloned()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(Caller, String), ResponseObject>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Drop for InFlightEntry {
-    fn drop(&mut self) {
-        self.map
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.key);
-    }
-}
-
 /// The node of `caller`'s response `id`.
-async fn stored(app: &App, caller: Caller, id: &str) -> Result<Option<Node>, OpenAiError> {
-    app.chat
-        .owned_answer(id, app.auth.owner(caller))
+async fn stored(app: &App, caller: Principal, id: &str) -> Result<Option<Node>, OpenAiError> {
+    app.service
+        .chat()
+        .owned_answer(id, app.service.owner(caller))
         .await
         .map_err(store_failed)
 }
@@ -319,7 +289,8 @@ async fn stored(app: &App, caller: Caller, id: &str) -> Result<Option<Node>, Ope
 /// A stored response as a `response` object.
 async fn from_node(app: &App, id: &str, node: &Node) -> Result<ResponseObject, OpenAiError> {
     let turn = app
-        .chat
+        .service
+        .chat()
         .store()
         .turn(node.id())
         .await

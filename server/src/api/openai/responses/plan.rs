@@ -4,6 +4,7 @@
 use messages::{ContentPart, Message, Role, ToolCall, ToolResponse, ToolSpec};
 use providers::{ChatOptions, ChatRequest, ToolChoice};
 use serde_json::{Value, json};
+use service::{GatewayCall, Logging, ModelRequest, Thread};
 
 use super::schema::{CreateResponseRequest, InputItem, ItemContent, ResponseTool};
 use super::schema::{InputSummaryText, ResponseContentPart};
@@ -12,8 +13,6 @@ use crate::api::openai::chat_completions::plan::{
 };
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::responses::encode::reasoning_block;
-use crate::service::gateway::{GatewayCall, Logging, Thread};
-use crate::service::spec::ModelRequest;
 
 /// A planned Responses request: the call on the new input, and what the answer repeats.
 #[derive(Debug)]
