@@ -31,14 +31,17 @@ pub(crate) enum Asked {
 /// provider connection.
 pub(crate) async fn ask(
     model: &dyn ChatModel,
-    request: ChatRequest,
+    request: &ChatRequest,
     cancel: &CancellationToken,
     emitter: &Arc<Emitter>,
     stream_text: bool,
 ) -> (Asked, Option<Duration>) {
     emitter.next_answer();
     let started = Instant::now();
-    let stream = match cancel.run_until_cancelled(model.stream(request)).await {
+    let stream = match cancel
+        .run_until_cancelled(model.stream_borrowed(request))
+        .await
+    {
         None => return (Asked::Cancelled(None), None),
         Some(Err(error)) => return (Asked::Failed(error, None), None),
         Some(Ok(stream)) => stream,

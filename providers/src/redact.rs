@@ -61,11 +61,23 @@ impl ChatModel for Redacting {
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        let stream = self
-            .inner
-            .stream(request)
-            .await
-            .map_err(|err| error(&self.redactor, err))?;
+        let stream = self.inner.stream(request).await;
+        self.redacted(stream)
+    }
+
+    async fn stream_borrowed(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let stream = self.inner.stream_borrowed(request).await;
+        self.redacted(stream)
+    }
+}
+
+impl Redacting {
+    /// `stream`, and every error it gives later, redacted.
+    fn redacted(
+        &self,
+        stream: Result<EventStream, ProviderError>,
+    ) -> Result<EventStream, ProviderError> {
+        let stream = stream.map_err(|err| error(&self.redactor, err))?;
         Ok(Box::pin(RedactedStream {
             inner: stream,
             redactor: self.redactor.clone(),

@@ -181,7 +181,7 @@ impl Run<'_> {
             if self.cancel.is_cancelled() {
                 return Err(self.cancelled_between_rounds(context).await);
             }
-            let answer = match self.answer(&context, specs).await {
+            let answer = match self.answer(&mut context, specs).await {
                 Ok(answer) => answer,
                 Err(Stop::Cancelled(partial)) => {
                     return Err(self.cancelled_during_answer(context, partial));
@@ -318,7 +318,7 @@ impl Run<'_> {
     /// from the model (logged to the store).
     async fn answer(
         &mut self,
-        context: &ConversationContext,
+        context: &mut ConversationContext,
         specs: Vec<messages::ToolSpec>,
     ) -> Result<Answer, Stop> {
         let agent = self.agent;
