@@ -26,6 +26,8 @@ impl Agent {
     /// what was wrong (serde's message, with the path to the value) and asked once more.
     ///
     /// ```
+    /// use std::sync::Arc;
+    ///
     /// use agent_loop::Agent;
     /// use providers::testing::EchoModel;
     ///
@@ -36,7 +38,7 @@ impl Agent {
     /// }
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-    /// let agent = Agent::builder().model(EchoModel::new()).build()?;
+    /// let agent = Agent::builder().model(Arc::new(EchoModel::new())).build()?;
     /// // The offline `echo` model answers a schema with an instance of it, built from the prompt.
     /// let person = agent.run_typed::<Person>("Ada").await?.value;
     /// assert_eq!(person.name, "Ada");

@@ -216,7 +216,8 @@ async fn older_claude_models_answer_through_a_forced_tool() {
         .expect("answers");
     assert_eq!(
         response.message.text(),
-        r#"I'll retrieve the secrets for both passwords you provided.{"password":"mellon"}{"password":"radiance"}"#
+        "I'll retrieve the secrets for both passwords you provided.\n\
+         {\"password\":\"mellon\"}\n{\"password\":\"radiance\"}"
     );
     assert_eq!(response.message.tool_calls().count(), 0);
     assert_eq!(response.finish_reason, FinishReason::Stop);
