@@ -1,6 +1,7 @@
 //! The HTTP layer: how the service is reached (`server`: the router and serving; `state`: what
 //! every handler shares; `routes`, `auth`, `guard`, `limit`, `listen`, `schema`, `error`; `plan`: a Chat Shell request to the service's `RunSpec`) and how
-//! its events are written (`encode`: one encoder per protocol).
+//! its events are written (`encode`: one encoder per protocol; `sse`: the event-stream body they
+//! are written into).
 
 pub(crate) mod auth;
 pub(crate) mod body;
@@ -13,4 +14,5 @@ pub mod plan;
 pub(crate) mod routes;
 pub mod schema;
 pub(crate) mod server;
+pub(crate) mod sse;
 pub(crate) mod state;

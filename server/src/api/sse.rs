@@ -1,0 +1,226 @@
+//! Server-sent events answers: each event serialised once, straight into the bytes that go out,
+//! and every event that is ready when the connection asks for more sent as one body chunk.
+//!
+//! A relay pays per chunk, not per byte: each chunk is an HTTP chunk of its own and, when the
+//! connection writes it before the next is ready, a `writev` of its own. An answer's events are
+//! written here as `event: <name>\ndata: <json>\n\n` into one buffer while the stream has more
+//! ready (a burst of deltas one read of the provider brought, a replayed answer, the first
+//! events of a Responses stream), and the buffer goes out as one chunk when the stream has
+//! nothing more for now, or when it holds [`BATCH_BYTES`].
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use bytes::{BufMut as _, Bytes, BytesMut};
+use futures::Stream;
+use http::{HeaderValue, header};
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
+use serde::Serialize;
+
+/// A chunk grows to at most about this many bytes while more events are ready (one event may
+/// pass it): the connection's unsent bytes are bounded near this size anyway, and a client
+/// sees a long burst of events in pieces instead of all at its end.
+pub(crate) const BATCH_BYTES: usize = 16 * 1024;
+
+/// Room reserved before a batch is written: a text delta's event in any protocol fits.
+const EVENT_BYTES: usize = 512;
+
+/// The events of a batch, as they will be sent.
+#[derive(Debug, Default)]
+pub(crate) struct Frames {
+    bytes: BytesMut,
+}
+
+impl Frames {
+    /// An event named `name` whose data is `data` as JSON.
+    pub(crate) fn event(&mut self, name: &str, data: &impl Serialize) {
+        self.bytes.put_slice(b"event: ");
+        self.bytes.put_slice(name.as_bytes());
+        self.bytes.put_u8(b'\n');
+        self.json_data(data);
+    }
+
+    /// An unnamed event whose data is `data` as JSON.
+    pub(crate) fn data(&mut self, data: &impl Serialize) {
+        self.json_data(data);
+    }
+
+    /// An unnamed event whose data is `text`, a single line (`[DONE]`).
+    pub(crate) fn text(&mut self, text: &str) {
+        debug_assert!(
+            !text.contains(['\n', '\r']),
+            "SSE data on one line: {text:?}"
+        );
+        self.bytes.put_slice(b"data: ");
+        self.bytes.put_slice(text.as_bytes());
+        self.bytes.put_slice(b"\n\n");
+    }
+
+    /// `data: <json>\n\n`. Compact JSON holds no line break (strings escape theirs), so one
+    /// `data:` line carries it. A value that cannot be serialised (never one of ours) is
+    /// sent as an event without data, as an empty string was before.
+    fn json_data(&mut self, data: &impl Serialize) {
+        let start = self.bytes.len();
+        self.bytes.put_slice(b"data: ");
+        if serde_json::to_writer((&mut self.bytes).writer(), data).is_ok() {
+            self.bytes.put_slice(b"\n\n");
+        } else {
+            self.bytes.truncate(start);
+            self.bytes.put_u8(b'\n');
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// What was written since the last take, as one chunk; the buffer's spare room (or the
+    /// whole allocation, once the chunks sent from it are dropped) is reused.
+    fn take(&mut self) -> Bytes {
+        self.bytes.split().freeze()
+    }
+}
+
+/// A `text/event-stream` answer (`Cache-Control: no-cache`) whose events are what `encode`
+/// writes for each item of `items`.
+pub(crate) fn response<S, F>(items: S, encode: F) -> Response
+where
+    S: Stream + Send + 'static,
+    F: FnMut(S::Item, &mut Frames) + Send + Unpin + 'static,
+{
+    let body = EventBody {
+        items: Box::pin(items),
+        encode,
+        frames: Frames::default(),
+        ended: false,
+    };
+    let mut response = Body::new(body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The body of [`response`]: polls the items while they are ready, then sends what they wrote.
+struct EventBody<S, F> {
+    items: Pin<Box<S>>,
+    encode: F,
+    frames: Frames,
+    ended: bool,
+}
+
+impl<S, F> HttpBody for EventBody<S, F>
+where
+    S: Stream,
+    F: FnMut(S::Item, &mut Frames) + Unpin,
+{
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        if this.frames.len() == 0 {
+            this.frames.bytes.reserve(EVENT_BYTES);
+        }
+        while !this.ended && this.frames.len() < BATCH_BYTES {
+            match this.items.as_mut().poll_next(cx) {
+                Poll::Ready(Some(item)) => (this.encode)(item, &mut this.frames),
+                Poll::Ready(None) => this.ended = true,
+                Poll::Pending => break,
+            }
+        }
+        if this.frames.len() > 0 {
+            Poll::Ready(Some(Ok(Frame::data(this.frames.take()))))
+        } else if this.ended {
+            Poll::Ready(None)
+        } else {
+            Poll::Pending
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended && self.frames.len() == 0
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt as _;
+    use http_body_util::BodyExt as _;
+
+    use super::*;
+
+    async fn chunks(response: Response) -> Vec<Bytes> {
+        let mut body = response.into_body();
+        let mut chunks = Vec::new();
+        while let Some(frame) = body.frame().await {
+            if let Ok(data) = frame.expect("an infallible body").into_data() {
+                chunks.push(data);
+            }
+        }
+        chunks
+    }
+
+    #[tokio::test]
+    async fn ready_events_go_out_as_one_chunk_in_the_sse_format() {
+        let items = futures::stream::iter([1, 2]).chain(futures::stream::once(async { 0 }));
+        let response = response(items, |n: u32, frames| match n {
+            0 => frames.text("[DONE]"),
+            1 => frames.event("count", &serde_json::json!({"n": n, "line": "a\nb"})),
+            _ => frames.data(&n),
+        });
+        assert_eq!(
+            response.headers()[header::CONTENT_TYPE],
+            "text/event-stream"
+        );
+        assert_eq!(response.headers()[header::CACHE_CONTROL], "no-cache");
+        let chunks = chunks(response).await;
+        let text: Vec<&[u8]> = chunks.iter().map(|chunk| &chunk[..]).collect();
+        assert_eq!(
+            text,
+            [
+                &b"event: count\ndata: {\"line\":\"a\\nb\",\"n\":1}\n\ndata: 2\n\ndata: [DONE]\n\n"
+                    [..]
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn events_that_come_apart_go_out_apart() {
+        let (sender, receiver) = futures::channel::mpsc::unbounded::<u32>();
+        let mut body = response(receiver, |n, frames| frames.data(&n)).into_body();
+        sender.unbounded_send(1).expect("open");
+        let first = body.frame().await.expect("a frame").expect("infallible");
+        assert_eq!(first.into_data().expect("data"), "data: 1\n\n");
+        sender.unbounded_send(2).expect("open");
+        drop(sender);
+        let second = body.frame().await.expect("a frame").expect("infallible");
+        assert_eq!(second.into_data().expect("data"), "data: 2\n\n");
+        assert!(body.frame().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_long_burst_is_cut_near_the_batch_size() {
+        let text = "x".repeat(1000);
+        let items = futures::stream::iter(0..100);
+        let chunks = chunks(response(items, move |_, frames| frames.data(&text))).await;
+        assert!(chunks.len() > 1, "one chunk of {} bytes", chunks[0].len());
+        for chunk in &chunks {
+            assert!(chunk.len() < BATCH_BYTES + 1100, "{} bytes", chunk.len());
+        }
+        let total: usize = chunks.iter().map(Bytes::len).sum();
+        assert_eq!(total, 100 * "data: \"\"\n\n".len() + 100 * 1000);
+    }
+}
