@@ -148,7 +148,7 @@ impl Agent {
                 .drive(input, &run_cancel, &emitter)
                 .instrument(inner.span())
                 .await;
-            emitter.send(terminal(id, result, &emitter));
+            emitter.send(terminal(id, result));
         };
         AgentStream {
             driver: Some(Box::pin(driver)),
@@ -262,7 +262,7 @@ fn new_response_id() -> String {
 }
 
 /// The event that ends the stream of `result`.
-fn terminal(id: String, result: Result<AgentOutcome, AgentError>, emitter: &Emitter) -> AgentEvent {
+fn terminal(id: String, result: Result<AgentOutcome, AgentError>) -> AgentEvent {
     match result {
         Ok(outcome) => AgentEvent::ResponseDone {
             id,
@@ -283,7 +283,7 @@ fn terminal(id: String, result: Result<AgentOutcome, AgentError>, emitter: &Emit
         },
         Err(AgentError::Cancelled { outcome }) => AgentEvent::ResponseCancelled {
             id,
-            partial_content: emitter.partial_content(),
+            partial_content: outcome.text.clone(),
             outcome: Arc::from(outcome),
         },
         Err(error) => AgentEvent::ResponseError {

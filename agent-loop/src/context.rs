@@ -1,11 +1,12 @@
 //! [`ConversationContext`]: the state of a run between two rounds, changed only by steps that
 //! consume it and return the next one.
 
-use chain_ast::{BodyPair, ChainAst, Header};
+use chain_ast::ChainAst;
 use messages::{ContentPart, Message, Role, ToolCall, ToolSpec};
 use providers::{ChatRequest, FinishReason, Usage};
 
 use crate::compress::{CompressionReport, TokenCounter, chain_tokens};
+use crate::conversation::Conversation;
 use crate::{AgentError, AgentOutcome, ChatOptions, RoundRecord, StopReason};
 
 /// The state of a run between rounds, immutable.
@@ -15,13 +16,13 @@ use crate::{AgentError, AgentOutcome, ChatOptions, RoundRecord, StopReason};
 /// in place: each step of the loop takes the context by value and returns the next one
 /// (`context -> request -> response -> next context`), so a round is a function of its input and
 /// every request is built from a chain that passes the seven rules. Steps move the chain rather
-/// than copy it, so a step costs what it adds, not the size of the conversation.
+/// than copy it, and each request is lent rather than built from a copy of the chain, so a step
+/// costs what it adds, not the size of the conversation.
 ///
 /// Read it through the accessors, e.g. in a [`ToolProvider`](crate::ToolProvider).
 #[derive(Clone, Debug)]
 pub struct ConversationContext {
-    chain: ChainAst,
-    transcript: Vec<Message>,
+    conversation: Conversation,
     input_len: usize,
     tokens: usize,
     tool_rounds: usize,
@@ -93,11 +94,10 @@ impl ConversationContext {
                 _ => history.insert(0, Message::system(system)),
             }
         }
-        let chain = ChainAst::new(&history, false).map_err(AgentError::InvalidHistory)?;
+        let conversation = Conversation::new(history).map_err(AgentError::InvalidHistory)?;
         let mut context = ConversationContext {
-            tokens: chain_tokens(&chain, counter),
-            chain,
-            transcript: history,
+            tokens: chain_tokens(conversation.chain(), counter),
+            conversation,
             input_len: 0,
             tool_rounds: 0,
             max_rounds,
@@ -108,22 +108,42 @@ impl ConversationContext {
         if !human.is_empty() {
             context = context.with_human(human, counter);
         }
-        match context.transcript.last() {
+        match context.messages().last() {
             Some(last) if last.role != Role::Ai && last.role != Role::System => {}
             _ => return Err(AgentError::NothingToAnswer),
         }
-        context.input_len = context.transcript.len();
+        context.input_len = context.messages().len();
         Ok(context)
     }
 
     /// The chain sent to the model (compressed when it had to be).
     pub fn chain(&self) -> &ChainAst {
-        &self.chain
+        self.conversation.chain()
     }
 
     /// The whole conversation, uncompressed.
     pub fn messages(&self) -> &[Message] {
-        &self.transcript
+        self.conversation.transcript()
+    }
+
+    /// The text of this run's answers (the AI messages after its input), joined without
+    /// separators as it was streamed.
+    pub(crate) fn answers_text(&self) -> String {
+        let answers = self
+            .messages()
+            .get(self.input_len..)
+            .unwrap_or_default()
+            .iter()
+            .filter(|message| message.role == Role::Ai);
+        let mut text = String::new();
+        for message in answers {
+            for part in &message.parts {
+                if let ContentPart::Text { text: more, .. } = part {
+                    text.push_str(more);
+                }
+            }
+        }
+        text
     }
 
     /// Tool rounds executed so far.
@@ -162,46 +182,37 @@ impl ConversationContext {
         self.tokens
     }
 
-    /// The next request: the chain, the tools on offer and the agent's options. A tool choice
-    /// goes only with tools: providers reject a `tool_choice` without tools, and the last
-    /// request after the tool limit offers none on purpose.
-    pub(crate) fn request(&self, tools: Vec<ToolSpec>, options: &ChatOptions) -> ChatRequest {
-        let mut options = options.clone();
-        if tools.is_empty() {
-            options.tool_choice = None;
-        }
-        ChatRequest::new(self.chain.messages())
-            .with_tools(tools)
-            .with_options(options)
+    /// The next request, lent: the chain, the tools on offer and the agent's options. A tool
+    /// choice goes only with tools: providers reject a `tool_choice` without tools, and the
+    /// last request after the tool limit offers none on purpose.
+    ///
+    /// The chain is not copied: the request is kept with it from round to round (see
+    /// [`Conversation`]) and lent to [`ChatModel::stream_borrowed`](providers::ChatModel).
+    pub(crate) fn request(&mut self, tools: Vec<ToolSpec>, options: &ChatOptions) -> &ChatRequest {
+        self.conversation.request(tools, options)
     }
 
     /// The chain's system prompt replaced by `system` (text protocols rebuild it when the
     /// tools on offer change). The system message stays the first message.
     pub(crate) fn with_system(mut self, system: &str, counter: &TokenCounter) -> Self {
         let current = self
-            .chain
+            .chain()
             .sections()
             .first()
             .and_then(|s| s.header().system());
         if current.is_some_and(|message| message.text() == system) {
             return self;
         }
-        let message = Message::system(system);
-        let mut sections = std::mem::take(&mut self.chain).into_sections();
-        if let Some(first) = sections.first_mut() {
-            let human = first.header().human().cloned();
-            first.set_header(Header::new(Some(message.clone()), human).unwrap_or_default());
+        let added = self
+            .messages()
+            .first()
+            .is_none_or(|first| first.role != Role::System);
+        if added {
+            // The system prompt counts as input.
+            self.input_len += 1;
         }
-        self.chain = ChainAst::from_sections(sections);
-        match self.transcript.first_mut() {
-            Some(first) if first.role == Role::System => *first = message,
-            _ => {
-                self.transcript.insert(0, message);
-                // The system prompt counts as input.
-                self.input_len += 1;
-            }
-        }
-        self.tokens = chain_tokens(&self.chain, counter);
+        self.conversation.set_system(Message::system(system));
+        self.tokens = chain_tokens(self.chain(), counter);
         self
     }
 
@@ -212,7 +223,7 @@ impl ConversationContext {
         tokens: usize,
         report: CompressionReport,
     ) -> Self {
-        self.chain = chain;
+        self.conversation.replace(chain);
         self.tokens = tokens;
         self.usage += report.summary_usage;
         self.compression = Some(report);
@@ -229,13 +240,13 @@ impl ConversationContext {
         summary: &conversation_tree::PathSummary,
         counter: &TokenCounter,
     ) -> (Self, bool) {
-        let Some(messages) = summary.apply(&self.transcript) else {
+        let Some(messages) = summary.apply(self.messages()) else {
             return (self, false);
         };
         match ChainAst::new(&messages, false) {
             Ok(chain) => {
                 self.tokens = chain_tokens(&chain, counter);
-                self.chain = chain;
+                self.conversation.replace(chain);
                 (self, true)
             }
             Err(error) => {
@@ -247,7 +258,7 @@ impl ConversationContext {
 
     /// The chain unchanged by compression (it had nothing to do).
     pub(crate) fn with_chain(mut self, chain: ChainAst, tokens: usize) -> Self {
-        self.chain = chain;
+        self.conversation.put_back(chain);
         self.tokens = tokens;
         self
     }
@@ -255,7 +266,7 @@ impl ConversationContext {
     /// The chain, taken out for compression (the context keeps an empty one until
     /// [`with_chain`](Self::with_chain) or [`with_compressed`](Self::with_compressed)).
     pub(crate) fn take_chain(&mut self) -> ChainAst {
-        std::mem::take(&mut self.chain)
+        self.conversation.take()
     }
 
     /// One round: the model's answer, the tool messages answering its calls and what the
@@ -270,13 +281,7 @@ impl ConversationContext {
         } = round;
         self.tokens += counter.count(&answer.message)
             + tools.iter().map(|tool| counter.count(tool)).sum::<usize>();
-        self.transcript.push(answer.message.clone());
-        self.transcript.extend(tools.iter().cloned());
-        // The roles are right by construction (an AI answer and tool messages), and the chain
-        // has a section: a run starts with a human message.
-        if let Ok(pair) = BodyPair::new(answer.message, tools) {
-            let _ = self.chain.add_body_pair(pair);
-        }
+        self.conversation.add_round(answer.message, tools);
         if tool_round {
             self.tool_rounds += 1;
         }
@@ -301,19 +306,15 @@ impl ConversationContext {
     /// A human message (or more parts of the trailing one): text-protocol observations and
     /// the tool-limit notice.
     pub(crate) fn with_human(mut self, parts: Vec<ContentPart>, counter: &TokenCounter) -> Self {
-        let added = counter.parts(&parts);
-        match self.transcript.last_mut() {
-            Some(last) if last.role == Role::Human => {
-                last.parts.extend(parts.iter().cloned());
-                self.tokens += added;
-            }
-            _ => {
-                self.transcript
-                    .push(Message::new(Role::Human, parts.clone()));
-                self.tokens += added + crate::compress::MESSAGE_OVERHEAD_TOKENS;
-            }
+        let extends = self
+            .messages()
+            .last()
+            .is_some_and(|last| last.role == Role::Human);
+        self.tokens += counter.parts(&parts);
+        if !extends {
+            self.tokens += crate::compress::MESSAGE_OVERHEAD_TOKENS;
         }
-        self.chain.append_human_parts(parts);
+        self.conversation.append_human(parts);
         self
     }
 
@@ -324,6 +325,7 @@ impl ConversationContext {
         stop_reason: Option<StopReason>,
         silent_exit: Option<String>,
     ) -> AgentOutcome {
+        let (chain, messages) = self.conversation.into_parts();
         AgentOutcome {
             text,
             rounds: self.records.len(),
@@ -331,9 +333,9 @@ impl ConversationContext {
             records: self.records,
             stop_reason,
             silent_exit,
-            chain: self.chain,
+            chain,
             input_len: self.input_len,
-            messages: self.transcript,
+            messages,
             ..AgentOutcome::default()
         }
     }

@@ -18,10 +18,10 @@ pub(crate) struct Emitter {
     text: Mutex<TextState>,
 }
 
+/// Where the next text delta goes: the text of the run itself is kept by its answers, not
+/// here.
 #[derive(Debug, Default)]
 struct TextState {
-    /// Every answer text streamed so far (`partial_content` on cancellation).
-    content: String,
     /// Text blocks started so far.
     blocks: usize,
     /// The block of the current model answer, once it has text, and its length in characters.
@@ -55,16 +55,14 @@ impl Emitter {
         self.state().current = None;
     }
 
-    /// Answer text.
-    pub(crate) fn content(&self, text: &str) {
-        if text.is_empty() {
+    /// Answer text: a streamed delta is moved into its event, a stored text copied only when
+    /// someone listens.
+    pub(crate) fn content(&self, text: impl AsRef<str> + Into<String>) {
+        if !self.is_enabled() || text.as_ref().is_empty() {
             return;
         }
+        let chars = text.as_ref().chars().count();
         let mut state = self.state();
-        state.content.push_str(text);
-        if !self.is_enabled() {
-            return;
-        }
         let (block, offset) = match state.current {
             Some(current) => current,
             None => {
@@ -72,27 +70,20 @@ impl Emitter {
                 (state.blocks, 0)
             }
         };
-        state.current = Some((block, offset + text.chars().count()));
+        state.current = Some((block, offset + chars));
         drop(state);
         self.send(AgentEvent::ContentDelta {
-            text: text.to_owned(),
+            text: text.into(),
             block_id: format!("text-{block}"),
             block_offset: offset,
         });
     }
 
     /// Reasoning text.
-    pub(crate) fn reasoning(&self, text: &str) {
-        if self.is_enabled() && !text.is_empty() {
-            self.send(AgentEvent::ReasoningDelta {
-                text: text.to_owned(),
-            });
+    pub(crate) fn reasoning(&self, text: impl AsRef<str> + Into<String>) {
+        if self.is_enabled() && !text.as_ref().is_empty() {
+            self.send(AgentEvent::ReasoningDelta { text: text.into() });
         }
-    }
-
-    /// The answer text streamed so far.
-    pub(crate) fn partial_content(&self) -> String {
-        self.state().content.clone()
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, TextState> {
@@ -133,6 +124,7 @@ impl ToolObserver for ToolEvents<'_> {
             ToolEvent::Finished {
                 call,
                 outcome,
+                sources,
                 content,
                 duration,
                 ..
@@ -149,6 +141,7 @@ impl ToolObserver for ToolEvents<'_> {
                     .filter(|error| error.silent_exit_reason().is_none())
                     .map(ToString::to_string),
                 value: outcome.as_ref().ok().map(|value| (*value).clone()),
+                sources: sources.to_vec(),
             }),
         }
     }

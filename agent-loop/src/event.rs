@@ -88,9 +88,11 @@ pub enum AgentEvent {
         /// The error, when the call failed.
         error: Option<String>,
         /// The output as the tool returned it, before it was written for the model (absent
-        /// when the call failed): what a front end reads structured results from, such as a
-        /// search's sources.
+        /// when the call failed): what a front end reads structured results from.
         value: Option<serde_json::Value>,
+        /// What the call found for the answer's sources (a search's passages or pages); empty
+        /// for other tools and failed calls.
+        sources: Vec<toolchain::Source>,
     },
     /// The run ended with an answer, or with a silent exit (a normal end too).
     /// [`AgentOutcome::compression_notice`] tells whether context compression acted.

@@ -76,6 +76,7 @@ mod builder;
 mod call;
 mod compress;
 mod context;
+mod conversation;
 mod emit;
 mod error;
 mod event;

@@ -589,3 +589,69 @@ async fn each_model_call_records_its_time_to_first_token() {
     }
     assert_eq!(outcome.ttft(), outcome.records[0].timing.ttft);
 }
+
+/// A model that takes its requests only lent: an owned request is refused.
+struct LendOnly {
+    inner: Arc<providers::testing::ScriptedModel>,
+}
+
+#[async_trait::async_trait]
+impl providers::ChatModel for LendOnly {
+    fn info(&self) -> &providers::ModelInfo {
+        self.inner.info()
+    }
+
+    async fn complete(
+        &self,
+        _: providers::ChatRequest,
+    ) -> Result<providers::ChatResponse, ProviderError> {
+        Err(ProviderError::config("this model takes its requests lent"))
+    }
+
+    async fn stream(
+        &self,
+        _: providers::ChatRequest,
+    ) -> Result<providers::EventStream, ProviderError> {
+        Err(ProviderError::config("this model takes its requests lent"))
+    }
+
+    async fn stream_borrowed(
+        &self,
+        request: &providers::ChatRequest,
+    ) -> Result<providers::EventStream, ProviderError> {
+        self.inner.stream_borrowed(request).await
+    }
+}
+
+/// The loop lends each round's request (it does not copy the conversation into one), and
+/// what it lends is the whole chain so far: the system prompt, the question, every earlier
+/// answer and tool result.
+#[tokio::test]
+async fn each_round_lends_the_whole_chain_to_the_model() {
+    let inner = scripted([
+        ScriptedResponse::new().tool_call("call_1", "get_course_outline", "{}"),
+        ScriptedResponse::new().tool_call("call_2", "get_course_outline", "{}"),
+        ScriptedResponse::text("The outline has three parts."),
+    ]);
+    let agent = Agent::builder()
+        .model(Arc::new(LendOnly {
+            inner: Arc::clone(&inner),
+        }))
+        .tools(course_tools())
+        .system("You are a course assistant.")
+        .build()
+        .expect("a model is set");
+    let outcome = agent
+        .run("What is in the course?")
+        .await
+        .expect("the run ends");
+    assert_eq!(outcome.rounds, 3);
+    let requests = inner.requests();
+    assert_eq!(requests.len(), 3);
+    // Request n holds the chain up to answer n: the system prompt and the question, then two
+    // messages (an answer and its tool result) per earlier round.
+    for (round, request) in requests.iter().enumerate() {
+        assert_eq!(request.messages, outcome.messages[..2 + 2 * round]);
+        assert_eq!(request.tools.len(), 2);
+    }
+}

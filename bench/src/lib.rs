@@ -14,7 +14,8 @@
 //! - `gateway` (`cargo xtask bench gateway`): `skein serve`, nginx and LiteLLM's proxy in front
 //!   of the same loopback provider, in alternated rounds, with each relay's CPU time and write
 //!   syscalls per delta and its time to first token.
-//! - `load` (`cargo xtask bench`): 200 streaming clients against an in-process `Server`.
+//! - `load` (`cargo xtask bench`): 200 streaming clients against a `Server` in a child process
+//!   (so that its CPU time is measured apart from the clients' and the provider's).
 //!
 //! The library is std-only, so that `xtask` uses it without building the server: free ports and
 //! health checks ([`net`]), stopping process trees ([`process`]), what `/proc` says about them

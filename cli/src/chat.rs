@@ -5,7 +5,7 @@ use std::io::{IsTerminal as _, Write as _};
 use clap::Args;
 use conversation_tree::ConversationId;
 use messages::Message;
-use server::RunInput;
+use service::RunInput;
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::common::{AgentArgs, open_store};

@@ -4,15 +4,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::Args;
+use clap::builder::PossibleValuesParser;
 use conversation_tree::{ConversationId, NodeId, Store};
 use messages::Message;
-use providers::{ECHO_MODEL_ID, ModelConfig, Provider};
-use server::config::{DEFAULT_MAX_TOOL_ROUNDS, ProviderBaseUrls};
-use server::keys::{ProviderKeys, key_variable};
-use server::plan::{RunOptions, check_run_options};
-use server::schema::Secret;
-use server::tools::{BuiltinTools, HttpGetPolicy, ToolsConfig};
-use server::{ChatService, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
+use providers::{ECHO_MODEL_ID, ModelConfig, Provider, detect_provider};
+use service::Secret;
+use service::config::{DEFAULT_MAX_TOOL_ROUNDS, ProviderBaseUrls};
+use service::keys::{ProviderKeys, key_variable};
+use service::options::{RunOptions, check_run_options};
+use service::{ChatService, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
+use tools::{BuiltinTools, HttpGetPolicy, ToolsConfig, WEB_SEARCH, WebSearchConfig};
 
 use crate::CliError;
 
@@ -35,7 +36,7 @@ pub(crate) fn db_location(db: Option<&str>) -> Result<String, CliError> {
 
 /// Opens the log database.
 pub(crate) async fn open_store(db: Option<&str>) -> Result<Arc<dyn Store>, CliError> {
-    Ok(server::store::open_store(&db_location(db)?).await?)
+    Ok(service::store::open_store(&db_location(db)?).await?)
 }
 
 /// Opens the log database for reading only, for commands that never write (`skein logs`):
@@ -47,21 +48,21 @@ pub(crate) async fn open_store(db: Option<&str>) -> Result<Arc<dyn Store>, CliEr
 /// where it cannot be upgraded (a read-only file), the error says so.
 pub(crate) async fn open_store_read_only(db: Option<&str>) -> Result<Arc<dyn Store>, CliError> {
     let location = db_location(db)?;
-    match server::store::open_store_read_only(&location).await {
+    match service::store::open_store_read_only(&location).await {
         Ok(store) => Ok(store),
-        Err(server::ServerError::Store {
+        Err(service::ServiceError::Store {
             source: conversation_tree::StoreError::NoStore { .. },
             ..
         }) => Ok(Arc::new(
             conversation_tree::SqliteStore::open_in_memory().await?,
         )),
         Err(
-            err @ server::ServerError::Store {
+            err @ service::ServiceError::Store {
                 source: conversation_tree::StoreError::OlderSchema { .. },
                 ..
             },
-        ) => match server::store::open_store(&location).await {
-            Ok(_upgraded) => Ok(server::store::open_store_read_only(&location).await?),
+        ) => match service::store::open_store(&location).await {
+            Ok(_upgraded) => Ok(service::store::open_store_read_only(&location).await?),
             Err(_) => Err(err.into()),
         },
         Err(err) => Err(err.into()),
@@ -80,17 +81,17 @@ pub(crate) struct AgentArgs {
     /// `gemini-*` do; others default to openai, any OpenAI-compatible server). openrouter
     /// takes OpenRouter's `vendor/model` ids and reads OPENROUTER_API_KEY.
     #[arg(long, value_name = "PROVIDER",
-          value_parser = ["openai", "anthropic", "google", "openrouter"])]
+          value_parser = PossibleValuesParser::new(Provider::ALL.map(Provider::as_str)))]
     pub(crate) provider: Option<String>,
     /// The system prompt.
     #[arg(short, long)]
     pub(crate) system: Option<String>,
     /// Offer a built-in tool: calculator, read_file, list_files (need --root), http_get (needs
-    /// --allow-host). Repeat for several.
+    /// --allow-host), web_search (needs --web-search, which offers it too). Repeat for several.
     #[arg(long = "tool", value_name = "NAME")]
     pub(crate) tools: Vec<String>,
     /// Tool rounds before the model must answer.
-    #[arg(long, default_value_t = server::DEFAULT_TOOL_ROUNDS)]
+    #[arg(long, default_value_t = service::DEFAULT_TOOL_ROUNDS)]
     pub(crate) max_rounds: usize,
     /// Continue the most recent conversation.
     #[arg(short = 'c', long = "continue", conflicts_with_all = ["cid", "from"])]
@@ -195,16 +196,16 @@ pub(crate) fn refuse_mcp(specs: &[String]) -> Result<(), CliError> {
 
 /// The servers of `--mcp`, connected.
 #[cfg(feature = "mcp")]
-pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
-    server::mcp::McpTools::connect(&mcp_configs(specs)?)
+pub(crate) async fn connect_mcp(specs: &[String]) -> Result<service::mcp::McpTools, CliError> {
+    service::mcp::McpTools::connect(&mcp_configs(specs)?)
         .await
         .map_err(|error| CliError::Usage(error.to_string()))
 }
 
 /// Without MCP support, none: `--mcp` is refused.
 #[cfg(not(feature = "mcp"))]
-pub(crate) async fn connect_mcp(specs: &[String]) -> Result<server::mcp::McpTools, CliError> {
-    refuse_mcp(specs).map(|()| server::mcp::McpTools::default())
+pub(crate) async fn connect_mcp(specs: &[String]) -> Result<service::mcp::McpTools, CliError> {
+    refuse_mcp(specs).map(|()| service::mcp::McpTools::default())
 }
 
 /// `--tool-mode`.
@@ -241,19 +242,27 @@ pub(crate) struct Resume {
     pub(crate) model: Option<String>,
 }
 
-/// Each provider's default model, in the order a run without `-m` or `--provider` tries them.
-const DEFAULT_MODELS: [(Provider, &str); 4] = [
-    (Provider::OpenAi, "gpt-4o-mini"),
-    (Provider::Anthropic, "claude-haiku-4-5"),
-    (Provider::Google, "gemini-2.5-flash"),
-    // Picked only with `--provider openrouter`: without the flag its `vendor/model` id would
-    // be sent to OpenAI.
-    (Provider::OpenRouter, "openai/gpt-4o-mini"),
-];
+/// Whether a run without `-m` or `--provider` may pick `provider`'s default model: only when
+/// detection routes that model back to it (OpenRouter's `vendor/model` ids would go to OpenAI).
+fn picked_without_flag(provider: Provider) -> bool {
+    detect_provider(None, provider.info().default_model) == provider
+}
+
+/// The key variables of `providers`, as a list for a sentence: `A, B or C`.
+fn key_variables(providers: impl Iterator<Item = Provider>) -> String {
+    let names: Vec<&str> = providers.map(key_variable).collect();
+    match names.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
 
 /// The model a run uses when `-m` is not given, and a note for stderr when it is the echo
-/// model for want of a key. With `--provider` (`provider`), that provider's model when its key
-/// is set; without it, the first of OpenAI, Anthropic and Gemini with a key.
+/// model for want of a key. With `--provider` (`provider`), that provider's default model
+/// ([`ProviderInfo::default_model`](providers::ProviderInfo)) when its key is set; without it,
+/// the default model of the first provider (in [`Provider::ALL`] order) that has a key and that
+/// detection routes that model to.
 pub(crate) fn default_model(
     keys: &ProviderKeys,
     provider: Option<Provider>,
@@ -263,33 +272,31 @@ pub(crate) fn default_model(
         (ECHO_MODEL_ID.to_owned(), Some(note))
     };
     if let Some(provider) = provider {
-        let model = DEFAULT_MODELS
-            .iter()
-            .find(|(of, _)| *of == provider)
-            .map(|(_, model)| *model);
-        return match model {
-            Some(model) if keys.get(provider).is_some() => (model.to_owned(), None),
-            _ => echo(format!(
+        return if keys.get(provider).is_some() {
+            (provider.info().default_model.to_owned(), None)
+        } else {
+            echo(format!(
                 "no {} is set for --provider {provider}",
                 key_variable(provider)
-            )),
+            ))
         };
     }
-    let found = DEFAULT_MODELS
-        .iter()
-        .filter(|(provider, _)| *provider != Provider::OpenRouter)
-        .find(|(provider, _)| keys.get(*provider).is_some());
-    match found {
-        Some((_, model)) => ((*model).to_owned(), None),
-        None if keys.get(Provider::OpenRouter).is_some() => echo(
-            "no OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY is set (OPENROUTER_API_KEY \
-             is: add --provider openrouter to use it)"
-                .to_owned(),
-        ),
-        None => echo(
-            "no OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY is set"
-                .to_owned(),
-        ),
+    let (pickable, flag_only): (Vec<Provider>, Vec<Provider>) = Provider::ALL
+        .into_iter()
+        .partition(|p| picked_without_flag(*p));
+    if let Some(found) = pickable.iter().find(|p| keys.get(**p).is_some()) {
+        return (found.info().default_model.to_owned(), None);
+    }
+    let unset = key_variables(pickable.into_iter());
+    match flag_only.into_iter().find(|p| keys.get(*p).is_some()) {
+        Some(other) => echo(format!(
+            "no {unset} is set ({} is: add --provider {other} to use it)",
+            key_variable(other)
+        )),
+        None => echo(format!(
+            "no {} is set",
+            key_variables(Provider::ALL.into_iter())
+        )),
     }
 }
 
@@ -305,7 +312,7 @@ impl AgentArgs {
         let web_search = self
             .web_search
             .as_deref()
-            .map(str::parse::<server::tools::WebSearchConfig>)
+            .map(str::parse::<WebSearchConfig>)
             .transpose()
             .map_err(|error| CliError::Usage(format!("--web-search: {error}")))?;
         let tools = BuiltinTools::new(&ToolsConfig {
@@ -314,8 +321,8 @@ impl AgentArgs {
             web_search,
             ..ToolsConfig::default()
         })
-        .map_err(server::ServerError::from)?;
-        let skills = server::skills::SkillSet::load(&self.skills)?;
+        .map_err(service::ServiceError::from)?;
+        let skills = service::skills::SkillSet::load(&self.skills)?;
         let mcp = connect_mcp(&self.mcp).await?;
         let service = ChatService::new(
             store,
@@ -386,7 +393,7 @@ impl AgentArgs {
     }
 
     /// Refuses option values no run can take (`--temperature NaN`, `--max-tokens 0`, …) with
-    /// the reasons `POST /v1/response` gives for them: one rule, `server::plan`'s. Tool rounds
+    /// the reasons `POST /v1/response` gives for them: one rule, `service::options`'s. Tool rounds
     /// are bounded as a server's are by default ([`DEFAULT_MAX_TOOL_ROUNDS`]).
     pub(crate) fn check(&self) -> Result<(), CliError> {
         let options = RunOptions {
@@ -502,9 +509,8 @@ impl AgentArgs {
         let tool_protocol = self.tool_protocol()?;
         let model = self.model_request(model);
         let mut tools = self.tools.clone();
-        if self.web_search.is_some() && !tools.iter().any(|tool| tool == server::tools::WEB_SEARCH)
-        {
-            tools.push(server::tools::WEB_SEARCH.to_owned());
+        if self.web_search.is_some() && !tools.iter().any(|tool| tool == WEB_SEARCH) {
+            tools.push(WEB_SEARCH.to_owned());
         }
         Ok(RunSpec {
             tool_protocol,
@@ -546,14 +552,7 @@ fn secret(value: &str) -> Result<Secret, std::convert::Infallible> {
 /// The host of `provider`'s own API (that of the adapter's default base URL): the only host its
 /// environment key is sent to unless the user says otherwise.
 pub(crate) fn own_host(provider: Provider) -> &'static str {
-    let url = match provider {
-        Provider::OpenAi => providers::openai::DEFAULT_BASE_URL,
-        Provider::Anthropic => providers::anthropic::DEFAULT_BASE_URL,
-        Provider::Google => providers::gemini::DEFAULT_BASE_URL,
-        Provider::OpenRouter => providers::openrouter::DEFAULT_BASE_URL,
-    };
-    let rest = url.strip_prefix("https://").unwrap_or(url);
-    rest.split('/').next().unwrap_or(rest)
+    provider.info().own_host
 }
 
 /// Whether `base_url` is `https://` on [`own_host`] of `provider` (on the default port, with no

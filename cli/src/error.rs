@@ -35,7 +35,7 @@ pub(crate) enum CliError {
     Knowledge(#[from] knowledge_base::KbError),
     /// The skill directories cannot be read.
     #[error("{0}")]
-    Skills(#[from] server::skills::SkillError),
+    Skills(#[from] service::skills::SkillError),
     /// The conversation store failed.
     #[error("the log database failed: {0}")]
     Store(#[from] conversation_tree::StoreError),
@@ -46,12 +46,15 @@ pub(crate) enum CliError {
         #[source]
         source: conversation_tree::StoreError,
     },
-    /// Setting up the server or the store failed.
+    /// Setting up the service or the store failed.
+    #[error(transparent)]
+    Service(#[from] service::ServiceError),
+    /// Setting up or running the server failed.
     #[error(transparent)]
     Server(#[from] server::ServerError),
-    /// Run options no run can take (the rule of `server::plan`, as for `POST /v1/response`).
+    /// Run options no run can take (the rule of `service::options`, as for `POST /v1/response`).
     #[error("{}", options_message(.0))]
-    Options(Vec<server::plan::OptionProblem>),
+    Options(Vec<service::options::OptionProblem>),
     /// A run failed.
     #[error("{0}")]
     Run(String),
@@ -64,7 +67,7 @@ pub(crate) enum CliError {
 }
 
 /// `--temperature: must be between 0 and 2; --max-tokens: must be at least 1`.
-fn options_message(problems: &[server::plan::OptionProblem]) -> String {
+fn options_message(problems: &[service::options::OptionProblem]) -> String {
     problems
         .iter()
         .map(|problem| problem.for_flag().to_string())

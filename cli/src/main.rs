@@ -1,7 +1,7 @@
 //! `skein`: run agents, chat, serve the Chat Shell API, read the logs, check transcripts.
 //!
 //! Every command works offline: without a provider key the `echo` debug model answers. The
-//! commands are thin: agents run through `server::ChatService` (the same code the HTTP API
+//! commands are thin: agents run through `service::ChatService` (the same code the HTTP API
 //! uses), the logs are conversation-tree stores, transcripts are checked by `chain-ast`.
 
 mod chain;
@@ -148,4 +148,48 @@ fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory as _;
+
+    use super::Cli;
+
+    /// The long help of `command` and of each of its subcommands, with their names.
+    fn helps(command: &mut clap::Command, name: &str, found: &mut Vec<(String, String)>) {
+        found.push((name.to_owned(), command.render_long_help().to_string()));
+        for sub in command.get_subcommands_mut() {
+            let name = format!("{name} {}", sub.get_name());
+            helps(sub, &name, found);
+        }
+    }
+
+    /// `--help` is read by people at a terminal: no rustdoc link syntax, no paths into the
+    /// code, in any command's text.
+    #[test]
+    fn help_texts_hold_no_rustdoc_markup() {
+        let mut command = Cli::command();
+        command.build();
+        let mut found = Vec::new();
+        helps(&mut command, "skein", &mut found);
+        assert!(found.len() > 8, "only {} commands", found.len());
+        let marked: Vec<String> = found
+            .iter()
+            .flat_map(|(name, help)| {
+                help.lines()
+                    .filter(|line| {
+                        ["[`", "`]", "](", "crate::", "Self::", "super::"]
+                            .iter()
+                            .any(|markup| line.contains(markup))
+                    })
+                    .map(move |line| format!("{name}: {}", line.trim()))
+            })
+            .collect();
+        assert!(
+            marked.is_empty(),
+            "rustdoc markup in:\n{}",
+            marked.join("\n")
+        );
+    }
 }

@@ -3,9 +3,10 @@
 use std::io::Write;
 
 use clap::Args;
+use clap::builder::PossibleValuesParser;
 use providers::{ECHO_MODEL_ID, ModelInfo, Provider};
 use serde_json::json;
-use server::keys::{KEY_VARIABLES, ProviderKeys, key_variable};
+use service::keys::{ProviderKeys, key_variable};
 
 use crate::CliError;
 
@@ -18,7 +19,7 @@ Examples:
   skein models --json             the same as JSON, for scripts")]
 pub(crate) struct ModelsArgs {
     /// Only models of this provider: openai, anthropic or google.
-    #[arg(long, value_parser = ["openai", "anthropic", "google"])]
+    #[arg(long, value_parser = PossibleValuesParser::new(registry_providers()))]
     provider: Option<String>,
     /// Print JSON instead of a table.
     #[arg(long)]
@@ -35,10 +36,11 @@ pub(crate) fn run(args: &ModelsArgs, out: &mut impl Write) -> Result<(), CliErro
         })
         .collect();
     if args.json {
-        let keys_json: serde_json::Map<_, _> = KEY_VARIABLES
-            .iter()
-            .map(|(provider, variable)| {
-                ((*variable).to_owned(), json!(keys.get(*provider).is_some()))
+        let keys_json: serde_json::Map<_, _> = Provider::ALL
+            .into_iter()
+            .map(|provider| {
+                let variable = key_variable(provider).to_owned();
+                (variable, json!(keys.get(provider).is_some()))
             })
             .collect();
         let rows: Vec<_> = models
@@ -60,15 +62,15 @@ pub(crate) fn run(args: &ModelsArgs, out: &mut impl Write) -> Result<(), CliErro
         return Ok(());
     }
 
-    let status: Vec<String> = KEY_VARIABLES
-        .iter()
-        .map(|(provider, variable)| {
-            let state = if keys.get(*provider).is_some() {
+    let status: Vec<String> = Provider::ALL
+        .into_iter()
+        .map(|provider| {
+            let state = if keys.get(provider).is_some() {
                 "set"
             } else {
                 "not set"
             };
-            format!("{variable} {state}")
+            format!("{} {state}", key_variable(provider))
         })
         .collect();
     writeln!(out, "Keys: {}", status.join(", "))?;
@@ -114,6 +116,16 @@ pub(crate) fn run(args: &ModelsArgs, out: &mut impl Write) -> Result<(), CliErro
         )?;
     }
     Ok(())
+}
+
+/// The names of the providers with models in the registry (OpenRouter serves the others'
+/// models and has none of its own), in [`Provider::ALL`] order.
+fn registry_providers() -> Vec<&'static str> {
+    Provider::ALL
+        .into_iter()
+        .filter(|provider| ModelInfo::all().any(|info| info.provider == *provider))
+        .map(Provider::as_str)
+        .collect()
 }
 
 fn key_state(keys: &ProviderKeys, provider: Provider) -> String {

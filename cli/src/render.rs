@@ -8,7 +8,7 @@ use std::io::{self, IsTerminal as _, Write};
 
 use futures::StreamExt as _;
 use server::encode::chat_shell::ChatShellEncoder;
-use server::{AgentEvent, AgentStream, CancellationToken, ChatService, RunSpec};
+use service::{AgentEvent, AgentStream, CancellationToken, ChatService, RunSpec};
 
 use crate::sanitize::{Sanitizer, escape_json_controls, for_terminal};
 use crate::{CliError, Outcome};

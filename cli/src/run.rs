@@ -4,7 +4,7 @@ use std::io::{IsTerminal as _, Read as _};
 
 use clap::Args;
 use messages::ContentPart;
-use server::RunInput;
+use service::RunInput;
 
 use crate::common::{AgentArgs, open_store};
 use crate::{CliError, Outcome, render};

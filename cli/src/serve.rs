@@ -5,11 +5,12 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use server::keys::ProviderKeys;
-use server::schema::Secret;
-use server::tools::HttpGetPolicy;
+use providers::Provider;
 use server::{Server, ServerConfig};
+use service::Secret;
+use service::keys::ProviderKeys;
 use tokio::net::TcpListener;
+use tools::HttpGetPolicy;
 
 use crate::CliError;
 use crate::common::db_location;
@@ -141,7 +142,7 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
     } else {
         format!("{} token(s)", config.tokens.len())
     };
-    let store = server::store::redact(&config.store);
+    let store = service::store::redact(&config.service.store);
     let server = Server::new(config).await?;
     // Built before the first client arrives: otherwise its answer waits ~0.2 s while an async
     // worker builds tiktoken's encodings, and a few milliseconds more while the providers'
@@ -182,7 +183,7 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
     };
     // The store: --db wins, then the file, then the default log file.
     if db.is_some() || args.config.is_none() {
-        config.store = db_location(db)?;
+        config.service.store = db_location(db)?;
     }
     if let Some(n) = args.concurrency {
         config.concurrency_per_caller = n;
@@ -206,10 +207,10 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
         config.max_connections = n;
     }
     if let Some(bytes) = args.max_sse_event_bytes {
-        config.provider_limits.max_sse_event_bytes = bytes;
+        config.service.provider_limits.max_sse_event_bytes = bytes;
     }
     if let Some(bytes) = args.max_error_body_bytes {
-        config.provider_limits.max_error_body_bytes = bytes;
+        config.service.provider_limits.max_error_body_bytes = bytes;
     }
     config
         .allowed_hosts
@@ -217,24 +218,29 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
     config
         .cors_origins
         .extend(args.cors_origins.iter().cloned());
-    config.allow_request_base_url |= args.allow_request_base_url;
+    config.service.allow_request_base_url |= args.allow_request_base_url;
     if let Some(url) = &args.base_url {
-        config.base_urls.openai = Some(url.clone());
+        config.service.base_urls.set(Provider::OpenAi, url.clone());
     }
     if let Some(root) = &args.tool_root {
-        config.tools.files_root = Some(root.clone());
+        config.service.tools.files_root = Some(root.clone());
     }
     if !args.allow_hosts.is_empty() {
-        config.tools.http_get = Some(HttpGetPolicy::allow(args.allow_hosts.clone()));
+        config.service.tools.http_get = Some(HttpGetPolicy::allow(args.allow_hosts.clone()));
     }
     #[cfg(feature = "mcp")]
     config
+        .service
         .mcp_servers
         .extend(crate::common::mcp_configs(&args.mcp)?);
     #[cfg(not(feature = "mcp"))]
     crate::common::refuse_mcp(&args.mcp)?;
-    config.skills_dirs.extend(args.skills.iter().cloned());
     config
+        .service
+        .skills_dirs
+        .extend(args.skills.iter().cloned());
+    config
+        .service
         .knowledge_bases
         .extend(args.knowledge_bases.iter().cloned());
     if let Some(path) = &args.token_file {
@@ -243,7 +249,7 @@ fn config(args: &ServeArgs, db: Option<&str>) -> Result<ServerConfig, CliError> 
     if let Ok(text) = std::env::var("SKEIN_TOKENS") {
         config.tokens.extend(tokens(&text, ','));
     }
-    config.keys = ProviderKeys::from_env();
+    config.service.keys = ProviderKeys::from_env();
     Ok(config)
 }
 

@@ -68,7 +68,7 @@ impl Db {
 
     fn store(&self, runtime: &tokio::runtime::Runtime) -> Arc<dyn Store> {
         runtime.block_on(async {
-            server::store::open_store(&self.location)
+            service::store::open_store(&self.location)
                 .await
                 .expect("the log database opens")
         })

@@ -105,11 +105,14 @@
 //!   [`ConversationSummary`], [`VerifyReport`]: what it returns.
 //! - [`HashOptions`], [`CallOptions`], [`Reuse`]: what enters the hashes, and the reuse policy.
 //! - [`SqliteStore`]; `PostgresStore` (feature `postgres`).
+//! - [`migrate`]: the migration runner of schemas versioned in a meta table, which the
+//!   PostgreSQL store and the knowledge bases (`knowledge-base`) use.
 //! - `testing` (feature `testing`): a throwaway PostgreSQL cluster for tests.
 
 mod error;
 pub mod hash;
 mod id;
+pub mod migrate;
 mod node;
 mod options;
 #[cfg(feature = "postgres")]

@@ -4,11 +4,14 @@
 //! - [`Document`]: text, Markdown, source code or (feature `pdf`) PDF text, read with
 //!   [`Document::from_file`]; [`Chunker`] cuts it into chunks on paragraph and line
 //!   boundaries, each knowing its lines (or pages).
-//! - [`KnowledgeStore`]: named knowledge bases. [`SqliteKnowledge`] keeps them in the
-//!   conversation store's SQLite file (an FTS5 table, BM25 ranking); `PostgresKnowledge`
-//!   (feature `postgres`) in its PostgreSQL database (a `tsvector` column with a GIN index,
-//!   `websearch_to_tsquery` and `ts_rank_cd`). [`KnowledgeStore::search`] returns
-//!   [`Passage`]s, best first, deduplicated; a query is words, never syntax.
+//! - [`KnowledgeStore`]: named knowledge bases, and the one API to add, search, list and
+//!   remove them whatever the backend. [`SqliteKnowledge`] opens them in the conversation
+//!   store's SQLite file (an FTS5 table, BM25 ranking); `PostgresKnowledge` (feature
+//!   `postgres`) in its PostgreSQL database (a `tsvector` column with a GIN index,
+//!   `websearch_to_tsquery` and `ts_rank_cd`); either converts into a [`KnowledgeStore`].
+//!   [`KnowledgeStore::search`] returns [`Passage`]s, best first, deduplicated; a query is
+//!   words, never syntax. Both version their tables in `kb_meta` with the conversation
+//!   store's migration runner ([`conversation_tree::migrate`]).
 //! - [`KnowledgeBaseSearch`]: the `knowledge_base_search` tool ([`toolchain::Tool`]) over a
 //!   fixed list of bases. [`sources`] reads the [`Source`]s (title, location, passage) back
 //!   from its output, and [`SourceSet`] merges those of a run for `response.done`.
@@ -61,6 +64,7 @@ mod pdf;
 mod postgres;
 mod query;
 mod sqlite;
+mod storage;
 mod store;
 mod tool;
 

@@ -7,24 +7,19 @@
 
 use std::sync::LazyLock;
 
+use async_trait::async_trait;
+use conversation_tree::migrate::{self, Schema};
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
 use tokio_postgres::NoTls;
 
 use crate::KbError;
-use crate::chunk::Chunker;
-use crate::document::{Document, Span, SpanKind};
+use crate::document::{Span, SpanKind};
 use crate::error::{Backend, check_base_name, redact};
-use crate::query::Phrases;
-use crate::store::{
-    APPLICATION, AddReport, BaseSummary, Passage, SCHEMA_VERSION, blocking, candidates,
-    check_bases, clamp_limit, count, deduplicate, foreign_table, meta_version, prepare,
-};
+use crate::storage::{Prepared, Search, Storage, count, schema, schema_error};
+use crate::store::{AddReport, BaseSummary, Passage};
 
 /// Connections a store opens at most.
 const POOL_SIZE: usize = 8;
-
-/// Key of the advisory lock that serialises the creation of the tables ("SKENkbmg").
-const MIGRATION_LOCK: i64 = 0x534B_454E_6B62_6D67;
 
 /// The text search configuration: English stemming and stop words.
 const CONFIG: &str = "english";
@@ -60,6 +55,9 @@ static INSERT_CHUNKS_SQL: LazyLock<String> = LazyLock::new(|| {
     )
 });
 
+/// The knowledge tables in PostgreSQL.
+const SCHEMA: Schema = schema(&[SCHEMA_V1]);
+
 /// Schema version 1.
 const SCHEMA_V1: &str = "
 CREATE TABLE IF NOT EXISTS kb_bases (
@@ -92,7 +90,8 @@ CREATE INDEX IF NOT EXISTS kb_chunks_document ON kb_chunks (document_id);
 /// Knowledge bases in a PostgreSQL database (feature `postgres`), normally the conversation
 /// store's.
 ///
-/// TLS is not built in, as for the conversation store: connect over a private network, a Unix
+/// Used through [`KnowledgeStore`](crate::KnowledgeStore), which it converts into
+/// (`KnowledgeStore::from`). TLS is not built in, as for the conversation store: connect over a private network, a Unix
 /// socket or loopback. Cheap to clone: clones share a pool of up to 8 connections.
 #[derive(Clone)]
 pub struct PostgresKnowledge {
@@ -153,24 +152,16 @@ impl PostgresKnowledge {
     async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Client, KbError> {
         self.pool.get().await.map_err(pg(operation))
     }
+}
 
-    /// Adds documents with the default chunker: see [`KnowledgeStore::add`](crate::KnowledgeStore::add).
-    pub async fn add(&self, base: &str, documents: Vec<Document>) -> Result<AddReport, KbError> {
-        self.add_with_chunker(base, documents, Chunker::default())
-            .await
+#[async_trait]
+impl Storage for PostgresKnowledge {
+    fn location(&self) -> &str {
+        PostgresKnowledge::location(self)
     }
 
-    /// See [`KnowledgeStore::add_with_chunker`](crate::KnowledgeStore::add_with_chunker).
-    pub async fn add_with_chunker(
-        &self,
-        base: &str,
-        documents: Vec<Document>,
-        chunker: Chunker,
-    ) -> Result<AddReport, KbError> {
+    async fn add(&self, base: &str, prepared: Vec<Prepared>) -> Result<AddReport, KbError> {
         const OPERATION: &str = "adding documents";
-        let base_name = base.to_owned();
-        let prepared =
-            blocking(OPERATION, move || prepare(&base_name, documents, &chunker)).await?;
         let sql = pg(OPERATION);
         let mut client = self.client(OPERATION).await?;
         let tx = client.transaction().await.map_err(&sql)?;
@@ -255,27 +246,19 @@ impl PostgresKnowledge {
         Ok(report)
     }
 
-    /// See [`KnowledgeStore::search`](crate::KnowledgeStore::search).
-    pub async fn search<S: AsRef<str>>(
-        &self,
-        bases: &[S],
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<Passage>, KbError> {
+    async fn candidates(&self, search: Search) -> Result<Vec<Passage>, KbError> {
         const OPERATION: &str = "searching";
         let sql = pg(OPERATION);
-        let bases: Vec<String> = bases.iter().map(|base| base.as_ref().to_owned()).collect();
         let client = self.client(OPERATION).await?;
-        check_bases(&bases, &known_bases(&client).await?)?;
-        let phrases = Phrases::parse(query);
-        let limit = clamp_limit(limit);
-        if phrases.is_empty() || limit == 0 {
+        if !search.admit(&known_bases(&client).await?)? {
             return Ok(Vec::new());
         }
-        let wanted = i64::try_from(candidates(limit)).unwrap_or(i64::MAX);
         let statement = client.prepare_cached(&SEARCH_SQL).await.map_err(&sql)?;
         let rows = client
-            .query(&statement, &[&phrases.websearch(), &bases, &wanted])
+            .query(
+                &statement,
+                &[&search.phrases.websearch(), &search.bases, &search.wanted()],
+            )
             .await
             .map_err(&sql)?;
         let mut found = Vec::with_capacity(rows.len());
@@ -299,11 +282,10 @@ impl PostgresKnowledge {
                 score: row.try_get(7).map_err(&sql)?,
             });
         }
-        Ok(deduplicate(found, limit))
+        Ok(found)
     }
 
-    /// See [`KnowledgeStore::list`](crate::KnowledgeStore::list).
-    pub async fn list(&self) -> Result<Vec<BaseSummary>, KbError> {
+    async fn list(&self) -> Result<Vec<BaseSummary>, KbError> {
         const OPERATION: &str = "listing knowledge bases";
         let sql = pg(OPERATION);
         let client = self.client(OPERATION).await?;
@@ -327,8 +309,7 @@ impl PostgresKnowledge {
             .collect()
     }
 
-    /// See [`KnowledgeStore::remove`](crate::KnowledgeStore::remove).
-    pub async fn remove(&self, base: &str) -> Result<BaseSummary, KbError> {
+    async fn remove(&self, base: &str) -> Result<BaseSummary, KbError> {
         const OPERATION: &str = "removing a knowledge base";
         let sql = pg(OPERATION);
         let mut client = self.client(OPERATION).await?;
@@ -382,63 +363,8 @@ async fn known_bases(client: &impl GenericClient) -> Result<Vec<String>, KbError
 /// Creates the knowledge tables or checks their version, in one transaction under an advisory
 /// lock; a refusal rolls it back.
 async fn migrate(client: &mut deadpool_postgres::Client, location: &str) -> Result<(), KbError> {
-    const OPERATION: &str = "creating the knowledge tables";
-    let sql = pg(OPERATION);
-    let tx = client.transaction().await.map_err(&sql)?;
-    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])
+    migrate::postgres::migrate(client, &SCHEMA)
         .await
-        .map_err(&sql)?;
-    let has_meta: bool = tx
-        .query_one("SELECT to_regclass('kb_meta') IS NOT NULL", &[])
-        .await
-        .map_err(&sql)?
-        .try_get(0)
-        .map_err(&sql)?;
-    let found = if has_meta {
-        let rows = tx
-            .query("SELECT key, value FROM kb_meta", &[])
-            .await
-            .map_err(&sql)?;
-        let value = |key: &str| {
-            rows.iter()
-                .find(|row| row.try_get::<_, &str>(0).is_ok_and(|found| found == key))
-                .and_then(|row| row.try_get::<_, &str>(1).ok())
-        };
-        meta_version(location, value("application"), value("schema_version"))?
-    } else {
-        for table in ["kb_bases", "kb_documents", "kb_chunks"] {
-            let exists: bool = tx
-                .query_one("SELECT to_regclass($1) IS NOT NULL", &[&table])
-                .await
-                .map_err(&sql)?
-                .try_get(0)
-                .map_err(&sql)?;
-            if exists {
-                return Err(foreign_table(location, table));
-            }
-        }
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS kb_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-        )
-        .await
-        .map_err(&sql)?;
-        tx.execute(
-            "INSERT INTO kb_meta (key, value) VALUES ('application', $1), ('schema_version', '0')",
-            &[&APPLICATION],
-        )
-        .await
-        .map_err(&sql)?;
-        0
-    };
-    if found < 1 {
-        tx.batch_execute(SCHEMA_V1).await.map_err(&sql)?;
-        tx.execute(
-            "UPDATE kb_meta SET value = $1 WHERE key = 'schema_version'",
-            &[&SCHEMA_VERSION.to_string()],
-        )
-        .await
-        .map_err(&sql)?;
-    }
-    tx.commit().await.map_err(&sql)?;
+        .map_err(|error| schema_error(location, error, pg("creating the knowledge tables")))?;
     Ok(())
 }

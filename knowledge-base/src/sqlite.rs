@@ -17,17 +17,15 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use async_trait::async_trait;
+use conversation_tree::migrate::{self, Schema};
 use rusqlite::{Connection, ErrorCode, OptionalExtension as _, TransactionBehavior, params};
 
 use crate::KbError;
-use crate::chunk::Chunker;
-use crate::document::{Document, Span, SpanKind};
+use crate::document::{Span, SpanKind};
 use crate::error::{Backend, check_base_name};
-use crate::query::Phrases;
-use crate::store::{
-    APPLICATION, AddReport, BaseSummary, Passage, SCHEMA_VERSION, blocking, candidates,
-    check_bases, clamp_limit, count, deduplicate, foreign_table, meta_version, prepare,
-};
+use crate::storage::{Prepared, Search, Storage, blocking, count, schema, schema_error};
+use crate::store::{AddReport, BaseSummary, Passage};
 
 /// What opening a store is called in its errors.
 const OPENING: &str = "opening the knowledge bases";
@@ -37,6 +35,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Reader connections kept open between reads.
 const MAX_IDLE_READERS: usize = 4;
+
+/// The knowledge tables in SQLite.
+const SCHEMA: Schema = schema(&[SCHEMA_V1]);
 
 /// Schema version 1.
 const SCHEMA_V1: &str = "
@@ -76,9 +77,10 @@ const NOW: &str = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')";
 /// Knowledge bases in a SQLite file (WAL mode), normally the conversation store's, or in
 /// memory.
 ///
-/// rusqlite is synchronous: every operation runs on tokio's blocking pool, so a tokio runtime
-/// is needed. One writer connection takes this process's writes; up to four reader
-/// connections search beside it. Cheap to clone.
+/// Used through [`KnowledgeStore`](crate::KnowledgeStore), which it converts into
+/// (`KnowledgeStore::from`). rusqlite is synchronous: every operation runs on tokio's blocking
+/// pool, so a tokio runtime is needed. One writer connection takes this process's writes; up
+/// to four reader connections search beside it. Cheap to clone.
 #[derive(Clone)]
 pub struct SqliteKnowledge {
     inner: Arc<Inner>,
@@ -158,23 +160,52 @@ impl SqliteKnowledge {
         &self.inner.location
     }
 
-    /// Adds documents with the default chunker: see [`KnowledgeStore::add`](crate::KnowledgeStore::add).
-    pub async fn add(&self, base: &str, documents: Vec<Document>) -> Result<AddReport, KbError> {
-        self.add_with_chunker(base, documents, Chunker::default())
-            .await
+    /// Runs `f` on a reader connection (the writer, in memory) on the blocking pool.
+    async fn read<T: Send + 'static>(
+        &self,
+        operation: &'static str,
+        f: impl FnOnce(&Connection, &str) -> Result<T, KbError> + Send + 'static,
+    ) -> Result<T, KbError> {
+        let inner = self.inner.clone();
+        blocking(operation, move || {
+            let Some(path) = &inner.path else {
+                let writer = inner.writer.lock().unwrap_or_else(PoisonError::into_inner);
+                return f(&writer, &inner.location);
+            };
+            let idle = inner
+                .readers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .pop();
+            let reader = match idle {
+                Some(reader) => reader,
+                None => {
+                    let reader = Connection::open(path).map_err(sql(&inner.location, operation))?;
+                    configure(&reader, &inner.location, false)?;
+                    reader
+                }
+            };
+            let result = f(&reader, &inner.location);
+            let mut readers = inner.readers.lock().unwrap_or_else(PoisonError::into_inner);
+            if readers.len() < MAX_IDLE_READERS {
+                readers.push(reader);
+            }
+            result
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl Storage for SqliteKnowledge {
+    fn location(&self) -> &str {
+        SqliteKnowledge::location(self)
     }
 
-    /// See [`KnowledgeStore::add_with_chunker`](crate::KnowledgeStore::add_with_chunker).
-    pub async fn add_with_chunker(
-        &self,
-        base: &str,
-        documents: Vec<Document>,
-        chunker: Chunker,
-    ) -> Result<AddReport, KbError> {
+    async fn add(&self, base: &str, prepared: Vec<Prepared>) -> Result<AddReport, KbError> {
         let base = base.to_owned();
         let inner = self.inner.clone();
         blocking("adding documents", move || {
-            let prepared = prepare(&base, documents, &chunker)?;
             let sql = sql(&inner.location, "adding documents");
             let mut writer = inner.writer.lock().unwrap_or_else(PoisonError::into_inner);
             let tx = writer
@@ -269,23 +300,14 @@ impl SqliteKnowledge {
         .await
     }
 
-    /// See [`KnowledgeStore::search`](crate::KnowledgeStore::search).
-    pub async fn search<S: AsRef<str>>(
-        &self,
-        bases: &[S],
-        query: &str,
-        limit: usize,
-    ) -> Result<Vec<Passage>, KbError> {
-        let bases: Vec<String> = bases.iter().map(|base| base.as_ref().to_owned()).collect();
-        let phrases = Phrases::parse(query);
-        let limit = clamp_limit(limit);
+    async fn candidates(&self, search: Search) -> Result<Vec<Passage>, KbError> {
         self.read("searching", move |conn, location| {
             let sql = sql(location, "searching");
-            check_bases(&bases, &known_bases(conn).map_err(&sql)?)?;
-            if phrases.is_empty() || limit == 0 {
+            if !search.admit(&known_bases(conn).map_err(&sql)?)? {
                 return Ok(Vec::new());
             }
-            let bases_json = serde_json::to_string(&bases).unwrap_or_else(|_| "[]".to_owned());
+            let bases_json =
+                serde_json::to_string(&search.bases).unwrap_or_else(|_| "[]".to_owned());
             // kb_chunks drives the join (CROSS JOIN fixes the order): the full-text match runs
             // once, not once per document.
             let mut statement = conn
@@ -300,36 +322,36 @@ impl SqliteKnowledge {
                      LIMIT ?3",
                 )
                 .map_err(&sql)?;
-            let wanted = i64::try_from(candidates(limit)).unwrap_or(i64::MAX);
             let rows = statement
-                .query_map(params![phrases.fts5(), bases_json, wanted], |row| {
-                    let kind =
-                        SpanKind::parse(&row.get::<_, String>(3)?).unwrap_or(SpanKind::Lines);
-                    let span = Span {
-                        kind,
-                        start: row.get(4)?,
-                        end: row.get(5)?,
-                    };
-                    let document: String = row.get(2)?;
-                    Ok(Passage {
-                        base: row.get(0)?,
-                        title: row.get(1)?,
-                        location: format!("{document}:{span}"),
-                        document,
-                        span,
-                        text: row.get(6)?,
-                        score: -row.get::<_, f64>(7)?,
-                    })
-                })
+                .query_map(
+                    params![search.phrases.fts5(), bases_json, search.wanted()],
+                    |row| {
+                        let kind =
+                            SpanKind::parse(&row.get::<_, String>(3)?).unwrap_or(SpanKind::Lines);
+                        let span = Span {
+                            kind,
+                            start: row.get(4)?,
+                            end: row.get(5)?,
+                        };
+                        let document: String = row.get(2)?;
+                        Ok(Passage {
+                            base: row.get(0)?,
+                            title: row.get(1)?,
+                            location: format!("{document}:{span}"),
+                            document,
+                            span,
+                            text: row.get(6)?,
+                            score: -row.get::<_, f64>(7)?,
+                        })
+                    },
+                )
                 .map_err(&sql)?;
-            let candidates = rows.collect::<Result<Vec<_>, _>>().map_err(&sql)?;
-            Ok(deduplicate(candidates, limit))
+            rows.collect::<Result<Vec<_>, _>>().map_err(&sql)
         })
         .await
     }
 
-    /// See [`KnowledgeStore::list`](crate::KnowledgeStore::list).
-    pub async fn list(&self) -> Result<Vec<BaseSummary>, KbError> {
+    async fn list(&self) -> Result<Vec<BaseSummary>, KbError> {
         self.read("listing knowledge bases", |conn, location| {
             let sql = sql(location, "listing knowledge bases");
             let mut statement = conn
@@ -353,8 +375,7 @@ impl SqliteKnowledge {
         .await
     }
 
-    /// See [`KnowledgeStore::remove`](crate::KnowledgeStore::remove).
-    pub async fn remove(&self, base: &str) -> Result<BaseSummary, KbError> {
+    async fn remove(&self, base: &str) -> Result<BaseSummary, KbError> {
         let base = base.to_owned();
         let inner = self.inner.clone();
         blocking("removing a knowledge base", move || {
@@ -398,41 +419,6 @@ impl SqliteKnowledge {
                 .map_err(&sql)?;
             tx.commit().map_err(&sql)?;
             Ok(summary)
-        })
-        .await
-    }
-
-    /// Runs `f` on a reader connection (the writer, in memory) on the blocking pool.
-    async fn read<T: Send + 'static>(
-        &self,
-        operation: &'static str,
-        f: impl FnOnce(&Connection, &str) -> Result<T, KbError> + Send + 'static,
-    ) -> Result<T, KbError> {
-        let inner = self.inner.clone();
-        blocking(operation, move || {
-            let Some(path) = &inner.path else {
-                let writer = inner.writer.lock().unwrap_or_else(PoisonError::into_inner);
-                return f(&writer, &inner.location);
-            };
-            let idle = inner
-                .readers
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .pop();
-            let reader = match idle {
-                Some(reader) => reader,
-                None => {
-                    let reader = Connection::open(path).map_err(sql(&inner.location, operation))?;
-                    configure(&reader, &inner.location, false)?;
-                    reader
-                }
-            };
-            let result = f(&reader, &inner.location);
-            let mut readers = inner.readers.lock().unwrap_or_else(PoisonError::into_inner);
-            if readers.len() < MAX_IDLE_READERS {
-                readers.push(reader);
-            }
-            result
         })
         .await
     }
@@ -482,59 +468,14 @@ fn configure(conn: &Connection, location: &str, writer: bool) -> Result<(), KbEr
 /// Creates the knowledge tables or checks their version; one write transaction, taken only
 /// when something is to be written.
 fn migrate(conn: &mut Connection, location: &str) -> Result<(), KbError> {
-    let sql = sql(location, "creating the knowledge tables");
-    if version(conn, location)? == SCHEMA_VERSION {
-        return Ok(());
-    }
-    let tx = conn
-        .transaction_with_behavior(TransactionBehavior::Immediate)
-        .map_err(&sql)?;
-    // Again under the write lock: another process may have created them meanwhile.
-    let found = version(&tx, location)?;
-    if found < 1 {
-        tx.execute_batch(SCHEMA_V1).map_err(&sql)?;
-        tx.execute(
-            "INSERT OR REPLACE INTO kb_meta (key, value)
-             VALUES ('application', ?1), ('schema_version', ?2)",
-            params![APPLICATION, SCHEMA_VERSION.to_string()],
+    migrate::sqlite::migrate(conn, &SCHEMA).map_err(|error| {
+        schema_error(
+            location,
+            error,
+            sql(location, "creating the knowledge tables"),
         )
-        .map_err(&sql)?;
-    }
-    tx.commit().map_err(&sql)?;
+    })?;
     Ok(())
-}
-
-/// The knowledge tables' schema version (0: none yet), refusing foreign and newer ones.
-fn version(conn: &Connection, location: &str) -> Result<i64, KbError> {
-    let sql = sql(location, "reading the knowledge tables' version");
-    let tables: Vec<String> = {
-        let mut statement = conn
-            .prepare(
-                "SELECT name FROM sqlite_schema
-                 WHERE type = 'table' AND name IN ('kb_meta', 'kb_bases', 'kb_documents', 'kb_chunks')",
-            )
-            .map_err(&sql)?;
-        let rows = statement.query_map([], |row| row.get(0)).map_err(&sql)?;
-        rows.collect::<Result<_, _>>().map_err(&sql)?
-    };
-    if !tables.iter().any(|table| table == "kb_meta") {
-        return match tables.first() {
-            Some(table) => Err(foreign_table(location, table)),
-            None => Ok(0),
-        };
-    }
-    let value = |key: &str| -> Result<Option<String>, KbError> {
-        conn.query_row("SELECT value FROM kb_meta WHERE key = ?1", [key], |row| {
-            row.get(0)
-        })
-        .optional()
-        .map_err(&sql)
-    };
-    meta_version(
-        location,
-        value("application")?.as_deref(),
-        value("schema_version")?.as_deref(),
-    )
 }
 
 /// Maps a rusqlite error met while doing `operation`.

@@ -1,4 +1,5 @@
-//! [`KnowledgeStore`]: one API over the SQLite and PostgreSQL backends, and what both share.
+//! [`KnowledgeStore`]: the one API over the SQLite and PostgreSQL backends, and the results it
+//! returns.
 
 use std::collections::HashSet;
 
@@ -6,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::chunk::Chunker;
 use crate::document::{Document, Span};
-use crate::error::check_base_name;
+use crate::storage::{Search, Storage, blocking, prepare};
 use crate::{KbError, SqliteKnowledge};
 
 #[cfg(feature = "postgres")]
@@ -14,12 +15,6 @@ use crate::PostgresKnowledge;
 
 /// Most passages one search returns.
 pub const MAX_SEARCH_LIMIT: usize = 100;
-
-/// The knowledge tables' schema version this build writes (both backends).
-pub(crate) const SCHEMA_VERSION: i64 = 1;
-
-/// Marks `kb_meta` as Skein's.
-pub(crate) const APPLICATION: &str = "skein-knowledge-base";
 
 /// What [`KnowledgeStore::add`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -109,13 +104,18 @@ impl KnowledgeStore {
         Ok(SqliteKnowledge::open(location).await?.into())
     }
 
+    /// The backend: the one place that tells them apart.
+    fn storage(&self) -> &dyn Storage {
+        match self {
+            KnowledgeStore::Sqlite(store) => store,
+            #[cfg(feature = "postgres")]
+            KnowledgeStore::Postgres(store) => store,
+        }
+    }
+
     /// Where the store is (a path, `:memory:`, or a URL without its password).
     pub fn location(&self) -> &str {
-        match self {
-            KnowledgeStore::Sqlite(store) => store.location(),
-            #[cfg(feature = "postgres")]
-            KnowledgeStore::Postgres(store) => store.location(),
-        }
+        self.storage().location()
     }
 
     /// Adds `documents` to the knowledge base `base`, creating the base if needed, chunked by
@@ -134,13 +134,12 @@ impl KnowledgeStore {
         documents: Vec<Document>,
         chunker: Chunker,
     ) -> Result<AddReport, KbError> {
-        match self {
-            KnowledgeStore::Sqlite(store) => store.add_with_chunker(base, documents, chunker).await,
-            #[cfg(feature = "postgres")]
-            KnowledgeStore::Postgres(store) => {
-                store.add_with_chunker(base, documents, chunker).await
-            }
-        }
+        let base_name = base.to_owned();
+        let prepared = blocking("adding documents", move || {
+            prepare(&base_name, documents, &chunker)
+        })
+        .await?;
+        self.storage().add(base, prepared).await
     }
 
     /// The passages of the knowledge bases `bases` that best match `query`, best first, at
@@ -165,30 +164,21 @@ impl KnowledgeStore {
         query: &str,
         limit: usize,
     ) -> Result<Vec<Passage>, KbError> {
-        match self {
-            KnowledgeStore::Sqlite(store) => store.search(bases, query, limit).await,
-            #[cfg(feature = "postgres")]
-            KnowledgeStore::Postgres(store) => store.search(bases, query, limit).await,
-        }
+        let search = Search::new(bases, query, limit);
+        let limit = search.limit;
+        let candidates = self.storage().candidates(search).await?;
+        Ok(deduplicate(candidates, limit))
     }
 
     /// Every knowledge base, by name.
     pub async fn list(&self) -> Result<Vec<BaseSummary>, KbError> {
-        match self {
-            KnowledgeStore::Sqlite(store) => store.list().await,
-            #[cfg(feature = "postgres")]
-            KnowledgeStore::Postgres(store) => store.list().await,
-        }
+        self.storage().list().await
     }
 
     /// Deletes the knowledge base `base` and everything in it, in one transaction; returns
     /// what it held. An unknown base is [`KbError::UnknownBase`].
     pub async fn remove(&self, base: &str) -> Result<BaseSummary, KbError> {
-        match self {
-            KnowledgeStore::Sqlite(store) => store.remove(base).await,
-            #[cfg(feature = "postgres")]
-            KnowledgeStore::Postgres(store) => store.remove(base).await,
-        }
+        self.storage().remove(base).await
     }
 }
 
@@ -202,116 +192,6 @@ async fn open_postgres(location: &str) -> Result<KnowledgeStore, KbError> {
     Err(KbError::PostgresDisabled {
         location: crate::error::redact(location),
     })
-}
-
-/// A document ready to store: chunk texts and spans, cut before any lock is taken.
-pub(crate) struct Prepared {
-    pub(crate) title: String,
-    pub(crate) location: String,
-    pub(crate) kind: &'static str,
-    pub(crate) chunks: Vec<(Span, String)>,
-}
-
-/// Checks the base name and the documents, and chunks them (CPU work: call it off the async
-/// workers). A location given twice keeps its last document.
-pub(crate) fn prepare(
-    base: &str,
-    documents: Vec<Document>,
-    chunker: &Chunker,
-) -> Result<Vec<Prepared>, KbError> {
-    check_base_name(base)?;
-    let mut prepared: Vec<Prepared> = Vec::with_capacity(documents.len());
-    for document in documents {
-        if document.location.trim().is_empty() {
-            return Err(KbError::InvalidDocument {
-                location: document.location,
-                reason: "its location is empty; give each document a location, such as its path"
-                    .to_owned(),
-            });
-        }
-        let chunks = document
-            .chunks(chunker)
-            .into_iter()
-            // NUL cannot be stored in PostgreSQL text; a space keeps every byte offset.
-            .map(|(chunk, span)| (span, chunk.text(&document.text).replace('\0', " ")))
-            .collect();
-        let title = if document.title.trim().is_empty() {
-            document.location.clone()
-        } else {
-            document.title.clone()
-        };
-        prepared.retain(|earlier| earlier.location != document.location);
-        prepared.push(Prepared {
-            title,
-            location: document.location,
-            kind: document.kind.as_str(),
-            chunks,
-        });
-    }
-    Ok(prepared)
-}
-
-/// The refusal of knowledge tables without `kb_meta`: `table` belongs to another application.
-pub(crate) fn foreign_table(location: &str, table: &str) -> KbError {
-    KbError::NotAStore {
-        location: location.to_owned(),
-        reason: format!(
-            "it has a table named {table} but no kb_meta table, so the table belongs to \
-             another application"
-        ),
-    }
-}
-
-/// The schema version `kb_meta` records, from its `application` and `schema_version` values:
-/// a foreign application or an unreadable version is [`KbError::NotAStore`], a version newer
-/// than this build's [`KbError::NewerSchema`].
-pub(crate) fn meta_version(
-    location: &str,
-    application: Option<&str>,
-    schema_version: Option<&str>,
-) -> Result<i64, KbError> {
-    if application != Some(APPLICATION) {
-        return Err(KbError::NotAStore {
-            location: location.to_owned(),
-            reason: "its kb_meta table does not name Skein knowledge bases".to_owned(),
-        });
-    }
-    let found = schema_version
-        .and_then(|version| version.parse::<i64>().ok())
-        .ok_or_else(|| KbError::NotAStore {
-            location: location.to_owned(),
-            reason: "its kb_meta table holds no readable schema_version".to_owned(),
-        })?;
-    if found > SCHEMA_VERSION {
-        return Err(KbError::NewerSchema {
-            location: location.to_owned(),
-            found,
-            supported: SCHEMA_VERSION,
-        });
-    }
-    Ok(found)
-}
-
-/// Checks a search's base names against the known ones.
-pub(crate) fn check_bases<S: AsRef<str>>(bases: &[S], known: &[String]) -> Result<(), KbError> {
-    if bases.is_empty() {
-        return Err(KbError::NoBases);
-    }
-    for base in bases {
-        let base = base.as_ref();
-        if !known.iter().any(|name| name == base) {
-            return Err(KbError::UnknownBase {
-                name: base.to_owned(),
-                known: known.to_vec(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// How many candidates a search fetches to return `limit` passages after deduplication.
-pub(crate) fn candidates(limit: usize) -> usize {
-    limit * 4 + 8
 }
 
 /// The best `limit` of `candidates` (best first) after deduplication.
@@ -349,24 +229,6 @@ pub(crate) fn collapse_space(text: &str) -> String {
 /// `limit` brought into `0..=MAX_SEARCH_LIMIT`.
 pub(crate) fn clamp_limit(limit: usize) -> usize {
     limit.min(MAX_SEARCH_LIMIT)
-}
-
-/// A count read from the database.
-pub(crate) fn count(value: i64) -> usize {
-    usize::try_from(value).unwrap_or(0)
-}
-
-/// Runs `f` on tokio's blocking pool: SQLite's calls, and chunking, which is CPU work.
-pub(crate) async fn blocking<T: Send + 'static>(
-    operation: &'static str,
-    f: impl FnOnce() -> Result<T, KbError> + Send + 'static,
-) -> Result<T, KbError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|error| KbError::Interrupted {
-            operation,
-            reason: error.to_string(),
-        })?
 }
 
 #[cfg(test)]
@@ -407,19 +269,5 @@ mod tests {
         let locations: Vec<&str> = kept.iter().map(|p| p.location.as_str()).collect();
         assert_eq!(locations, ["a.md:10-20", "a.md:21-30", "c.md:1-2"]);
         assert_eq!(deduplicate(kept, 1).len(), 1);
-    }
-
-    #[test]
-    fn bases_are_checked() {
-        let known = vec!["docs".to_owned()];
-        check_bases(&["docs"], &known).unwrap();
-        assert!(matches!(
-            check_bases::<&str>(&[], &known),
-            Err(KbError::NoBases)
-        ));
-        assert!(matches!(
-            check_bases(&["dcs"], &known),
-            Err(KbError::UnknownBase { name, known }) if name == "dcs" && known == ["docs"]
-        ));
     }
 }

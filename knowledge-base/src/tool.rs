@@ -26,8 +26,8 @@ const MAX_QUERY_CHARS: usize = 1000;
 ///
 /// The model sends `{"query": "…", "limit": 5}` and reads [`SearchOutput`] as JSON: the
 /// passages, best first, each with its document's title, its location (`path:12-40`) and its
-/// text. The same output, handed to [`sources`], gives the typed [`Source`]s a front end
-/// attaches to its answer.
+/// text. The tool cites the same passages as [`Source`]s ([`Tool::sources`]), which a front
+/// end attaches to its answer; [`sources`] reads them back from the JSON output.
 ///
 /// ```
 /// use knowledge_base::{Document, KnowledgeBaseSearch, KnowledgeStore, SqliteKnowledge};
@@ -121,7 +121,7 @@ impl KnowledgeBaseSearch {
             }
         }
         let known: Vec<String> = store.list().await?.into_iter().map(|b| b.name).collect();
-        crate::store::check_bases(&names, &known)?;
+        crate::storage::check_bases(&names, &known)?;
         let description = format!(
             "Searches the knowledge base{} {} (documents provided by the user) by keywords and \
              returns the best-matching passages, each with its document's title, its location \
@@ -194,23 +194,22 @@ impl Tool<SearchInput, SearchOutput> for KnowledgeBaseSearch {
              identifiers as they would be written in the documents."
                 .to_owned()
         });
-        Ok(ToolResult::text(SearchOutput {
+        let output = SearchOutput {
             passages: passages.into_iter().map(OutputPassage::from).collect(),
             note,
-        }))
+        };
+        Ok(ToolResult::text(output))
+    }
+
+    /// The passages found, as the answer's sources.
+    fn sources(&self, output: &SearchOutput) -> Vec<Source> {
+        output.passages.iter().map(Source::from).collect()
     }
 }
 
-/// A source an answer drew on, for a front end to show (`response.done`'s `sources`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Source {
-    /// The document's title.
-    pub title: String,
-    /// Where the passage is: `path:12-40` or `file.pdf:p3-4`.
-    pub location: String,
-    /// The passage's text.
-    pub passage: String,
-}
+/// A source an answer drew on, for a front end to show (`response.done`'s `sources`): the
+/// one type every tool cites with.
+pub use toolchain::Source;
 
 impl From<Passage> for Source {
     /// The passage as a source: its title, location and text (trailing white space trimmed,
@@ -231,15 +230,18 @@ pub fn sources(output: &Value) -> Vec<Source> {
     let Ok(output) = SearchOutput::deserialize(output) else {
         return Vec::new();
     };
-    output
-        .passages
-        .into_iter()
-        .map(|passage| Source {
-            title: passage.title,
-            location: passage.location,
-            passage: passage.text,
-        })
-        .collect()
+    output.passages.iter().map(Source::from).collect()
+}
+
+impl From<&OutputPassage> for Source {
+    /// The passage as the tool showed it, as a source.
+    fn from(passage: &OutputPassage) -> Self {
+        Source {
+            title: passage.title.clone(),
+            location: passage.location.clone(),
+            passage: passage.text.clone(),
+        }
+    }
 }
 
 /// The sources of a run, in the order first seen, each location once: what several

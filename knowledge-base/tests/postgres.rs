@@ -51,7 +51,7 @@ async fn log_one(store: &PostgresStore) {
 }
 
 /// Adds a one-line note to the base `notes`.
-async fn add_notes(knowledge: &PostgresKnowledge) {
+async fn add_notes(knowledge: &KnowledgeStore) {
     let note = Document::new("N", "n.md", "descaling monthly\n");
     knowledge.add("notes", vec![note]).await.unwrap();
 }
@@ -60,7 +60,7 @@ async fn add_notes(knowledge: &PostgresKnowledge) {
 async fn the_conversation_store_shares_the_database_in_both_orders() {
     // Knowledge first, then the conversation store.
     let url = fresh_postgres_database().await;
-    let knowledge = PostgresKnowledge::connect(&url).await.unwrap();
+    let knowledge = KnowledgeStore::from(PostgresKnowledge::connect(&url).await.unwrap());
     add_notes(&knowledge).await;
     let tree = PostgresStore::connect(&url).await.unwrap();
     log_one(&tree).await;
@@ -80,7 +80,7 @@ async fn the_conversation_store_shares_the_database_in_both_orders() {
     log_one(&tree).await;
     let meta = "SELECT key || '=' || value FROM skein_meta ORDER BY key";
     let before = query_strings(&url, meta).await;
-    let knowledge = PostgresKnowledge::connect(&url).await.unwrap();
+    let knowledge = KnowledgeStore::from(PostgresKnowledge::connect(&url).await.unwrap());
     add_notes(&knowledge).await;
     drop(tree);
     let tree = PostgresStore::connect(&url).await.unwrap();
@@ -89,7 +89,7 @@ async fn the_conversation_store_shares_the_database_in_both_orders() {
     PostgresStore::connect_read_only(&url).await.unwrap();
     assert_eq!(query_strings(&url, meta).await, before);
     // Reconnecting finds the tables at their version and leaves them.
-    let again = PostgresKnowledge::connect(&url).await.unwrap();
+    let again = KnowledgeStore::from(PostgresKnowledge::connect(&url).await.unwrap());
     assert_eq!(again.list().await.unwrap().len(), 1);
 }
 

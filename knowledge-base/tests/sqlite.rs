@@ -48,7 +48,7 @@ fn header(path: &Path) -> (i64, i64) {
     .unwrap()
 }
 
-async fn add_notes(store: &SqliteKnowledge) {
+async fn add_notes(store: &KnowledgeStore) {
     let notes = Document::new(
         "Notes",
         "notes.md",
@@ -61,7 +61,7 @@ async fn add_notes(store: &SqliteKnowledge) {
 async fn a_fresh_file_opened_for_knowledge_first_is_a_conversation_store_too() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("nested").join("skein.db");
-    let knowledge = SqliteKnowledge::open(&path).await.unwrap();
+    let knowledge = KnowledgeStore::from(SqliteKnowledge::open(&path).await.unwrap());
     add_notes(&knowledge).await;
 
     let tree = SqliteStore::open(&path).await.unwrap();
@@ -71,7 +71,7 @@ async fn a_fresh_file_opened_for_knowledge_first_is_a_conversation_store_too() {
     assert_eq!(reader.conversations(10).await.unwrap().len(), 1);
 
     drop(knowledge);
-    let knowledge = SqliteKnowledge::open(&path).await.unwrap();
+    let knowledge = KnowledgeStore::from(SqliteKnowledge::open(&path).await.unwrap());
     let found = knowledge.search(&["notes"], "descaled", 5).await.unwrap();
     assert_eq!(found[0].location, "notes.md:1");
 }
@@ -85,7 +85,7 @@ async fn knowledge_tables_leave_the_conversation_store_and_its_header_alone() {
     let before = header(&path);
     assert_ne!(before.0, 0, "the tree marks the file");
 
-    let knowledge = SqliteKnowledge::open(&path).await.unwrap();
+    let knowledge = KnowledgeStore::from(SqliteKnowledge::open(&path).await.unwrap());
     add_notes(&knowledge).await;
     assert_eq!(header(&path), before);
 

@@ -2,7 +2,6 @@
 //! config-file form (serde).
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -81,28 +80,9 @@ pub enum Transport {
     },
 }
 
-/// A credential (a bearer token): its `Debug` output is redacted, it has no `Display`, and
-/// Skein's errors and logs never include it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// Wraps a credential.
-    pub fn new(value: impl Into<String>) -> Self {
-        Secret(value.into())
-    }
-
-    /// The credential itself, to put on the wire.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret(<redacted>)")
-    }
-}
+/// A credential (a bearer token): never shown in `Debug` output, errors or logs. The one
+/// redacted-secret type of every Skein crate, re-exported here for configurations.
+pub use messages::Secret;
 
 /// A server configuration that cannot be used: the message says what to change.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

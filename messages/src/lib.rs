@@ -41,6 +41,7 @@ mod message;
 mod part;
 pub mod redact;
 mod role;
+mod secret;
 mod tool;
 pub mod transcript;
 
@@ -48,5 +49,6 @@ pub use message::Message;
 pub use part::{ContentPart, Reasoning};
 pub use redact::Redactor;
 pub use role::Role;
+pub use secret::Secret;
 pub use tool::{ToolCall, ToolResponse, ToolSpec};
 pub use transcript::TranscriptError;

@@ -123,7 +123,7 @@ pub(crate) enum Chunk {
         key: usize,
         id: String,
         name: String,
-        reasoning: Option<Reasoning>,
+        reasoning: Option<Box<Reasoning>>,
     },
     /// Argument text to append to call `key`.
     #[cfg_attr(
@@ -143,7 +143,9 @@ pub(crate) enum Chunk {
         allow(dead_code, reason = "Gemini delivers every call whole")
     )]
     ToolCallEnd { key: usize },
-    /// A tool call delivered whole.
+    /// A tool call delivered whole (boxed, like a call's reasoning above: a chunk is moved a
+    /// few times on its way to the assembler, and every text delta is one, so the rare large
+    /// variants must not set the size of all).
     #[cfg_attr(
         not(any(feature = "openai", feature = "gemini", feature = "testing")),
         allow(
@@ -151,7 +153,7 @@ pub(crate) enum Chunk {
             reason = "the Anthropic adapter streams every call in pieces"
         )
     )]
-    ToolCall(ToolCall),
+    ToolCall(Box<ToolCall>),
     /// Token counts; `Some` fields replace earlier values (providers repeat cumulative counts).
     Usage(UsageUpdate),
     /// Why the model stopped.
@@ -309,7 +311,7 @@ impl Assembler {
                 if let Some(open) = self.calls.last_mut() {
                     open.call.id.clone_from(&id);
                     open.call.name.clone_from(&name);
-                    open.call.reasoning = reasoning;
+                    open.call.reasoning = reasoning.map(|reasoning| *reasoning);
                 }
                 out.push(StreamEvent::ToolCallDelta {
                     index,
@@ -342,6 +344,7 @@ impl Assembler {
                 }
             }
             Chunk::ToolCall(call) => {
+                let call = *call;
                 Overflow::check_tool_calls(self.calls_seen, self.calls_seen)?;
                 self.close_reasoning(out);
                 let index = self.calls_seen;

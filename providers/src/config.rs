@@ -1,4 +1,5 @@
-//! [`ModelConfig`] (how to reach a model), [`Provider`] and [`detect_provider`].
+//! [`ModelConfig`] (how to reach a model) and [`ApiFormat`] (which of OpenAI's APIs it is
+//! called through).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -6,93 +7,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::ProviderError;
-
-/// The wire protocol a model speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Provider {
-    /// OpenAI Chat Completions / Responses, and every OpenAI-compatible server (DeepSeek, vLLM,
-    /// OpenRouter, …).
-    OpenAi,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini (`google` in configuration files).
-    Google,
-    /// OpenRouter: the OpenAI Chat protocol with its own reasoning controls, reasoning
-    /// details and error codes (`openrouter`; model ids name the vendor, `openai/gpt-4o`).
-    #[serde(rename = "openrouter")]
-    OpenRouter,
-}
-
-impl Provider {
-    /// The protocol's name in configuration files: `openai`, `anthropic`, `google` or
-    /// `openrouter`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openai",
-            Provider::Anthropic => "anthropic",
-            Provider::Google => "google",
-            Provider::OpenRouter => "openrouter",
-        }
-    }
-
-    /// The environment variable the CLI reads this provider's key from.
-    pub const fn key_env_var(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "OPENAI_API_KEY",
-            Provider::Anthropic => "ANTHROPIC_API_KEY",
-            Provider::Google => "GEMINI_API_KEY",
-            Provider::OpenRouter => "OPENROUTER_API_KEY",
-        }
-    }
-
-    /// The cargo feature of this crate that compiles the provider's adapter.
-    pub const fn feature(self) -> &'static str {
-        match self {
-            Provider::OpenAi => "openai",
-            Provider::Anthropic => "anthropic",
-            Provider::Google => "gemini",
-            // OpenRouter speaks the OpenAI Chat protocol: its adapter builds on that one.
-            Provider::OpenRouter => "openai",
-        }
-    }
-}
-
-impl fmt::Display for Provider {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Provider {
-    type Err = ProviderError;
-
-    /// A model type as configuration files name it: a protocol name or one of its aliases
-    /// (`openai`/`gpt`, `anthropic`/`claude`, `google`/`gemini`, `openrouter`), ignoring ASCII
-    /// case and surrounding spaces. [`detect_provider`] reads the same names.
-    ///
-    /// ```
-    /// use providers::Provider;
-    ///
-    /// assert_eq!("Claude".parse::<Provider>().unwrap(), Provider::Anthropic);
-    /// assert_eq!("openrouter".parse::<Provider>().unwrap(), Provider::OpenRouter);
-    /// assert!("soap".parse::<Provider>().unwrap_err().to_string().contains("openrouter"));
-    /// ```
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let text = text.trim();
-        PROVIDER_ALIASES
-            .iter()
-            .find(|(alias, _)| alias.eq_ignore_ascii_case(text))
-            .map(|(_, provider)| *provider)
-            .ok_or_else(|| {
-                ProviderError::config(format!(
-                    "unknown provider `{text}`: use openai (or gpt), anthropic (or claude), \
-                     google (or gemini) or openrouter"
-                ))
-            })
-    }
-}
+use crate::{Provider, ProviderError, detect_provider};
 
 /// Which of OpenAI's two APIs a model is called through; parsed once, from configuration
 /// (`"chat"`, `"chat_completions"`, `"responses"`).
@@ -146,56 +61,6 @@ impl std::str::FromStr for ApiFormat {
             ))),
         }
     }
-}
-
-/// Model-type aliases, checked first: the names a configuration's `model_type` may use.
-const PROVIDER_ALIASES: &[(&str, Provider)] = &[
-    ("openai", Provider::OpenAi),
-    ("gpt", Provider::OpenAi),
-    ("anthropic", Provider::Anthropic),
-    ("claude", Provider::Anthropic),
-    ("google", Provider::Google),
-    ("gemini", Provider::Google),
-    ("openrouter", Provider::OpenRouter),
-];
-
-/// Model-id prefixes, checked when the type gives no answer.
-const PROVIDER_PREFIXES: &[(&str, Provider)] = &[
-    ("gpt-", Provider::OpenAi),
-    ("o1-", Provider::OpenAi),
-    ("o3-", Provider::OpenAi),
-    ("chatgpt-", Provider::OpenAi),
-    ("claude-", Provider::Anthropic),
-    ("gemini-", Provider::Google),
-];
-
-/// Which protocol a model speaks: the explicit `model_type` alias wins, then the model-id
-/// prefix, then OpenAI (the protocol of every OpenAI-compatible server).
-///
-/// Both checks ignore ASCII case and surrounding spaces. The prefixes are `gpt-`, `o1-`,
-/// `o3-`, `chatgpt-`, `claude-` and `gemini-`, so a bare `o1` falls through to the OpenAI
-/// default (same answer). An unknown `model_type` is not an error. The explicit type wins
-/// because one model id can be served over several protocols (a Claude model behind an
-/// OpenAI-compatible proxy), so the id is only a fallback.
-///
-/// ```
-/// use providers::{detect_provider, Provider};
-///
-/// assert_eq!(detect_provider(Some("claude"), "my-proxy-model"), Provider::Anthropic);
-/// assert_eq!(detect_provider(None, "gemini-2.0-flash"), Provider::Google);
-/// assert_eq!(detect_provider(Some("openai"), "claude-sonnet-4"), Provider::OpenAi);
-/// assert_eq!(detect_provider(None, "deepseek-reasoner"), Provider::OpenAi);
-/// assert_eq!(detect_provider(Some("openrouter"), "anthropic/claude-sonnet-4.5"), Provider::OpenRouter);
-/// ```
-pub fn detect_provider(model_type: Option<&str>, model_id: &str) -> Provider {
-    if let Some(provider) = model_type.and_then(|model_type| model_type.parse().ok()) {
-        return provider;
-    }
-    let id = model_id.trim().to_ascii_lowercase();
-    PROVIDER_PREFIXES
-        .iter()
-        .find(|(prefix, _)| id.starts_with(prefix))
-        .map_or(Provider::OpenAi, |(_, provider)| *provider)
 }
 
 /// How to reach a model (id, protocol, endpoint, key, headers), plus retry, timeout and

@@ -310,7 +310,7 @@ impl ProviderError {
 
     /// Calls `f` on every text field (messages, types, codes, ids, excerpts): what the
     /// redactor cleans.
-    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+    #[cfg(feature = "__http")]
     pub(crate) fn for_each_text(&mut self, mut f: impl FnMut(&mut String)) {
         match self {
             ProviderError::Http {

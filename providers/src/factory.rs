@@ -3,7 +3,8 @@
 use crate::{ChatModel, ECHO_MODEL_ID, ModelConfig, ProviderError};
 
 /// Builds the model a configuration describes: [`detect_provider`](crate::detect_provider)
-/// picks the adapter, the registry supplies its [`ModelInfo`](crate::ModelInfo).
+/// picks the provider, whose [`ProviderInfo`](crate::ProviderInfo) holds the adapter, and the
+/// registry supplies its [`ModelInfo`](crate::ModelInfo).
 ///
 /// The model id `echo` gives the echo debug model, `testing::EchoModel` (feature `testing`),
 /// which needs no key. A provider whose cargo feature is off gives
@@ -29,7 +30,7 @@ pub fn model_from_config(config: &ModelConfig) -> Result<Box<dyn ChatModel>, Pro
 
 /// Every error a provider can put text into leaves through the redactor (see `redact.rs`),
 /// errors building the model included, since they may quote the configuration.
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(feature = "__http")]
 fn redacting(
     config: &ModelConfig,
     model: Result<Box<dyn ChatModel>, ProviderError>,
@@ -42,7 +43,7 @@ fn redacting(
 }
 
 /// Without a provider adapter only the echo model exists, which talks to no one.
-#[cfg(not(any(feature = "openai", feature = "anthropic", feature = "gemini")))]
+#[cfg(not(feature = "__http"))]
 fn redacting(
     _config: &ModelConfig,
     model: Result<Box<dyn ChatModel>, ProviderError>,
@@ -69,22 +70,14 @@ fn adapter(config: &ModelConfig) -> Result<Box<dyn ChatModel>, ProviderError> {
             config.model_id
         )));
     }
-    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
-    let info = crate::ModelInfo::lookup(provider, &config.model_id);
-    match provider {
-        #[cfg(feature = "openai")]
-        crate::Provider::OpenAi => crate::openai::from_config(config, info),
-        #[cfg(feature = "openai")]
-        crate::Provider::OpenRouter => crate::openrouter::from_config(config, info),
-        #[cfg(feature = "anthropic")]
-        crate::Provider::Anthropic => crate::anthropic::from_config(config, info),
-        #[cfg(feature = "gemini")]
-        crate::Provider::Google => crate::gemini::from_config(config, info),
-        #[allow(unreachable_patterns)]
-        disabled => Err(ProviderError::FeatureDisabled {
-            provider: disabled,
+    // The descriptor holds the adapter when its feature is compiled in.
+    let descriptor = provider.info();
+    match descriptor.adapter {
+        Some(build) => build(config, crate::ModelInfo::lookup(provider, &config.model_id)),
+        None => Err(ProviderError::FeatureDisabled {
+            provider,
             model_id: config.model_id.clone(),
-            feature: disabled.feature(),
+            feature: descriptor.feature,
         }),
     }
 }

@@ -41,6 +41,10 @@
 //! - [`ModelConfig`] (model id, protocol, endpoint, key, headers, plus [`RetryPolicy`],
 //!   [`Timeouts`] and [`Limits`]),
 //!   [`detect_provider`] (alias → id prefix → OpenAI), [`model_from_config`].
+//! - [`Provider`] and its descriptor, [`ProviderInfo`] ([`Provider::info`]): every fact kept
+//!   about a provider (names, model-id prefixes, key variable, cargo feature, endpoint, own
+//!   host, default model, [`ReasoningStyle`], tool-call id shape), which the other crates read
+//!   instead of keeping lists of their own.
 //! - [`ModelInfo`]: the registry of context windows and output limits, and each model's
 //!   default [`ReasoningReplay`] (whether its reasoning goes back to it).
 //! - [`ProviderError`]: typed, says whether a retry may help, never holds a key.
@@ -68,19 +72,20 @@ mod error;
 mod event;
 mod factory;
 mod model;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+mod provider;
+#[cfg(feature = "__http")]
 mod redact;
 mod registry;
 mod request;
 mod response;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(feature = "__http")]
 mod wire_numbers;
 
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(feature = "__http")]
 mod http;
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(feature = "__http")]
 pub use http::{install_crypto_provider, preload as preload_http_client};
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(feature = "__http")]
 mod protocol;
 
 #[cfg(feature = "anthropic")]
@@ -95,19 +100,18 @@ pub mod openrouter;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-#[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[cfg(feature = "__http")]
 #[doc(hidden)]
 pub mod fuzzing;
 
 pub use assemble::{MAX_OPEN_BLOCKS, MAX_TOOL_CALLS};
 pub use collect::{ResponseBuilder, collect};
-pub use config::{
-    ApiFormat, Limits, ModelConfig, Provider, RetryPolicy, Timeouts, detect_provider,
-};
+pub use config::{ApiFormat, Limits, ModelConfig, RetryPolicy, Timeouts};
 pub use error::{Limit, ProviderError, TimeoutPhase};
 pub use event::StreamEvent;
 pub use factory::model_from_config;
 pub use model::{ChatModel, ECHO_MODEL_ID, EventStream};
+pub use provider::{Provider, ProviderInfo, ReasoningStyle, detect_provider};
 pub use registry::{DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ModelInfo, ReasoningReplay};
 pub use request::{
     CacheBreakpoint, ChatOptions, ChatRequest, PromptCache, ReasoningEffort, ToolChoice,

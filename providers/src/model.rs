@@ -18,6 +18,12 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderErr
 ///
 /// `complete` and [`collect`](crate::collect)`(stream(..))` give the same [`ChatResponse`] for
 /// the same provider answer.
+///
+/// A caller that keeps its request after the call (an agent loop, whose chain grows by a
+/// round at a time) lends it to [`stream_borrowed`](ChatModel::stream_borrowed) instead of
+/// copying the conversation for every call. Its default copies the request and calls
+/// `stream`, so an implementation only needs `stream`; one that reads the request without
+/// keeping it (the HTTP adapters serialise it before sending) overrides it to skip the copy.
 #[async_trait]
 pub trait ChatModel: Send + Sync {
     /// What the model is: id, provider, context window, output limit.
@@ -31,4 +37,11 @@ pub trait ChatModel: Send + Sync {
     /// Errors before the first event (HTTP status errors after retries, connection failures)
     /// are returned here; errors after it arrive in the stream.
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError>;
+
+    /// [`stream`](ChatModel::stream) with the request lent: the same answer, the same errors.
+    ///
+    /// By default the request is copied and given to `stream`.
+    async fn stream_borrowed(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        self.stream(request.clone()).await
+    }
 }

@@ -121,7 +121,7 @@ impl<P: WireProtocol> HttpModel<P> {
             .map_err(|err| ProviderError::config(format!("cannot encode the request: {err}")))?;
         Ok(WireRequest {
             url: self.protocol.url(stream),
-            body,
+            body: body.into(),
             headers,
         })
     }
@@ -141,7 +141,13 @@ impl<P: WireProtocol> ChatModel for HttpModel<P> {
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        let wire = self.wire_request(&request, true)?;
+        self.stream_borrowed(&request).await
+    }
+
+    /// The body is serialised from the lent request before anything is sent: nothing is
+    /// copied, and the bytes are shared by every retry.
+    async fn stream_borrowed(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let wire = self.wire_request(request, true)?;
         if P::RETRIES_FAILED_START {
             self.http
                 .post_sse_retrying_start(&wire, P::http_error, P::Parser::default)

@@ -109,10 +109,7 @@ impl ReasoningReplay {
 
     /// For each of `messages`, whether its reasoning goes back under this policy (always
     /// `false` for messages that are not AI messages).
-    #[cfg_attr(
-        not(any(feature = "openai", feature = "anthropic", feature = "gemini")),
-        allow(dead_code)
-    )]
+    #[cfg_attr(not(feature = "__http"), allow(dead_code))]
     pub(crate) fn replayed(self, messages: &[Message]) -> Vec<bool> {
         let is_ai = |message: &Message| message.role == Role::Ai;
         match self {

@@ -155,7 +155,7 @@ impl ChatOptions {
     /// Refuses options no JSON body can carry: a temperature that is NaN or infinite would go
     /// out as `null` (serde_json's rendering of a non-finite number), which a provider reads as
     /// no temperature at all or refuses without saying why.
-    #[cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+    #[cfg(feature = "__http")]
     pub(crate) fn check_sendable(&self) -> Result<(), crate::ProviderError> {
         match self.temperature {
             Some(temperature) if !temperature.is_finite() => {

@@ -4,7 +4,7 @@
 //! spliced Anthropic stream, blocks `message_start` already holds, Gemini calls streamed in
 //! pieces, Mistral's typed content.
 
-#![cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#![cfg(feature = "__http")]
 
 use crate::support;
 

@@ -2,7 +2,7 @@
 //! the same function (`providers::fuzzing::*`) over random bytes, so CI runs what the
 //! fuzzer runs. Failures the fuzzer found are pinned below as regression inputs.
 
-#![cfg(any(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#![cfg(feature = "__http")]
 
 use proptest::prelude::*;
 

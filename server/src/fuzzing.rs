@@ -14,8 +14,9 @@ use std::sync::OnceLock;
 
 use messages::fuzzing::{Input, mutate};
 use serde_json::Value;
+use service::ServiceConfig;
 
-use crate::api::encode::openai_error::OpenAiError;
+use crate::api::openai::error::OpenAiError;
 use crate::config::ServerConfig;
 
 const TEMPLATE: &str = r#"{
@@ -112,14 +113,20 @@ fn configs() -> &'static [ServerConfig; 3] {
     static CONFIGS: OnceLock<[ServerConfig; 3]> = OnceLock::new();
     CONFIGS.get_or_init(|| {
         let open = ServerConfig {
-            allow_request_base_url: true,
-            max_tool_rounds: u32::MAX,
+            service: ServiceConfig {
+                allow_request_base_url: true,
+                max_tool_rounds: u32::MAX,
+                ..ServiceConfig::default()
+            },
             ..ServerConfig::default()
         };
         let tight = ServerConfig {
             body_limit: 64,
             concurrency_per_caller: 1,
-            max_tool_rounds: 0,
+            service: ServiceConfig {
+                max_tool_rounds: 0,
+                ..ServiceConfig::default()
+            },
             ..ServerConfig::default()
         };
         [ServerConfig::default(), open, tight]
@@ -146,7 +153,7 @@ pub fn request(data: &[u8]) -> usize {
     };
     let mut planned = 0;
     for config in configs() {
-        let request = match crate::api::routes::response::parse(&body) {
+        let request = match crate::api::chat_shell::handlers::parse(&body) {
             Ok(request) => request,
             Err(error) => {
                 let status = error.status().as_u16();
@@ -154,7 +161,13 @@ pub fn request(data: &[u8]) -> usize {
                 return 0;
             }
         };
-        match crate::api::plan::plan(request, config, &config.knowledge_bases, header.as_deref()) {
+        let service = &config.service;
+        match crate::api::chat_shell::plan::plan(
+            request,
+            service,
+            &service.knowledge_bases,
+            header.as_deref(),
+        ) {
             Ok(_) => planned += 1,
             Err(error) => {
                 let status = error.status().as_u16();
@@ -192,8 +205,8 @@ const CHAT_TEMPLATE: &str = r#"{
 /// a call.
 pub fn chat_completion(data: &[u8]) -> bool {
     openai_target(data, CHAT_TEMPLATE, |body| {
-        crate::api::routes::gateway::parse(body)
-            .and_then(crate::api::plan::chat_completions::chat_completion)
+        crate::api::openai::gateway::parse(body)
+            .and_then(crate::api::openai::chat_completions::plan::chat_completion)
             .map(drop)
     })
 }
@@ -254,10 +267,12 @@ const RESPONSES_TEMPLATE: &str = r#"{
 /// Like [`chat_completion`]: raw bytes or a mutated template, picked by the first byte.
 pub fn responses(data: &[u8]) -> bool {
     openai_target(data, RESPONSES_TEMPLATE, |body| {
-        crate::api::routes::gateway::parse(body)
-            .and_then(crate::api::plan::responses::response_call)
+        crate::api::openai::gateway::parse(body)
+            .and_then(crate::api::openai::responses::plan::response_call)
             .and_then(|mut planned| {
-                crate::api::plan::responses::name_outputs(&mut planned.call.request.messages)
+                crate::api::openai::responses::plan::name_outputs(
+                    &mut planned.call.request.messages,
+                )
             })
     })
 }

@@ -50,18 +50,21 @@
 //! # Contents
 //!
 //! - [`Server`]: the [`Router`], [`serve`](Server::serve) with graceful
-//!   shutdown; [`ServerConfig`] (tokens, limits, store, endpoints, tools).
+//!   shutdown; [`ServerConfig`] (tokens, limits, timeouts, origins, and the
+//!   [`ServiceConfig`](service::ServiceConfig) of the service it serves).
 //! - [`schema`]: the request ([`ResponseRequest`](schema::ResponseRequest)) and answer
 //!   types, with their OpenAPI schemas ([`ApiDoc`], served at `GET /openapi.json`).
-//! - [`plan()`]: a request to a [`RunSpec`], each field honoured or refused.
-//! - [`ChatService`]: a [`RunSpec`] to a running agent (model, tools, history, store); the
-//!   CLI runs agents through it too.
-//! - [`tools`]: the built-in tools (`calculator`, `read_file`, `list_files`, `http_get`),
-//!   safe by default.
-//! - [`ProviderKeys`](keys::ProviderKeys), [`open_store`](store::open_store),
-//!   [`resolve_model_config`]: keys from the environment, stores from a location.
+//! - [`plan()`]: a request to a [`RunSpec`](service::RunSpec), each field honoured or
+//!   refused.
+//! - The `service` crate answers: [`ChatService`](service::ChatService) (a
+//!   [`RunSpec`](service::RunSpec) to a running agent, which the CLI uses directly), the run
+//!   registry, conversation ownership, gateway calls and their logging; it is re-exported as
+//!   [`service`], and the built-in tools (`calculator`, `read_file`, `list_files`,
+//!   `http_get`, `web_search`, and `silent_exit` for subscription runs) as
+//!   [`service::tools`].
 //! - [`encode`]: the agent's events as each protocol writes them (Chat Shell's SSE frames).
-//! - [`ApiError`], [`ServerError`]: an error answer, a server that cannot start.
+//! - [`ApiError`], [`ServerError`]: an error answer, a server that cannot start (the
+//!   service's errors become HTTP statuses here).
 //!
 //! # Features
 //!
@@ -71,27 +74,22 @@
 
 mod api;
 pub mod config;
+pub mod encode;
 #[doc(hidden)]
 pub mod fuzzing;
-mod service;
+pub mod schema;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use api::auth::Caller;
-pub use api::encode;
+pub use api::chat_shell::plan;
+pub use api::chat_shell::plan::{Planned, plan};
 pub use api::error::{ApiError, ErrorBody, ServerError};
-pub use api::plan;
-pub use api::plan::{Planned, plan};
-pub use api::routes::openapi::ApiDoc;
-pub use api::schema;
+pub use api::openapi::ApiDoc;
 pub use api::server::Server;
 pub use config::ServerConfig;
-pub use service::chat::{ChatService, PreparedRun, RunError};
-pub use service::model::{NoKey, resolve_model_config};
-pub use service::spec::{
-    DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol,
-};
-pub use service::{keys, mcp, skills, store, tools};
+// The service it answers through: its configuration, its store and its runs are part of this
+// API (`ServerConfig::service`, `Server::with_store`, `Server::chat`).
+pub use service;
 
 // What the API exposes, so embedders need only this crate.
 pub use agent_loop::{AgentEvent, AgentStream, CancellationToken, StopReason};

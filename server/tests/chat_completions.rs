@@ -7,9 +7,10 @@ use crate::support;
 use providers::Provider;
 use serde_json::{Value, json};
 use server::ServerConfig;
-use server::config::ProviderBaseUrls;
-use server::keys::ProviderKeys;
 use server::schema::Secret;
+use service::ServiceConfig;
+use service::config::ProviderBaseUrls;
+use service::keys::ProviderKeys;
 use support::{TestServer, client, received, replay};
 use wiremock::MockServer;
 
@@ -107,11 +108,13 @@ async fn openai_server(mock: &MockServer) -> TestServer {
     keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
     keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
     TestServer::start(ServerConfig {
-        keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("{}/v1", mock.uri())),
-            anthropic: Some(mock.uri()),
-            ..Default::default()
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([
+                (Provider::OpenAi, format!("{}/v1", mock.uri())),
+                (Provider::Anthropic, mock.uri()),
+            ]),
+            ..ServiceConfig::default()
         },
         ..ServerConfig::default()
     })
@@ -361,7 +364,10 @@ async fn models_lists_the_registry_with_availability() {
     let mut keys = ProviderKeys::default();
     keys.set(Provider::Anthropic, Secret::new("sk-ant-test"));
     let server = TestServer::start(ServerConfig {
-        keys,
+        service: ServiceConfig {
+            keys,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -391,8 +397,11 @@ async fn exchanges_are_logged_and_a_resent_history_finds_its_path() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("logs.db");
     let server = TestServer::start(ServerConfig {
-        store: db.display().to_string(),
-        reuse_deterministic_answers: true,
+        service: ServiceConfig {
+            store: db.display().to_string(),
+            reuse_deterministic_answers: true,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -512,13 +521,16 @@ async fn provider_failures_keep_their_meaning_and_say_whether_to_retry() {
 
 #[tokio::test]
 async fn an_agent_alias_runs_server_tools_and_only_when_configured() {
-    let agent = server::config::AgentAlias {
+    let agent = service::config::AgentAlias {
         model: "echo".into(),
         tools: vec!["calculator".into()],
         ..Default::default()
     };
     let server = TestServer::start(ServerConfig {
-        agents: [("skein/agent".to_owned(), agent)].into_iter().collect(),
+        service: ServiceConfig {
+            agents: [("skein/agent".to_owned(), agent)].into_iter().collect(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -590,13 +602,16 @@ async fn an_agent_alias_runs_server_tools_and_only_when_configured() {
     server.stop().await;
 
     // An agent naming a tool the server does not enable is refused at start, not per request.
-    let broken = server::config::AgentAlias {
+    let broken = service::config::AgentAlias {
         model: "echo".into(),
         tools: vec!["no_such_tool".into()],
         ..Default::default()
     };
     let refused = server::Server::new(ServerConfig {
-        agents: [("skein/broken".to_owned(), broken)].into_iter().collect(),
+        service: ServiceConfig {
+            agents: [("skein/broken".to_owned(), broken)].into_iter().collect(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -628,7 +643,10 @@ async fn a_stream_the_client_leaves_is_logged_as_cancelled() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("logs.db");
     let server = TestServer::start(ServerConfig {
-        store: db.display().to_string(),
+        service: ServiceConfig {
+            store: db.display().to_string(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;

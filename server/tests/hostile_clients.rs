@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use server::schema::Secret;
 use server::{ConversationId, ServerConfig};
+use service::ServiceConfig;
 use support::{TestServer, client, content, events, terminal};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -442,7 +443,10 @@ async fn done(answer: reqwest::Response) -> (Value, String) {
 fn two_tokens(store: String) -> ServerConfig {
     ServerConfig {
         tokens: vec![Secret::new(TOKEN_A), Secret::new(TOKEN_B)],
-        store,
+        service: ServiceConfig {
+            store,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     }
 }
@@ -549,7 +553,10 @@ async fn ownership_survives_a_restart_on_the_same_store() {
     // Tokens in another order: ownership follows the token, not its position.
     let server = TestServer::start(ServerConfig {
         tokens: vec![Secret::new(TOKEN_B), Secret::new(TOKEN_A)],
-        store,
+        service: ServiceConfig {
+            store,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -566,7 +573,7 @@ async fn another_caller_cannot_cancel_a_run_even_with_the_same_request_id() {
         .await
         .unwrap();
     let mut config = two_tokens(":memory:".to_owned());
-    config.allow_request_base_url = true;
+    config.service.allow_request_base_url = true;
     let server = TestServer::start(config).await;
     let slow = json!({
         "model_config": {"model_id": "gpt-4o-mini", "base_url": provider.base_url(),
@@ -696,12 +703,12 @@ async fn refusal(answer: reqwest::Response) -> String {
 async fn a_token_searches_only_the_knowledge_bases_offered_to_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut config = two_tokens(store_with_two_bases(dir.path()).await);
-    config.knowledge_bases = vec!["public".to_owned()];
-    config.token_knowledge_bases = vec![server::config::TokenKnowledgeBases {
+    config.service.knowledge_bases = vec!["public".to_owned()];
+    config.service.token_knowledge_bases = vec![service::config::TokenKnowledgeBases {
         token: Secret::new(TOKEN_A),
         knowledge_bases: vec!["hr-private".to_owned()],
     }];
-    config.token_tools = vec![server::config::TokenTools {
+    config.service.token_tools = vec![service::config::TokenTools {
         token: Secret::new(TOKEN_B),
         tools: vec!["knowledge_base_search".to_owned()],
         system: None,
@@ -771,7 +778,10 @@ async fn a_token_searches_only_the_knowledge_bases_offered_to_it() {
 async fn a_server_without_knowledge_bases_offers_none() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(ServerConfig {
-        store: store_with_two_bases(dir.path()).await,
+        service: ServiceConfig {
+            store: store_with_two_bases(dir.path()).await,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -791,12 +801,12 @@ async fn a_server_without_knowledge_bases_offers_none() {
 async fn token_knowledge_bases_are_checked_at_start() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_two_bases(dir.path()).await;
-    let entry = |token: &str, base: &str| server::config::TokenKnowledgeBases {
+    let entry = |token: &str, base: &str| service::config::TokenKnowledgeBases {
         token: Secret::new(token),
         knowledge_bases: vec![base.to_owned()],
     };
     let mut unknown_token = two_tokens(store.clone());
-    unknown_token.token_knowledge_bases = vec![entry("token-c-0123456789abcdef", "public")];
+    unknown_token.service.token_knowledge_bases = vec![entry("token-c-0123456789abcdef", "public")];
     let error = server::Server::new(unknown_token)
         .await
         .unwrap_err()
@@ -807,7 +817,7 @@ async fn token_knowledge_bases_are_checked_at_start() {
     );
     assert!(!error.contains("token-c"), "{error}");
     let mut missing_base = two_tokens(store);
-    missing_base.token_knowledge_bases = vec![entry(TOKEN_A, "payroll")];
+    missing_base.service.token_knowledge_bases = vec![entry(TOKEN_A, "payroll")];
     let error = server::Server::new(missing_base)
         .await
         .unwrap_err()

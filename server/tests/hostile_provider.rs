@@ -20,9 +20,10 @@ use futures::StreamExt as _;
 use providers::Provider;
 use serde_json::{Value, json};
 use server::ServerConfig;
-use server::config::ProviderBaseUrls;
-use server::keys::ProviderKeys;
 use server::schema::Secret;
+use service::ServiceConfig;
+use service::config::ProviderBaseUrls;
+use service::keys::ProviderKeys;
 use support::TestServer;
 use tokio::net::TcpListener;
 
@@ -92,13 +93,16 @@ async fn server(provider: &str, store: &str) -> TestServer {
     keys.set(Provider::Anthropic, Secret::new(ANTHROPIC_KEY));
     keys.set(Provider::Google, Secret::new(GEMINI_KEY));
     TestServer::start(ServerConfig {
-        keys,
-        store: store.to_owned(),
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("http://{provider}/v1")),
-            anthropic: Some(format!("http://{provider}")),
-            google: Some(format!("http://{provider}/v1beta")),
-            openrouter: Some(format!("http://{provider}/api/v1")),
+        service: ServiceConfig {
+            keys,
+            store: store.to_owned(),
+            base_urls: ProviderBaseUrls::from([
+                (Provider::OpenAi, format!("http://{provider}/v1")),
+                (Provider::Anthropic, format!("http://{provider}")),
+                (Provider::Google, format!("http://{provider}/v1beta")),
+                (Provider::OpenRouter, format!("http://{provider}/api/v1")),
+            ]),
+            ..ServiceConfig::default()
         },
         ..ServerConfig::default()
     })
@@ -545,15 +549,18 @@ async fn the_operator_sets_the_provider_caps() {
     }))
     .await;
     let config = |limits| ServerConfig {
-        provider_limits: limits,
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("http://{provider}/v1")),
-            ..ProviderBaseUrls::default()
-        },
-        keys: {
-            let mut keys = ProviderKeys::default();
-            keys.set(Provider::OpenAi, Secret::new(OPENAI_KEY));
-            keys
+        service: ServiceConfig {
+            provider_limits: limits,
+            base_urls: ProviderBaseUrls::from([(
+                Provider::OpenAi,
+                format!("http://{provider}/v1"),
+            )]),
+            keys: {
+                let mut keys = ProviderKeys::default();
+                keys.set(Provider::OpenAi, Secret::new(OPENAI_KEY));
+                keys
+            },
+            ..ServiceConfig::default()
         },
         ..ServerConfig::default()
     };

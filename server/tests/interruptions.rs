@@ -23,9 +23,10 @@ use conversation_tree::{CallKind, ConversationId, Node, ResponseStatus, Role, St
 use futures::{Stream, StreamExt as _};
 use serde_json::{Value, json};
 use server::ServerConfig;
-use server::tools::{HttpGetPolicy, ToolsConfig};
+use service::ServiceConfig;
 use support::{Sse, TestServer, client, content, names, terminal};
 use tempfile::TempDir;
+use tools::{HttpGetPolicy, ToolsConfig};
 
 /// The longest any single wait of these tests may take.
 const WAIT: Duration = Duration::from_secs(15);
@@ -33,7 +34,10 @@ const WAIT: Duration = Duration::from_secs(15);
 /// A server logging into a SQLite file in `dir`.
 fn sqlite_config(dir: &TempDir) -> ServerConfig {
     ServerConfig {
-        store: dir.path().join("logs.db").to_str().unwrap().to_owned(),
+        service: ServiceConfig {
+            store: dir.path().join("logs.db").to_str().unwrap().to_owned(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     }
 }
@@ -459,12 +463,15 @@ async fn cancelling_while_a_tool_runs_keeps_the_tool_messages_and_the_conversati
     let silent = Silent::start().await;
     let dir = tempfile::tempdir().unwrap();
     let config = ServerConfig {
-        tools: ToolsConfig {
-            http_get: Some(HttpGetPolicy {
-                timeout_secs: 60,
-                ..HttpGetPolicy::allow(["127.0.0.1"])
-            }),
-            ..ToolsConfig::default()
+        service: ServiceConfig {
+            tools: ToolsConfig {
+                http_get: Some(HttpGetPolicy {
+                    timeout_secs: 60,
+                    ..HttpGetPolicy::allow(["127.0.0.1"])
+                }),
+                ..ToolsConfig::default()
+            },
+            ..sqlite_config(&dir).service
         },
         ..sqlite_config(&dir)
     };
@@ -853,9 +860,12 @@ async fn options_that_change_between_turns_continue_one_path() {
     let dir = tempfile::tempdir().unwrap();
     let files = tempfile::tempdir().unwrap();
     let config = ServerConfig {
-        tools: ToolsConfig {
-            files_root: Some(files.path().to_path_buf()),
-            ..ToolsConfig::default()
+        service: ServiceConfig {
+            tools: ToolsConfig {
+                files_root: Some(files.path().to_path_buf()),
+                ..ToolsConfig::default()
+            },
+            ..sqlite_config(&dir).service
         },
         ..sqlite_config(&dir)
     };
@@ -961,8 +971,11 @@ async fn two_replicas(identical: bool) {
     const RUNS: usize = 80;
     let url = conversation_tree::testing::fresh_postgres_database().await;
     let config = || ServerConfig {
-        store: url.clone(),
         concurrency_per_caller: RUNS,
+        service: ServiceConfig {
+            store: url.clone(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     };
     let replicas = [

@@ -6,7 +6,8 @@ use crate::support;
 
 use serde_json::{Value, json};
 use server::ServerConfig;
-use server::config::AgentAlias;
+use service::ServiceConfig;
+use service::config::AgentAlias;
 use support::{TestServer, client, events, terminal};
 
 /// A store at `dir/logs.db` holding the base `docs` with the workspace's SECURITY.md.
@@ -34,8 +35,11 @@ fn search(query: &str) -> String {
 async fn a_request_naming_no_base_searches_the_configured_ones() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(ServerConfig {
-        store: store_with_docs(dir.path()).await,
-        knowledge_bases: vec!["docs".to_owned()],
+        service: ServiceConfig {
+            store: store_with_docs(dir.path()).await,
+            knowledge_bases: vec!["docs".to_owned()],
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -119,9 +123,12 @@ async fn an_agent_alias_listing_the_search_uses_the_configured_bases() {
         ..Default::default()
     };
     let server = TestServer::start(ServerConfig {
-        store: store_with_docs(dir.path()).await,
-        knowledge_bases: vec!["docs".to_owned()],
-        agents: [("skein/docs".to_owned(), agent)].into_iter().collect(),
+        service: ServiceConfig {
+            store: store_with_docs(dir.path()).await,
+            knowledge_bases: vec!["docs".to_owned()],
+            agents: [("skein/docs".to_owned(), agent)].into_iter().collect(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -155,8 +162,11 @@ async fn bases_that_cannot_be_searched_stop_the_server_from_starting() {
     let dir = tempfile::tempdir().unwrap();
     let store = store_with_docs(dir.path()).await;
     let missing = server::Server::new(ServerConfig {
-        store: store.clone(),
-        knowledge_bases: vec!["docs".to_owned(), "nope".to_owned()],
+        service: ServiceConfig {
+            store: store.clone(),
+            knowledge_bases: vec!["docs".to_owned(), "nope".to_owned()],
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await
@@ -174,8 +184,11 @@ async fn bases_that_cannot_be_searched_stop_the_server_from_starting() {
         ..Default::default()
     };
     let unconfigured = server::Server::new(ServerConfig {
-        store,
-        agents: [("skein/docs".to_owned(), agent)].into_iter().collect(),
+        service: ServiceConfig {
+            store,
+            agents: [("skein/docs".to_owned(), agent)].into_iter().collect(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await

@@ -9,10 +9,11 @@ use futures::StreamExt as _;
 use providers::Provider;
 use serde_json::{Value, json};
 use server::ServerConfig;
-use server::config::ProviderBaseUrls;
-use server::keys::ProviderKeys;
 use server::schema::Secret;
 use server::testing::StreamingProvider;
+use service::ServiceConfig;
+use service::config::ProviderBaseUrls;
+use service::keys::ProviderKeys;
 use support::{TestServer, client, events, names, terminal};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -25,10 +26,10 @@ fn slow_config(provider: &StreamingProvider) -> ServerConfig {
     let mut keys = ProviderKeys::default();
     keys.set(Provider::OpenAi, Secret::new("sk-loopback"));
     ServerConfig {
-        keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(provider.base_url()),
-            ..Default::default()
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([(Provider::OpenAi, provider.base_url())]),
+            ..ServiceConfig::default()
         },
         ..ServerConfig::default()
     }
@@ -269,7 +270,10 @@ async fn shutdown_finishes_short_runs_and_cancels_long_ones() {
         .unwrap();
     let config = ServerConfig {
         shutdown_grace_secs: 1,
-        allow_request_base_url: true,
+        service: ServiceConfig {
+            allow_request_base_url: true,
+            ..slow_config(&long_provider).service
+        },
         ..slow_config(&long_provider)
     };
     let mut server = TestServer::start(config).await;
@@ -338,10 +342,10 @@ async fn provider_keys_are_never_echoed() {
     let mut keys = ProviderKeys::default();
     keys.set(Provider::OpenAi, Secret::new(secret));
     let config = ServerConfig {
-        keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("{}/v1", mock.uri())),
-            ..Default::default()
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([(Provider::OpenAi, format!("{}/v1", mock.uri()))]),
+            ..ServiceConfig::default()
         },
         ..ServerConfig::default()
     };

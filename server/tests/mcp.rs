@@ -6,6 +6,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use server::ServerConfig;
+use service::ServiceConfig;
 use support::{TestServer, content, events, terminal};
 
 fn everything() -> mcp::McpServerConfig {
@@ -15,7 +16,10 @@ fn everything() -> mcp::McpServerConfig {
 /// A server whose configuration has only the MCP server `config`.
 async fn serving(config: mcp::McpServerConfig) -> TestServer {
     TestServer::start(ServerConfig {
-        mcp_servers: vec![config],
+        service: ServiceConfig {
+            mcp_servers: vec![config],
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await

@@ -7,9 +7,10 @@ use crate::support;
 use providers::Provider;
 use serde_json::{Value, json};
 use server::ServerConfig;
-use server::config::ProviderBaseUrls;
-use server::keys::ProviderKeys;
 use server::schema::Secret;
+use service::ServiceConfig;
+use service::config::ProviderBaseUrls;
+use service::keys::ProviderKeys;
 use support::{Sse, TestServer, client, events, names, received, replay};
 use wiremock::MockServer;
 
@@ -163,7 +164,10 @@ async fn previous_response_id_continues_across_a_restart_and_get_reads_it_back()
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("logs.db");
     let config = || ServerConfig {
-        store: db.display().to_string(),
+        service: ServiceConfig {
+            store: db.display().to_string(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     };
     let server = TestServer::start(config()).await;
@@ -247,12 +251,14 @@ fn keyed(mock: &MockServer) -> ServerConfig {
     keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
     keys.set(Provider::Google, Secret::new("g-server-test"));
     ServerConfig {
-        keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("{}/v1", mock.uri())),
-            anthropic: Some(mock.uri()),
-            google: Some(format!("{}/v1beta", mock.uri())),
-            ..Default::default()
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([
+                (Provider::OpenAi, format!("{}/v1", mock.uri())),
+                (Provider::Anthropic, mock.uri()),
+                (Provider::Google, format!("{}/v1beta", mock.uri())),
+            ]),
+            ..ServiceConfig::default()
         },
         ..ServerConfig::default()
     }
@@ -606,7 +612,10 @@ async fn a_response_in_progress_is_read_and_cancelled_and_keeps_what_it_said() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("logs.db");
     let server = TestServer::start(ServerConfig {
-        store: db.display().to_string(),
+        service: ServiceConfig {
+            store: db.display().to_string(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -674,22 +683,25 @@ async fn server_tools_run_for_a_configured_token_or_alias_and_never_by_default()
     let tokens = ["tools-token", "plain-token"];
     let server = TestServer::start(ServerConfig {
         tokens: tokens.iter().map(|token| Secret::new(*token)).collect(),
-        token_tools: vec![server::config::TokenTools {
-            token: Secret::new(tokens[0]),
-            tools: vec!["calculator".into()],
-            system: None,
-            max_rounds: None,
-        }],
-        agents: [(
-            "skein/agent".to_owned(),
-            server::config::AgentAlias {
-                model: "echo".into(),
+        service: ServiceConfig {
+            token_tools: vec![service::config::TokenTools {
+                token: Secret::new(tokens[0]),
                 tools: vec!["calculator".into()],
-                ..Default::default()
-            },
-        )]
-        .into_iter()
-        .collect(),
+                system: None,
+                max_rounds: None,
+            }],
+            agents: [(
+                "skein/agent".to_owned(),
+                service::config::AgentAlias {
+                    model: "echo".into(),
+                    tools: vec!["calculator".into()],
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -782,7 +794,10 @@ async fn a_resent_history_is_its_callers_alone() {
 #[tokio::test]
 async fn a_deterministic_repeat_is_answered_from_the_tree_and_its_id_resolves() {
     let server = TestServer::start(ServerConfig {
-        reuse_deterministic_answers: true,
+        service: ServiceConfig {
+            reuse_deterministic_answers: true,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -874,7 +889,10 @@ impl Streaming {
 async fn on_sqlite(dir: &tempfile::TempDir) -> (TestServer, std::path::PathBuf) {
     let db = dir.path().join("logs.db");
     let server = TestServer::start(ServerConfig {
-        store: db.display().to_string(),
+        service: ServiceConfig {
+            store: db.display().to_string(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;

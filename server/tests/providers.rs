@@ -8,9 +8,10 @@ use crate::support;
 use providers::Provider;
 use serde_json::{Value, json};
 use server::ServerConfig;
-use server::config::ProviderBaseUrls;
-use server::keys::ProviderKeys;
 use server::schema::Secret;
+use service::ServiceConfig;
+use service::config::ProviderBaseUrls;
+use service::keys::ProviderKeys;
 use support::{Sse, TestServer, events, received, replay};
 use wiremock::MockServer;
 
@@ -67,10 +68,10 @@ async fn openai_server(mock: &MockServer) -> TestServer {
     let mut keys = ProviderKeys::default();
     keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
     TestServer::start(ServerConfig {
-        keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(format!("{}/v1", mock.uri())),
-            ..Default::default()
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([(Provider::OpenAi, format!("{}/v1", mock.uri()))]),
+            ..ServiceConfig::default()
         },
         ..ServerConfig::default()
     })
@@ -80,7 +81,10 @@ async fn openai_server(mock: &MockServer) -> TestServer {
 /// A server that lets requests bring their own endpoint and key.
 async fn open_server() -> TestServer {
     TestServer::start(ServerConfig {
-        allow_request_base_url: true,
+        service: ServiceConfig {
+            allow_request_base_url: true,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await

@@ -6,6 +6,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use server::ServerConfig;
+use service::ServiceConfig;
 use support::{TestServer, client, content, events, names, terminal};
 
 fn echo(text: &str) -> Value {
@@ -215,7 +216,10 @@ async fn a_conversation_continues_across_requests() {
 async fn a_conversation_survives_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let config = || ServerConfig {
-        store: dir.path().join("logs.db").to_str().unwrap().to_owned(),
+        service: ServiceConfig {
+            store: dir.path().join("logs.db").to_str().unwrap().to_owned(),
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     };
     let first_server = TestServer::start(config()).await;

@@ -6,6 +6,7 @@ use crate::support;
 
 use serde_json::{Value, json};
 use server::ServerConfig;
+use service::ServiceConfig;
 use support::{TestServer, client, content, events, received, replay, terminal};
 use wiremock::MockServer;
 
@@ -138,7 +139,10 @@ async fn prompt_cache_puts_breakpoints_in_the_anthropic_request() {
     let mock = MockServer::start().await;
     replay(&mock, "/v1/messages", &["anthropic/stream_text.sse"]).await;
     let server = TestServer::start(ServerConfig {
-        allow_request_base_url: true,
+        service: ServiceConfig {
+            allow_request_base_url: true,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -186,7 +190,10 @@ fn skill_dir() -> tempfile::TempDir {
 async fn a_request_offers_configured_skills_and_the_model_loads_one() {
     let dir = skill_dir();
     let server = TestServer::start(ServerConfig {
-        skills_dirs: vec![dir.path().to_path_buf()],
+        service: ServiceConfig {
+            skills_dirs: vec![dir.path().to_path_buf()],
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -234,7 +241,10 @@ async fn a_request_offers_configured_skills_and_the_model_loads_one() {
 async fn unknown_skills_and_versions_are_422() {
     let dir = skill_dir();
     let server = TestServer::start(ServerConfig {
-        skills_dirs: vec![dir.path().to_path_buf()],
+        service: ServiceConfig {
+            skills_dirs: vec![dir.path().to_path_buf()],
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;
@@ -274,8 +284,11 @@ async fn a_request_searches_the_knowledge_bases_it_names() {
         .await
         .unwrap();
     let server = TestServer::start(ServerConfig {
-        store: db.display().to_string(),
-        knowledge_bases: vec!["docs".to_owned()],
+        service: ServiceConfig {
+            store: db.display().to_string(),
+            knowledge_bases: vec!["docs".to_owned()],
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     })
     .await;

@@ -9,10 +9,11 @@ use crate::support;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use server::tools::{ToolsConfig, WebSearch, WebSearchConfig};
 use server::{Server, ServerConfig};
+use service::ServiceConfig;
 use support::{TestServer, events, names, terminal};
 use toolchain::{CancellationToken, DynTool, ExecutionContext, ToolError};
+use tools::{ToolsConfig, WebSearch, WebSearchConfig};
 use wiremock::matchers::{body_json, header, method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -179,9 +180,12 @@ async fn tavily_answers(mock: &MockServer, query: &str, answer: ResponseTemplate
 /// A server configuration whose `web_search` tool uses `web_search`.
 fn with_web_search(web_search: WebSearchConfig) -> ServerConfig {
     ServerConfig {
-        tools: ToolsConfig {
-            web_search: Some(web_search),
-            ..ToolsConfig::default()
+        service: ServiceConfig {
+            tools: ToolsConfig {
+                web_search: Some(web_search),
+                ..ToolsConfig::default()
+            },
+            ..ServiceConfig::default()
         },
         ..ServerConfig::default()
     }
@@ -712,7 +716,7 @@ async fn the_configuration_is_read_from_yaml_and_checked_at_start() {
     let yaml = "tools:\n  web_search:\n    backend: brave\n    api_key_env: SKEIN_TEST_BRAVE_KEY_YAML\n    max_results: 3\n    timeout_secs: 8\n";
     let config: ServerConfig = serde_saphyr::from_str(yaml).unwrap();
     assert_eq!(
-        config.tools.web_search,
+        config.service.tools.web_search,
         Some(WebSearchConfig::Brave {
             url: None,
             api_key_env: Some("SKEIN_TEST_BRAVE_KEY_YAML".to_owned()),
@@ -720,7 +724,7 @@ async fn the_configuration_is_read_from_yaml_and_checked_at_start() {
             timeout_secs: Some(8),
         })
     );
-    let tools = server::tools::BuiltinTools::new(&config.tools).unwrap();
+    let tools = tools::BuiltinTools::new(&config.service.tools).unwrap();
     assert_eq!(
         tools.names().collect::<Vec<_>>(),
         ["calculator", "web_search"]
@@ -732,7 +736,7 @@ async fn the_configuration_is_read_from_yaml_and_checked_at_start() {
         "{}",
         spec.description
     );
-    assert!(!format!("{:?}", config.tools).contains("BSA-yaml-key"));
+    assert!(!format!("{:?}", config.service.tools).contains("BSA-yaml-key"));
 
     for (yaml, expected) in [
         (
@@ -830,5 +834,29 @@ async fn the_echo_model_searches_through_the_server() {
             .contains("tools.web_search"),
         "{refusal}"
     );
+    server.stop().await;
+}
+
+/// The pages a search found are the sources of its `tool.done` and, each once, of
+/// `response.done`: they come with the tool's result, whatever the tool is called.
+#[tokio::test]
+async fn search_results_are_the_answers_sources() {
+    let mock = searxng_for("rust").await;
+    let config = with_web_search(WebSearchConfig::Searxng {
+        url: Some(mock.uri()),
+        max_results: Some(2),
+        timeout_secs: None,
+    });
+    let server = TestServer::start(config).await;
+    let call = r#"{"tool_calls": [{"name": "web_search", "arguments": {"query": "rust"}}]}"#;
+    let body = json!({
+        "model_config": {"model_id": "echo"},
+        "input": {"text": call},
+        "tools": {"builtin": {"web_search": {"enabled": true}}},
+    });
+    let events = events(server.post(&body).await).await;
+    let expected = found("rust", &[RUST_LANG, RUST_WIKIPEDIA])["sources"].clone();
+    assert_eq!(events[2].data["sources"], expected);
+    assert_eq!(terminal(&events, "response.done")["sources"], expected);
     server.stop().await;
 }

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::{ExecutionContext, Tool, ToolError, ToolResult};
+use crate::{ExecutionContext, Source, Tool, ToolError, ToolResult};
 
 /// A tool that takes and returns JSON values, for tools whose input schema is only known at
 /// run time (MCP servers, tools loaded from configuration).
@@ -35,6 +35,17 @@ pub trait JsonTool: Send + Sync {
         ctx: &ExecutionContext,
         input: Value,
     ) -> Result<ToolResult<Value>, ToolError>;
+
+    /// Runs the tool on a JSON object and returns what its output cites with the result (see
+    /// [`Tool::sources`]). The default is [`call_json`](Self::call_json) citing nothing; the
+    /// adapter of a typed tool reads the sources from the typed output before erasing it.
+    async fn call_json_with_sources(
+        &self,
+        ctx: &ExecutionContext,
+        input: Value,
+    ) -> Result<(ToolResult<Value>, Vec<Source>), ToolError> {
+        Ok((self.call_json(ctx, input).await?, Vec::new()))
+    }
 }
 
 /// A tool with its types erased: JSON in, [`serde_json::Value`] out. What a
@@ -109,18 +120,32 @@ impl DynTool {
         ctx: &ExecutionContext,
         input: Value,
     ) -> Result<ToolResult<Value>, ToolError> {
-        let input = match input {
-            Value::Null => Value::Object(Default::default()),
-            Value::Object(_) => input,
-            other => {
-                return Err(ToolError::InvalidInput {
-                    tool: self.name().to_owned(),
-                    path: None,
-                    message: format!("expected an object of arguments, found {}", kind(&other)),
-                });
-            }
-        };
+        let input = self.object(input)?;
         self.inner.call_json(ctx, input).await
+    }
+
+    /// Runs the tool as [`call_json`](Self::call_json) does, and returns what its output cites
+    /// (its [`Tool::sources`]) with the result.
+    pub async fn call_json_with_sources(
+        &self,
+        ctx: &ExecutionContext,
+        input: Value,
+    ) -> Result<(ToolResult<Value>, Vec<Source>), ToolError> {
+        let input = self.object(input)?;
+        self.inner.call_json_with_sources(ctx, input).await
+    }
+
+    /// `input` as the object of arguments a tool takes (`null` counts as `{}`).
+    fn object(&self, input: Value) -> Result<Value, ToolError> {
+        match input {
+            Value::Null => Ok(Value::Object(Default::default())),
+            Value::Object(_) => Ok(input),
+            other => Err(ToolError::InvalidInput {
+                tool: self.name().to_owned(),
+                path: None,
+                message: format!("expected an object of arguments, found {}", kind(&other)),
+            }),
+        }
     }
 
     /// Runs the tool on arguments as JSON text (blank text counts as `{}`), as a provider's
@@ -261,6 +286,34 @@ where
         ctx: &ExecutionContext,
         input: Value,
     ) -> Result<ToolResult<Value>, ToolError> {
+        let result = self.call_typed(ctx, input).await?;
+        self.erase(result)
+    }
+
+    async fn call_json_with_sources(
+        &self,
+        ctx: &ExecutionContext,
+        input: Value,
+    ) -> Result<(ToolResult<Value>, Vec<Source>), ToolError> {
+        let result = self.call_typed(ctx, input).await?;
+        // Read from the typed output: once erased, it is only JSON.
+        let sources = self.tool.sources(&result.text);
+        Ok((self.erase(result)?, sources))
+    }
+}
+
+impl<T, I, O> Typed<T, I, O>
+where
+    T: Tool<I, O>,
+    I: DeserializeOwned + JsonSchema + Send + 'static,
+    O: Serialize + Send + 'static,
+{
+    /// Deserialises `input` and runs the typed tool on it.
+    async fn call_typed(
+        &self,
+        ctx: &ExecutionContext,
+        input: Value,
+    ) -> Result<ToolResult<O>, ToolError> {
         let input: I = serde_path_to_error::deserialize(input).map_err(|error| {
             let path = error.path().to_string();
             ToolError::InvalidInput {
@@ -269,7 +322,11 @@ where
                 message: error.into_inner().to_string(),
             }
         })?;
-        let result = self.tool.call(ctx, input).await?;
+        self.tool.call(ctx, input).await
+    }
+
+    /// `result` with its output serialised to JSON.
+    fn erase(&self, result: ToolResult<O>) -> Result<ToolResult<Value>, ToolError> {
         let text = serde_json::to_value(&result.text).map_err(|error| ToolError::Output {
             tool: self.spec.name.clone(),
             message: error.to_string(),

@@ -3,7 +3,7 @@ use std::time::Duration;
 use messages::{ContentPart, ToolCall};
 use serde_json::Value;
 
-use crate::ToolError;
+use crate::{Source, ToolError};
 
 /// A tool call starting or finishing, reported while a round runs.
 ///
@@ -30,6 +30,8 @@ pub enum ToolEvent<'a> {
         outcome: Result<&'a Value, &'a ToolError>,
         /// Media the call returned (after the media transform).
         media: &'a [ContentPart],
+        /// The sources the call found (none when it failed).
+        sources: &'a [Source],
         /// The text the model will read for this call (output or error).
         content: &'a str,
         /// How long the call took.

@@ -16,8 +16,8 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::{
-    ExecutionContext, MediaTransform, RawToolCallResult, RawToolChainResult, ToolError, ToolEvent,
-    ToolObserver, ToolResult, ToolSet,
+    ExecutionContext, MediaTransform, RawToolCallResult, RawToolChainResult, Source, ToolError,
+    ToolEvent, ToolObserver, ToolResult, ToolSet,
 };
 
 /// A call ready to run: the call as recorded, and its input or why there is none.
@@ -109,19 +109,27 @@ impl Runner {
         }
         observer.on_event(&ToolEvent::Started { index, call: &call });
         let started = Instant::now();
-        let result = self.invoke(ctx, &call, input).await.map(|mut result| {
-            if let Some(transform) = &self.media {
-                result.media = std::mem::take(&mut result.media)
-                    .into_iter()
-                    .filter_map(|part| transform.transform(&call.name, part))
-                    .collect();
+        let (result, mut sources) = match self.invoke(ctx, &call, input).await {
+            Ok((mut result, sources)) => {
+                if let Some(transform) = &self.media {
+                    result.media = std::mem::take(&mut result.media)
+                        .into_iter()
+                        .filter_map(|part| transform.transform(&call.name, part))
+                        .collect();
+                }
+                (Ok(result), sources)
             }
-            result
-        });
+            Err(error) => (Err(error), Vec::new()),
+        };
         // Before anything reads the outcome: the events, the model and the store see it
         // redacted alike.
         let result = match ctx.redactor() {
-            Some(redactor) => redact(redactor, result),
+            Some(redactor) => {
+                for source in &mut sources {
+                    source.redact(redactor);
+                }
+                redact(redactor, result)
+            }
             None => result,
         };
         let duration = started.elapsed();
@@ -133,6 +141,7 @@ impl Runner {
             media: result
                 .as_ref()
                 .map_or(&[], |result| result.media.as_slice()),
+            sources: &sources,
             content: &content,
             duration,
         });
@@ -152,7 +161,7 @@ impl Runner {
         ctx: &ExecutionContext,
         call: &ToolCall,
         input: Result<Value, ToolError>,
-    ) -> Result<ToolResult<Value>, ToolError> {
+    ) -> Result<(ToolResult<Value>, Vec<Source>), ToolError> {
         // A call with no usable name says so, rather than "unknown tool \"\"".
         let input = match input {
             Err(error @ ToolError::InvalidCall { .. }) => return Err(error),
@@ -178,7 +187,7 @@ impl Runner {
         ctx.take_call(&call.name)?;
 
         let span = tracing::info_span!(parent: ctx.span(), "tool_call", tool = %call.name, call_id = %call.id);
-        let running = AssertUnwindSafe(tool.call_json(ctx, input))
+        let running = AssertUnwindSafe(tool.call_json_with_sources(ctx, input))
             .catch_unwind()
             .map(|outcome| {
                 outcome.unwrap_or_else(|panic| {
@@ -210,7 +219,7 @@ impl Runner {
 }
 
 /// `result` without the secrets `redactor` knows: in its output's strings, its text media
-/// and its error.
+/// and its error. (The call's sources are redacted beside it.)
 fn redact(
     redactor: &messages::Redactor,
     result: Result<ToolResult<Value>, ToolError>,

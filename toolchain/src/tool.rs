@@ -4,7 +4,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::{ExecutionContext, ToolError};
+use crate::{ExecutionContext, Source, ToolError};
 
 /// A typed tool: `I` is what the model sends, `TextOutput` what the tool returns.
 ///
@@ -78,10 +78,76 @@ where
         ctx: &ExecutionContext,
         input: I,
     ) -> Result<ToolResult<TextOutput>, ToolError>;
+
+    /// What `output` cites, best first, for a front end to list under the answer (a search's
+    /// passages or pages); none by default. The model reads only the output: a tool that wants
+    /// the model to see its sources puts them in the output too.
+    ///
+    /// ```
+    /// use toolchain::{async_trait, ExecutionContext, JsonSchema, Source, Tool, ToolError, ToolResult};
+    /// use serde::{Deserialize, Serialize};
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct LookupInput {
+    ///     /// The word to look up.
+    ///     word: String,
+    /// }
+    ///
+    /// #[derive(Serialize)]
+    /// struct Entry {
+    ///     word: String,
+    ///     meaning: String,
+    ///     url: String,
+    /// }
+    ///
+    /// struct Dictionary;
+    ///
+    /// #[async_trait]
+    /// impl Tool<LookupInput, Entry> for Dictionary {
+    ///     fn name(&self) -> &str {
+    ///         "define"
+    ///     }
+    ///     fn description(&self) -> &str {
+    ///         "Looks a word up in the dictionary."
+    ///     }
+    ///     async fn call(&self, _ctx: &ExecutionContext, input: LookupInput) -> Result<ToolResult<Entry>, ToolError> {
+    ///         let url = format!("https://dictionary.example/{}", input.word);
+    ///         Ok(ToolResult::text(Entry { word: input.word, meaning: "a greeting".into(), url }))
+    ///     }
+    ///     fn sources(&self, entry: &Entry) -> Vec<Source> {
+    ///         vec![Source {
+    ///             title: entry.word.clone(),
+    ///             location: entry.url.clone(),
+    ///             passage: entry.meaning.clone(),
+    ///         }]
+    ///     }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// let ctx = ExecutionContext::new();
+    /// let result = Dictionary.call(&ctx, LookupInput { word: "hello".into() }).await.unwrap();
+    /// let sources = Dictionary.sources(&result.text);
+    /// assert_eq!(sources[0].location, "https://dictionary.example/hello");
+    /// # });
+    /// ```
+    fn sources(&self, output: &TextOutput) -> Vec<Source> {
+        let _ = output;
+        Vec::new()
+    }
 }
 
 /// What a tool returns: typed data for the text the model reads, and media (images, audio) to
-/// pass along.
+/// pass along. What the output cites is not part of the result: it is read from the typed
+/// output by [`Tool::sources`].
+///
+/// Build it with [`ToolResult::text`] or [`ToolResult::with_media`], or as a literal:
+///
+/// ```
+/// use toolchain::ToolResult;
+///
+/// let result = ToolResult { text: "42", media: Vec::new() };
+/// assert_eq!(result, ToolResult::text("42"));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolResult<TextOutput> {
     /// The output, formatted by the chain (JSON, YAML) into the model's observation.

@@ -16,6 +16,8 @@ mod fuzz_targets;
 mod matrix;
 #[path = "native.rs"]
 mod native;
+#[path = "sources.rs"]
+mod sources;
 #[path = "text_calls.rs"]
 mod text_calls;
 #[path = "toolset.rs"]

@@ -23,6 +23,18 @@ pub(crate) fn target_dir() -> PathBuf {
     }
 }
 
+/// Removes from `command`'s environment every variable named `*_API_KEY`: each provider's key
+/// variable (whatever providers Skein has), `SKEIN_API_KEY`, search backend keys. A server
+/// started for a check or a bench then holds only the keys the step gives it, and no real key
+/// is sent anywhere, even to loopback.
+pub(crate) fn remove_api_keys(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(|name| name.ends_with("_API_KEY")) {
+            command.env_remove(name);
+        }
+    }
+}
+
 /// `cargo` as cargo itself was invoked (respects `$CARGO`).
 pub(crate) fn cargo() -> Command {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));

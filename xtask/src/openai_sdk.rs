@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{target_dir, workspace_root};
+use crate::cmd::{remove_api_keys, target_dir, workspace_root};
 
 /// How long a server may take to exit after SIGTERM (its shutdown grace is set to 5 s).
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -39,17 +39,9 @@ const REPLAY_START_TIMEOUT: Duration = Duration::from_secs(20);
 /// when it was (anything else is the reason it was not).
 const RESTART_REQUEST: &str = "@@xtask restart-skein";
 const RESTART_DONE: &str = "restarted";
-/// Variables that would give a server keys, tokens or a store other than this run's.
-const SERVER_VARIABLES: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "OPENROUTER_API_KEY",
-    "SKEIN_TOKENS",
-    "SKEIN_DB",
-    "SKEIN_API_KEY",
-];
+/// Variables that would give a server tokens or a store other than this run's (its keys are
+/// removed by `remove_api_keys`).
+const SERVER_VARIABLES: &[&str] = &["SKEIN_TOKENS", "SKEIN_DB"];
 /// Variables that would point the SDK elsewhere than the server under test.
 const CLIENT_UNSET_VARIABLES: &[&str] = &[
     "OPENAI_BASE_URL",
@@ -431,6 +423,7 @@ impl<'a> Skein<'a> {
             .stdout(file)
             .stderr(err_file)
             .current_dir(setup.dir);
+        remove_api_keys(&mut command);
         for variable in SERVER_VARIABLES {
             command.env_remove(variable);
         }

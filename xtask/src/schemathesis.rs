@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use crate::cmd::{step, target_dir, workspace_root};
+use crate::cmd::{remove_api_keys, step, target_dir, workspace_root};
 
 /// Examples per operation and phase: enough to cover every field's shapes, small enough that
 /// the step takes about a minute on two cores.
@@ -32,16 +32,9 @@ const SEED: &str = "20261123";
 const MAX_TIME: &str = "120";
 /// How long the server may take to exit after SIGTERM (its shutdown grace is set to 5 s).
 const STOP_TIMEOUT: Duration = Duration::from_secs(20);
-/// Provider key variables removed from the server's environment.
-const KEY_VARIABLES: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "SKEIN_TOKENS",
-    "SKEIN_DB",
-    "SKEIN_API_KEY",
-];
+/// Variables that would give the server tokens or a store of its own, removed from its
+/// environment with every key (`remove_api_keys`).
+const SERVER_VARIABLES: &[&str] = &["SKEIN_TOKENS", "SKEIN_DB"];
 
 /// The server configuration: no provider endpoint and (above) no key, so a request naming a
 /// real model is refused by the server itself and nothing reaches out.
@@ -153,7 +146,8 @@ impl Server {
             .stdout(file)
             .stderr(err_file)
             .current_dir(dir);
-        for variable in KEY_VARIABLES {
+        remove_api_keys(&mut command);
+        for variable in SERVER_VARIABLES {
             command.env_remove(variable);
         }
         command.env("SKEIN_TOKENS", token);

@@ -191,13 +191,10 @@ pub(crate) fn chain_tokens(chain: &ChainAst, counter: &TokenCounter) -> usize {
         .sum()
 }
 
-/// Tool-call ids of the summary pair in the shape of the provider's own ids.
+/// Tool-call ids of the summary pair in the shape of the provider's own ids (its descriptor's
+/// `call_id_template`).
 fn id_template(provider: Provider) -> IdTemplate {
-    IdTemplate::new(match provider {
-        Provider::OpenAi | Provider::OpenRouter => "call_{r:24:b}",
-        Provider::Anthropic => "toolu_{r:24:b}",
-        Provider::Google => "{r:8:x}",
-    })
+    IdTemplate::new(provider.info().call_id_template)
 }
 
 /// The agent's own model, asked for summaries.

@@ -181,7 +181,7 @@ impl Run<'_> {
             if self.cancel.is_cancelled() {
                 return Err(self.cancelled_between_rounds(context).await);
             }
-            let answer = match self.answer(&context, specs).await {
+            let answer = match self.answer(&mut context, specs).await {
                 Ok(answer) => answer,
                 Err(Stop::Cancelled(partial)) => {
                     return Err(self.cancelled_during_answer(context, partial));
@@ -318,7 +318,7 @@ impl Run<'_> {
     /// from the model (logged to the store).
     async fn answer(
         &mut self,
-        context: &ConversationContext,
+        context: &mut ConversationContext,
         specs: Vec<messages::ToolSpec>,
     ) -> Result<Answer, Stop> {
         let agent = self.agent;
@@ -552,9 +552,15 @@ impl Run<'_> {
         }
     }
 
-    /// The error of a run cancelled between steps; the chain is valid as it is.
+    /// The error of a run cancelled between steps; the chain is valid as it is. Its text is
+    /// what was streamed: the text of this run's answers (a text protocol streams only its
+    /// final answer, which ends the run, so a cancelled one has streamed none).
     fn cancelled(&mut self, context: ConversationContext) -> AgentError {
-        let text = self.emitter.partial_content();
+        let text = if self.agent.text.is_none() {
+            context.answers_text()
+        } else {
+            String::new()
+        };
         AgentError::Cancelled {
             outcome: Box::new(self.outcome(context, text, None, None)),
         }

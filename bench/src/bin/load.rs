@@ -22,11 +22,12 @@ use bench::procfs::{Usage, tree_usage};
 use bench::stats::percentile;
 use futures::StreamExt as _;
 use providers::Provider;
-use server::config::ProviderBaseUrls;
-use server::keys::ProviderKeys;
 use server::schema::Secret;
 use server::testing::StreamingProvider;
 use server::{Server, ServerConfig};
+use service::ServiceConfig;
+use service::config::ProviderBaseUrls;
+use service::keys::ProviderKeys;
 use tokio::sync::Mutex;
 
 #[derive(Debug, Clone)]
@@ -89,13 +90,13 @@ async fn serve() -> Result<(), String> {
     let mut keys = ProviderKeys::default();
     keys.set(Provider::OpenAi, Secret::new("sk-bench"));
     let config = ServerConfig {
-        keys,
-        base_urls: ProviderBaseUrls {
-            openai: Some(provider),
-            ..Default::default()
-        },
         concurrency_per_caller: 1024,
-        store: db,
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([(Provider::OpenAi, provider)]),
+            store: db,
+            ..ServiceConfig::default()
+        },
         ..ServerConfig::default()
     };
     let server = Server::new(config).await.map_err(|err| err.to_string())?;

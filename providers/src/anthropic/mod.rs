@@ -61,8 +61,6 @@ use crate::http::HttpFailure;
 use crate::protocol::{HttpModel, WireProtocol, decode_recorded};
 use crate::{ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider, ProviderError};
 
-/// The official endpoint; a `base_url` replaces it (the host, without `/v1`).
-pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The API version sent as `anthropic-version`.
 pub const API_VERSION: &str = "2023-06-01";
 const BETA_HEADER: &str = "anthropic-beta";
@@ -90,7 +88,7 @@ pub(crate) fn from_config(
 
 fn model(config: &ModelConfig, info: ModelInfo) -> Result<HttpModel<Messages>, ProviderError> {
     let key = config.api_key_or_dummy()?;
-    let base = config.base_url_or(DEFAULT_BASE_URL);
+    let base = config.base_url_or(Provider::Anthropic.info().default_base_url);
     // The convention is the host without `/v1`; a base that already ends in it is taken as
     // meant rather than doubled.
     let url = match base.strip_suffix("/v1") {

@@ -58,10 +58,6 @@ use crate::http::HttpFailure;
 use crate::protocol::{HttpModel, WireProtocol, decode_recorded};
 use crate::{ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider, ProviderError};
 
-/// The official endpoint; a `base_url` replaces it (`…/v1beta` convention: the adapter
-/// appends `/models/{model}:generateContent`).
-pub const DEFAULT_BASE_URL: &str = "https://generativelanguage.googleapis.com/v1beta";
-
 /// How ids the adapter minted for Gemini's id-less function calls start. Ids with this prefix
 /// are never sent to Gemini.
 pub const MINTED_ID_PREFIX: &str = "gemini_call_";
@@ -90,7 +86,10 @@ pub(crate) fn from_config(
     let key = config.api_key_or_dummy()?;
     let protocol = GenerateContent {
         info: info.clone(),
-        model_url: format!("{}/models/{model}", config.base_url_or(DEFAULT_BASE_URL)),
+        model_url: format!(
+            "{}/models/{model}",
+            config.base_url_or(Provider::Google.info().default_base_url)
+        ),
         max_tokens: config.max_tokens,
         replay: config
             .reasoning_replay

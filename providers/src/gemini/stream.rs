@@ -340,12 +340,12 @@ impl Answer {
             Some(id) => id,
             None => self.mint(),
         };
-        out.push(Chunk::ToolCall(ToolCall {
+        out.push(Chunk::ToolCall(Box::new(ToolCall {
             id,
             name: call.name,
             arguments: call.args.to_string(),
             reasoning: call.signature,
-        }));
+        })));
     }
 
     /// `gemini_call_<responseId>_<n>`: unique per answer (`responseId` is) and per call.

@@ -34,8 +34,8 @@ pub(crate) use retry::{retry_after, retryable_status};
 pub(crate) struct WireRequest {
     /// Full URL.
     pub(crate) url: String,
-    /// JSON body.
-    pub(crate) body: Vec<u8>,
+    /// JSON body, shared (not copied) by every attempt of a retried request.
+    pub(crate) body: Bytes,
     /// Headers for this request only (after the client's default headers).
     pub(crate) headers: BTreeMap<String, String>,
 }

@@ -1,22 +1,23 @@
 //! Server-sent events → adapter parser → [`Assembler`] → [`EventStream`].
 
 use std::borrow::Cow;
-use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
-use sseer::errors::EventStreamError;
 
 use crate::assemble::{Assembler, Chunk};
 use crate::error::excerpt;
 use crate::{EventStream, Limit, Provider, ProviderError, StreamEvent};
+
+mod frames;
+
+use frames::{FrameError, Frames};
 
 /// A provider's stream format: reads one SSE event at a time into [`Chunk`]s.
 ///
@@ -41,28 +42,34 @@ pub(crate) trait EventParser: Send + Unpin + 'static {
 /// Decodes a body of SSE bytes with `parser`. The stream ends after [`StreamEvent::Done`] or
 /// the first error; dropping it drops `body` (and with it the connection). An event (or line)
 /// longer than `max_event` bytes ends it with [`ProviderError::LimitExceeded`] before the
-/// framing buffers more than that.
-pub(crate) fn decode<S, P>(provider: Provider, body: S, parser: P, max_event: usize) -> EventStream
+/// framing buffers more than that (plus one read).
+pub(crate) fn decode<S, B, P>(
+    provider: Provider,
+    body: S,
+    parser: P,
+    max_event: usize,
+) -> EventStream
 where
-    S: Stream<Item = Result<Bytes, ProviderError>> + Send + 'static,
+    S: Stream<Item = Result<B, ProviderError>> + Send + 'static,
+    B: AsRef<[u8]>,
     P: EventParser,
 {
-    // The SSE framing is sseer's, not eventsource-stream's (the crate the project brief
-    // names): eventsource-stream parses every line char by char with nom and copies the rest
-    // of its buffer after each line, which alone cost 1.0-1.7 µs of CPU per event on the
-    // recorded streams, over the whole 1 µs per delta budget even when fed one event per
-    // read; sseer frames the same bytes in about 0.3 µs (memchr, no copies: an event's data
-    // is a slice of the read). Measurements: BENCHMARKS.md, "providers".
+    // The SSE framing is `frames.rs` on sseer's line parser, not eventsource-stream (the crate
+    // the project brief names): eventsource-stream parses every line char by char with nom and
+    // copies the rest of its buffer after each line, which alone cost 1.0-1.7 µs of CPU per
+    // event on the recorded streams, over the whole 1 µs per delta budget. Measurements:
+    // BENCHMARKS.md, "providers" and "the stream consumer against its floor".
     Box::pin(Driver {
         provider,
-        frames: Box::pin(sseer::EventStream::new(EventSizeCap::new(
-            provider, body, max_event,
-        ))),
+        body: Box::pin(body),
+        body_ended: false,
+        frames: Frames::new(max_event),
+        max_event,
         parser,
         assembler: Assembler::default(),
         chunks: Vec::new(),
         events: Vec::new(),
-        pending: VecDeque::new(),
+        error: None,
         finished: false,
     })
 }
@@ -74,139 +81,37 @@ where
     B: AsRef<[u8]> + Send + 'static,
     P: EventParser,
 {
-    let body = body.map(|piece| Ok(Bytes::copy_from_slice(piece.as_ref())));
     decode(
         provider,
-        body,
+        body.map(Ok),
         parser,
         crate::Limits::DEFAULT_MAX_SSE_EVENT_BYTES,
     )
 }
 
-/// The body stream with a cap on the size of one SSE event.
-///
-/// sseer buffers a line until its end and an event's `data:` lines until the blank line that
-/// ends it, however long they are: a provider sending one endless line would take all memory.
-/// This wrapper counts, as the bytes go by, the length of the current line and of the current
-/// event's field lines (comments excluded: they are dropped line by line) and fails the stream
-/// as soon as either passes `max` bytes, so the framing never holds more than about `max`
-/// bytes plus one read.
-struct EventSizeCap<S> {
-    provider: Provider,
-    body: Pin<Box<S>>,
-    max: usize,
-    /// Bytes of the current line so far.
-    line: usize,
-    /// Bytes of the current event's completed field lines.
-    event: usize,
-    /// Whether the current line is a comment (`:` first); `None` before its first byte.
-    comment: Option<bool>,
-    /// Whether the last byte was a CR (a following LF belongs to the same line ending).
-    after_cr: bool,
-    failed: bool,
-}
-
-impl<S> EventSizeCap<S> {
-    fn new(provider: Provider, body: S, max: usize) -> Self {
-        EventSizeCap {
-            provider,
-            body: Box::pin(body),
-            max,
-            line: 0,
-            event: 0,
-            comment: None,
-            after_cr: false,
-            failed: false,
-        }
-    }
-
-    /// Counts `bytes`; false when the current line or event has grown past the cap.
-    fn count(&mut self, bytes: &[u8]) -> bool {
-        let mut rest = bytes;
-        while !rest.is_empty() {
-            if self.after_cr && rest[0] == b'\n' {
-                // The LF of a CRLF ends nothing more.
-                self.after_cr = false;
-                rest = &rest[1..];
-                continue;
-            }
-            self.after_cr = false;
-            let end = rest.iter().position(|&b| b == b'\n' || b == b'\r');
-            let segment = &rest[..end.unwrap_or(rest.len())];
-            if self.comment.is_none()
-                && let Some(&first) = segment.first()
-            {
-                self.comment = Some(first == b':');
-            }
-            self.line = self.line.saturating_add(segment.len());
-            let counted = if self.comment == Some(true) {
-                self.line
-            } else {
-                self.event.saturating_add(self.line)
-            };
-            if counted > self.max {
-                return false;
-            }
-            let Some(end) = end else { break };
-            if self.line == 0 {
-                // A blank line ends the event.
-                self.event = 0;
-            } else if self.comment != Some(true) {
-                self.event = self.event.saturating_add(self.line);
-            }
-            self.line = 0;
-            self.comment = None;
-            self.after_cr = rest[end] == b'\r';
-            rest = &rest[end + 1..];
-        }
-        true
-    }
-}
-
-impl<S> Stream for EventSizeCap<S>
-where
-    S: Stream<Item = Result<Bytes, ProviderError>>,
-{
-    type Item = Result<Bytes, ProviderError>;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        let this = &mut *self;
-        if this.failed {
-            return Poll::Ready(None);
-        }
-        let item = ready!(this.body.as_mut().poll_next(cx));
-        if let Some(Ok(bytes)) = &item
-            && !this.count(bytes)
-        {
-            this.failed = true;
-            return Poll::Ready(Some(Err(ProviderError::LimitExceeded {
-                provider: this.provider,
-                limit: Limit::SseEvent,
-                what: "an SSE event (or line)".into(),
-                max: this.max as u64,
-            })));
-        }
-        Poll::Ready(item)
-    }
-}
-
-/// The stream [`decode`] returns: SSE events in, [`StreamEvent`]s out.
+/// The stream [`decode`] returns: body reads in, [`StreamEvent`]s out.
 struct Driver<S, P> {
     provider: Provider,
-    frames: Pin<Box<sseer::EventStream<EventSizeCap<S>>>>,
+    body: Pin<Box<S>>,
+    body_ended: bool,
+    frames: Frames,
+    /// The cap `frames` enforces, for its error.
+    max_event: usize,
     parser: P,
     assembler: Assembler,
     /// Reused between events: the parser's output.
     chunks: Vec<Chunk>,
-    /// Reused between events: the assembler's output.
+    /// The assembler's output not yet handed out, last first (handed out by `pop`).
     events: Vec<StreamEvent>,
-    pending: VecDeque<Result<StreamEvent, ProviderError>>,
+    /// The error that ends the stream once `events` are handed out.
+    error: Option<ProviderError>,
     finished: bool,
 }
 
-impl<S, P> Stream for Driver<S, P>
+impl<S, B, P> Stream for Driver<S, P>
 where
-    S: Stream<Item = Result<Bytes, ProviderError>>,
+    S: Stream<Item = Result<B, ProviderError>>,
+    B: AsRef<[u8]>,
     P: EventParser,
 {
     type Item = Result<StreamEvent, ProviderError>;
@@ -214,23 +119,30 @@ where
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = &mut *self;
         loop {
-            if let Some(item) = this.pending.pop_front() {
-                return Poll::Ready(Some(item));
+            if !this.events.is_empty() {
+                return Poll::Ready(this.events.pop().map(Ok));
+            }
+            if let Some(error) = this.error.take() {
+                return Poll::Ready(Some(Err(error)));
             }
             if this.finished {
                 return Poll::Ready(None);
             }
-            let mut step = match ready!(this.frames.as_mut().poll_next(cx)) {
-                Some(Ok(frame)) => this
-                    .parser
-                    .parse(&frame.event, &frame.data, &mut this.chunks),
-                Some(Err(EventStreamError::Transport(err))) => Err(err),
-                Some(Err(EventStreamError::Utf8Error(err))) => Err(ProviderError::decode(
-                    this.provider,
-                    format!("the event stream is not UTF-8: {err}"),
-                    "",
-                )),
-                None => {
+            let mut step = match this.frames.next_event() {
+                Ok(Some((event, data))) => this.parser.parse(event, data, &mut this.chunks),
+                Ok(None) if !this.body_ended => match ready!(this.body.as_mut().poll_next(cx)) {
+                    Some(Ok(bytes)) => {
+                        this.frames.push(bytes.as_ref());
+                        continue;
+                    }
+                    Some(Err(err)) => Err(err),
+                    None => {
+                        this.body_ended = true;
+                        this.frames.end();
+                        continue;
+                    }
+                },
+                Ok(None) => {
                     this.finished = true;
                     let finish_seen = this.assembler.has_finish_reason()
                         || this.chunks.iter().any(|c| matches!(c, Chunk::Finish(_)));
@@ -241,6 +153,17 @@ where
                         Err(truncated(this.provider, P::MISSING_END))
                     }
                 }
+                Err(FrameError::Utf8(err)) => Err(ProviderError::decode(
+                    this.provider,
+                    format!("the event stream is not UTF-8: {err}"),
+                    "",
+                )),
+                Err(FrameError::TooLong) => Err(ProviderError::LimitExceeded {
+                    provider: this.provider,
+                    limit: Limit::SseEvent,
+                    what: "an SSE event (or line)".into(),
+                    max: this.max_event as u64,
+                }),
             };
             // Breaking out drops the rest of the drain: `chunks` is empty either way.
             for chunk in this.chunks.drain(..) {
@@ -249,10 +172,10 @@ where
                     break;
                 }
             }
-            this.pending.extend(this.events.drain(..).map(Ok));
+            this.events.reverse();
             // Events parsed before an error are still delivered, then the error ends the stream.
             if let Err(err) = step {
-                this.pending.push_back(Err(err));
+                this.error = Some(err);
                 this.finished = true;
             }
             if this.assembler.is_done() {
@@ -431,7 +354,63 @@ impl<'de: 'a, 'a> Visitor<'de> for MaybeTextVisitor<'a> {
 /// index is the only way to place a block, read it with [`index_field`].
 #[cfg(feature = "openai")]
 pub(crate) fn lenient_index<'de, D: Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
-    Ok(Option::<&RawValue>::deserialize(d)?.and_then(wire_index))
+    d.deserialize_any(LenientIndex)
+}
+
+/// Reads what [`wire_index`] accepts straight from the event (every text delta of a Chat
+/// Completions stream has an index: a second parse of its text per delta showed in profiles).
+#[cfg(feature = "openai")]
+struct LenientIndex;
+
+#[cfg(feature = "openai")]
+impl<'de> Visitor<'de> for LenientIndex {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a non-negative integer")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(usize::try_from(v).ok())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
 }
 
 /// A wire index as a key: a non-negative integer that fits `usize` (`-1`, `1e26`, `0.5`, a

@@ -1,5 +1,6 @@
 //! OpenAI adapter: Chat Completions and the Responses API, for OpenAI and every
-//! OpenAI-compatible server (DeepSeek, vLLM, OpenRouter, …).
+//! OpenAI-compatible server (DeepSeek, vLLM, Ollama, …), and the dialects of Chat Completions
+//! that other providers speak (OpenRouter's is `openrouter/`).
 //!
 //! Each API is one `WireProtocol` (the crate-private trait in `protocol.rs`) under the shared HTTP
 //! model, in the files every adapter has:
@@ -9,12 +10,14 @@
 //!   `complete` and `collect(stream)` agree by construction (`responses/stream`);
 //! - `error`: the error envelope, over HTTP and inside a stream (both APIs; `responses/error`
 //!   reads `response.failed` into the same errors);
-//! - `mod.rs`: the endpoint, the protocol impls and `from_config`.
+//! - `dialect`: the Chat protocol over any `Dialect`, the hooks a dialect of Chat Completions
+//!   fills in (`Standard` is OpenAI's own);
+//! - `mod.rs`: the endpoint, the Responses protocol and `from_config`.
 //!
 //! `decode_chat_stream` and `decode_responses_stream` decode a recorded stream body
 //! without HTTP (replaying recordings, benchmarks, fuzzing).
 
-pub(crate) mod cache;
+pub(crate) mod dialect;
 pub(crate) mod error;
 pub(crate) mod request;
 mod responses;
@@ -31,13 +34,14 @@ use crate::{
     ApiFormat, ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider,
     ProviderError, ReasoningReplay,
 };
+use dialect::{Dialect, Standard};
+use request::ReasoningField;
 
-/// The official endpoint; a `base_url` replaces it (`…/v1` convention).
-pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+/// OpenAI's own endpoint, which takes some fields under other names than compatible servers.
+const OFFICIAL_BASE_URL: &str = Provider::OpenAi.info().default_base_url;
 
 /// What request builders need to know about the model and the server. Built by
-/// [`Endpoint::target`]; another dialect of Chat Completions (OpenRouter) may change fields
-/// before building its body with [`request::body`].
+/// [`Endpoint::target`].
 pub(crate) struct Target<'a> {
     /// The model id sent.
     pub(crate) model: &'a str,
@@ -81,17 +85,18 @@ pub(crate) fn from_config(
     config: &ModelConfig,
     info: ModelInfo,
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
-    let key = config.api_key_or_dummy()?;
-    let auth = [("authorization", format!("Bearer {key}"))];
-    let endpoint = Endpoint::new(config, &info, DEFAULT_BASE_URL);
     match config.api_format.unwrap_or_default() {
-        ApiFormat::Chat => HttpModel::boxed(config, info, ChatCompletions(endpoint), &auth),
-        ApiFormat::Responses => HttpModel::boxed(config, info, Responses(endpoint), &auth),
+        ApiFormat::Chat => dialect::chat_model::<Standard>(config, info),
+        ApiFormat::Responses => {
+            let key = config.api_key_or_dummy()?;
+            let auth = [("authorization", format!("Bearer {key}"))];
+            let endpoint = Endpoint::new(config, &info, Provider::OpenAi);
+            HttpModel::boxed(config, info, Responses(endpoint), &auth)
+        }
     }
 }
 
-/// What both OpenAI APIs (and OpenAI's dialects, such as OpenRouter's) need to build a
-/// request.
+/// What both OpenAI APIs (and every dialect of Chat Completions) need to build a request.
 #[derive(Debug)]
 pub(crate) struct Endpoint {
     base_url: String,
@@ -101,10 +106,11 @@ pub(crate) struct Endpoint {
 }
 
 impl Endpoint {
-    /// The endpoint of `config`, at `default_base_url` unless the configuration names one.
-    pub(crate) fn new(config: &ModelConfig, info: &ModelInfo, default_base_url: &str) -> Self {
+    /// The endpoint of `config`, at `provider`'s default endpoint unless the configuration
+    /// names one.
+    pub(crate) fn new(config: &ModelConfig, info: &ModelInfo, provider: Provider) -> Self {
         Endpoint {
-            base_url: config.base_url_or(default_base_url),
+            base_url: config.base_url_or(provider.info().default_base_url),
             info: info.clone(),
             max_tokens: config.max_tokens,
             replay: config
@@ -118,21 +124,19 @@ impl Endpoint {
         &self.base_url
     }
 
-    /// What the request builders need to know.
+    /// What the request builders need to know, for a server that reads reasoning back from
+    /// `reasoning_field` (its dialect's).
     ///
-    /// Reasoning goes back in a Chat request as `reasoning_content` to compatible servers, as
-    /// `reasoning_details` to OpenRouter's models, and not at all to OpenAI's own endpoint,
-    /// which rejects both fields. The system prompt is a `developer` message for OpenAI's
-    /// reasoning models on OpenAI's endpoint (compatible servers may not know the role), and
-    /// user text for the models that refuse both roles, wherever they are served.
-    pub(crate) fn target(&self) -> Target<'_> {
-        let official = self.base_url == DEFAULT_BASE_URL;
+    /// Reasoning goes back in a Chat request in the dialect's field, and not at all to OpenAI's
+    /// own endpoint, which rejects every such field. The system prompt is a `developer` message
+    /// for OpenAI's reasoning models on OpenAI's endpoint (compatible servers may not know the
+    /// role), and user text for the models that refuse both roles, wherever they are served.
+    pub(crate) fn target(&self, reasoning_field: ReasoningField) -> Target<'_> {
+        let official = self.base_url == OFFICIAL_BASE_URL;
         let reasoning_field = if official {
-            request::ReasoningField::None
-        } else if self.info.provider == Provider::OpenRouter {
-            request::ReasoningField::Details
+            ReasoningField::None
         } else {
-            request::ReasoningField::Content
+            reasoning_field
         };
         let system_role = match self.info.system_role() {
             SystemRole::Developer if !official => SystemRole::System,
@@ -147,36 +151,6 @@ impl Endpoint {
             reasoning_field,
             system_role,
         }
-    }
-}
-
-/// `POST {base}/chat/completions`: OpenAI's Chat Completions API and every compatible server.
-#[derive(Debug)]
-pub(crate) struct ChatCompletions(pub(crate) Endpoint);
-
-impl WireProtocol for ChatCompletions {
-    type Body<'a> = request::ChatBody<'a>;
-    type Parser = stream::ChatStreamParser;
-    const PROVIDER: Provider = Provider::OpenAi;
-
-    fn url(&self, _stream: bool) -> String {
-        format!("{}/chat/completions", self.0.base_url)
-    }
-
-    fn body<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        stream: bool,
-    ) -> Result<request::ChatBody<'a>, ProviderError> {
-        request::body(&self.0.target(), request, stream)
-    }
-
-    fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
-        stream::response_chunks(body)
-    }
-
-    fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
-        error::http_error(failure)
     }
 }
 
@@ -198,7 +172,8 @@ impl WireProtocol for Responses {
         request: &'a ChatRequest,
         stream: bool,
     ) -> Result<responses::request::ResponsesBody<'a>, ProviderError> {
-        responses::request::body(&self.0.target(), request, stream)
+        // The Responses API has its own reasoning items; the Chat field plays no part.
+        responses::request::body(&self.0.target(Standard::REASONING_FIELD), request, stream)
     }
 
     fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
@@ -216,7 +191,7 @@ where
     S: Stream<Item = B> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
-    decode_recorded::<ChatCompletions, _, _>(body)
+    dialect::decode_stream::<Standard, _, _>(body)
 }
 
 /// Decodes a recorded Responses API SSE body (any chunking) into stream events.

@@ -3,9 +3,10 @@
 //! [`body`] builds a [`ChatBody`], typed serde structs borrowing from the request. Every
 //! struct declares its fields in alphabetical order: serde writes keys in declaration order,
 //! and sorted keys are what this adapter has always sent, so the bytes on the wire stay the
-//! same from one version to the next (a test checks the order). Another dialect of the
-//! protocol (OpenRouter) builds its body with [`body`] and adds its own fields beside it with
-//! `#[serde(flatten)]`.
+//! same from one version to the next (a test checks the order). A
+//! [`Dialect`](super::dialect::Dialect) of the protocol takes the body [`body`] builds, may
+//! change it, and adds its own fields beside it with `#[serde(flatten)]` (OpenRouter's
+//! `reasoning` object).
 //!
 //! Reasoning goes back on assistant messages only where the [`ReasoningReplay`] policy of the
 //! target covers them, in the field the server reads ([`ReasoningField`]):
@@ -16,9 +17,10 @@
 //!   reasoning (empty) when the model is a DeepSeek model or the conversation holds
 //!   Chat-style reasoning: a server in a thinking mode rejects a tool-call message without
 //!   it.
-//! - `reasoning_details` (OpenRouter): one entry per reasoning part, `reasoning.text` with its
-//!   signature or `reasoning.encrypted` with its data, with the part's id and its `index`
-//!   among the message's entries. Reasoning keeps no `format`, so none is sent.
+//! - `reasoning_details` (OpenRouter's dialect; Skein's own server reads it too): one entry per
+//!   reasoning part, `reasoning.text` with its signature or `reasoning.encrypted` with its
+//!   data, with the part's id and its `index` among the message's entries. Reasoning keeps no
+//!   `format`, so none is sent.
 //! - Nothing to OpenAI's own endpoint, which rejects both fields.
 //!
 //! [`ReasoningReplay`]: crate::ReasoningReplay

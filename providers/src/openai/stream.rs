@@ -70,18 +70,21 @@ struct StreamChunk<'a> {
     model: MaybeText<'a>,
     #[serde(default, borrow, deserialize_with = "nullable_list")]
     choices: Vec<StreamChoice<'a>>,
+    /// Boxed, like `error`: both come once per stream at most, and the chunk, moved a few
+    /// times per event, stays small.
     #[serde(default)]
-    usage: Lenient<WireUsage>,
+    usage: Lenient<Box<WireUsage>>,
     #[serde(borrow)]
-    error: Option<WireError<'a>>,
+    error: Option<Box<WireError<'a>>>,
 }
 
 #[derive(Deserialize)]
 struct StreamChoice<'a> {
     #[serde(default, deserialize_with = "lenient_index")]
     index: Option<usize>,
+    /// Boxed: a choice is moved a few times while the event is read, its delta is not.
     #[serde(default, borrow)]
-    delta: Option<Delta<'a>>,
+    delta: Option<Box<Delta<'a>>>,
     #[serde(default, borrow)]
     finish_reason: MaybeText<'a>,
 }
@@ -347,7 +350,7 @@ impl EventParser for ChatStreamParser {
         }
         let chunk: StreamChunk<'_> = event_json(PROVIDER, data)?;
         if let Some(error) = chunk.error {
-            return Err(stream_error(error));
+            return Err(stream_error(*error));
         }
         let carries_chunk =
             chunk.id.0.is_some() || !chunk.choices.is_empty() || chunk.usage.0.is_some();
@@ -361,14 +364,14 @@ impl EventParser for ChatStreamParser {
                 continue;
             }
             if let Some(delta) = choice.delta {
-                self.delta(delta, out)?;
+                self.delta(*delta, out)?;
             }
             if let Some(reason) = choice.finish_reason.non_empty() {
                 out.push(Chunk::Finish(finish_reason(&reason)));
             }
         }
         if let Some(usage) = chunk.usage.0 {
-            out.push(Chunk::Usage(UsageUpdate::from(usage)));
+            out.push(Chunk::Usage(UsageUpdate::from(*usage)));
         }
         Ok(())
     }

@@ -1,21 +1,26 @@
 //! OpenRouter adapter (`model = "openrouter"`): OpenAI's Chat Completions protocol as
-//! OpenRouter speaks it, one `WireProtocol` built on the `openai` adapter's pieces.
+//! OpenRouter speaks it, one `Dialect` of the `openai` adapter's Chat protocol (which provides
+//! the rest: the Chat body, the stream parser, retries).
 //!
 //! What differs from plain Chat Completions, and where it is handled:
 //!
+//! - `mod.rs`: the assistant messages' reasoning goes back as `reasoning_details` (the
+//!   request's reasoning parts as typed entries, as the model registry's replay policy says),
+//!   not as `reasoning_content`.
 //! - `request`: reasoning is asked for with one `reasoning` object (`effort`, or `max_tokens`
 //!   for a thinking budget) whatever model serves the request, instead of
-//!   `reasoning_effort`; the request's `reasoning_details` go back as the model registry's
-//!   replay policy says; [`PromptCache`](crate::PromptCache) breakpoints become
-//!   `cache_control` markers on the text parts that end each cached prefix (Anthropic and
-//!   Gemini models there cache only what is marked; `openai/cache.rs`, which any gateway that
-//!   passes the markers on could use).
-//! - `stream`: the Chat stream parser, plus OpenRouter's in-stream errors, which carry the
-//!   HTTP status of the upstream failure as a numeric `code` (a `502` mid-stream is worth a
-//!   retry like an HTTP 502 is). Keep-alive comments (`: OPENROUTER PROCESSING`) are SSE
-//!   comments and never reach the parser.
+//!   `reasoning_effort`.
+//! - `cache`: [`PromptCache`](crate::PromptCache) breakpoints become `cache_control` markers on
+//!   the text parts that end each cached prefix (Anthropic and Gemini models there cache only
+//!   what is marked).
+//! - `stream`: OpenRouter's in-stream errors carry the HTTP status of the upstream failure as a
+//!   numeric `code` (a `502` mid-stream is worth a retry like an HTTP 502 is). Keep-alive
+//!   comments (`: OPENROUTER PROCESSING`) are SSE comments and never reach the parser.
 //! - `error`: the error envelope names the upstream provider in `metadata.provider_name`;
 //!   402 (credits exhausted) is never retried.
+//!
+//! Its descriptor ([`Provider::OpenRouter`]`.info()`) holds its name, key variable, endpoint
+//! and default model.
 //!
 //! Model ids name the vendor (`anthropic/claude-sonnet-4.5`, `openai/gpt-4o`); the registry
 //! looks the part after the slash up among that vendor's models (OpenRouter's dotted Anthropic
@@ -38,60 +43,49 @@
 //! # Ok::<(), providers::ProviderError>(())
 //! ```
 
+mod cache;
 mod error;
 mod request;
 mod stream;
 
 use futures::Stream;
 
-use crate::assemble::Chunk;
 use crate::http::HttpFailure;
-use crate::openai::Endpoint;
-use crate::protocol::{HttpModel, WireProtocol, decode_recorded};
+use crate::openai::dialect::{self, Dialect};
+use crate::openai::request::{ChatBody, ReasoningField};
 use crate::{ChatModel, ChatRequest, EventStream, ModelConfig, ModelInfo, Provider, ProviderError};
 
-/// The official endpoint; a `base_url` replaces it (`…/api/v1`).
-pub const DEFAULT_BASE_URL: &str = "https://openrouter.ai/api/v1";
-
-/// Chat Completions at OpenRouter.
+/// OpenRouter's dialect of Chat Completions.
 #[derive(Debug)]
-struct OpenRouter(Endpoint);
+pub(crate) struct OpenRouter;
+
+impl Dialect for OpenRouter {
+    const PROVIDER: Provider = Provider::OpenRouter;
+    const REASONING_FIELD: ReasoningField = ReasoningField::Details;
+    type Body<'a> = request::Body<'a>;
+
+    fn body<'a>(
+        chat: ChatBody<'a>,
+        request: &'a ChatRequest,
+    ) -> Result<request::Body<'a>, ProviderError> {
+        request::body(chat, request)
+    }
+
+    fn answer_error(error: ProviderError) -> ProviderError {
+        stream::retryable_by_code(error)
+    }
+
+    fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
+        error::http_error(failure)
+    }
+}
 
 /// Builds the OpenRouter model for `config`.
 pub(crate) fn from_config(
     config: &ModelConfig,
     info: ModelInfo,
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
-    let key = config.api_key_or_dummy()?;
-    let endpoint = Endpoint::new(config, &info, DEFAULT_BASE_URL);
-    let auth = [("authorization", format!("Bearer {key}"))];
-    HttpModel::boxed(config, info, OpenRouter(endpoint), &auth)
-}
-
-impl WireProtocol for OpenRouter {
-    type Body<'a> = request::Body<'a>;
-    type Parser = stream::StreamParser;
-    const PROVIDER: Provider = Provider::OpenRouter;
-
-    fn url(&self, _stream: bool) -> String {
-        format!("{}/chat/completions", self.0.base_url())
-    }
-
-    fn body<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        stream: bool,
-    ) -> Result<request::Body<'a>, ProviderError> {
-        request::body(&self.0, request, stream)
-    }
-
-    fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
-        crate::openai::stream::response_chunks(body).map_err(stream::retryable_by_code)
-    }
-
-    fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
-        error::http_error(failure)
-    }
+    dialect::chat_model::<OpenRouter>(config, info)
 }
 
 /// Decodes a recorded OpenRouter SSE body (any chunking) into stream events, exactly as
@@ -119,5 +113,5 @@ where
     S: Stream<Item = B> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
 {
-    decode_recorded::<OpenRouter, _, _>(body)
+    dialect::decode_stream::<OpenRouter, _, _>(body)
 }

@@ -1,10 +1,9 @@
 //! OpenRouter request bodies: a Chat Completions body whose reasoning controls are
 //! OpenRouter's one `reasoning` object, with prompt-cache breakpoints as `cache_control`
-//! markers on content parts.
+//! markers on content parts (`cache.rs`).
 
 use serde::Serialize;
 
-use crate::openai::Endpoint;
 use crate::openai::request::ChatBody;
 use crate::{ChatRequest, ProviderError};
 
@@ -28,13 +27,11 @@ struct Reasoning {
     max_tokens: Option<u32>,
 }
 
-/// The body for `request`.
+/// The body for `request`, from the Chat body built for it.
 pub(crate) fn body<'a>(
-    endpoint: &'a Endpoint,
+    mut chat: ChatBody<'a>,
     request: &'a ChatRequest,
-    stream: bool,
 ) -> Result<Body<'a>, ProviderError> {
-    let mut chat = crate::openai::request::body(&endpoint.target(), request, stream)?;
     chat.reasoning_effort = None;
     let options = &request.options;
     // A budget is the more precise of the two when both are set.
@@ -49,6 +46,6 @@ pub(crate) fn body<'a>(
         }),
         (None, None) => None,
     };
-    crate::openai::cache::mark_breakpoints(&mut chat, request)?;
+    super::cache::mark_breakpoints(&mut chat, request)?;
     Ok(Body { chat, reasoning })
 }

@@ -77,14 +77,18 @@ impl ChatModel for EchoModel {
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        let knobs = Knobs::of(&request);
+        self.stream_borrowed(&request).await
+    }
+
+    async fn stream_borrowed(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        let knobs = Knobs::of(request);
         let mut chunks: Vec<Chunk> = knobs
             .reasoning
             .iter()
             .flat_map(|text| word_deltas(text))
             .map(|text| Chunk::ReasoningDelta { key: 0, text })
             .collect();
-        chunks.extend(answer(&request));
+        chunks.extend(answer(request));
         let input_words: usize = request.messages.iter().map(|m| words(&m.text())).sum();
         let output_words: usize = chunks
             .iter()
@@ -201,11 +205,11 @@ fn answer(request: &ChatRequest) -> Vec<Chunk> {
             .into_iter()
             .enumerate()
             .map(|(i, (name, arguments))| {
-                Chunk::ToolCall(ToolCall::new(
+                Chunk::ToolCall(Box::new(ToolCall::new(
                     format!("echo_call_{}", earlier + i + 1),
                     name,
                     arguments,
-                ))
+                )))
             })
             .collect();
     }

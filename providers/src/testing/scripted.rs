@@ -50,7 +50,16 @@ use crate::{
 pub struct ScriptedModel {
     info: ModelInfo,
     script: Mutex<VecDeque<ScriptedResponse>>,
-    requests: Mutex<Vec<ChatRequest>>,
+    received: Mutex<Received>,
+    /// Whether a copy of each request is kept for [`ScriptedModel::requests`].
+    keeps_requests: bool,
+}
+
+/// The requests a [`ScriptedModel`] got: how many, and those it kept.
+#[derive(Debug, Default)]
+struct Received {
+    count: usize,
+    kept: Vec<ChatRequest>,
 }
 
 impl ScriptedModel {
@@ -60,8 +69,17 @@ impl ScriptedModel {
         ScriptedModel {
             info: ModelInfo::unknown(Provider::OpenAi, "scripted"),
             script: Mutex::new(responses.into_iter().collect()),
-            requests: Mutex::new(Vec::new()),
+            received: Mutex::new(Received::default()),
+            keeps_requests: true,
         }
+    }
+
+    /// The same model keeping no copy of the requests it gets ([`ScriptedModel::requests`]
+    /// stays empty): for benchmarks of long runs, where keeping every request would cost more
+    /// than what is measured.
+    pub fn unrecorded(mut self) -> Self {
+        self.keeps_requests = false;
+        self
     }
 
     /// The same model reporting `info` (e.g. a small context window for compression tests).
@@ -75,9 +93,10 @@ impl ScriptedModel {
         lock(&self.script).push_back(response);
     }
 
-    /// Every request received so far, in order.
+    /// Every request received so far, in order (none for an
+    /// [`unrecorded`](ScriptedModel::unrecorded) model).
     pub fn requests(&self) -> Vec<ChatRequest> {
-        lock(&self.requests).clone()
+        lock(&self.received).kept.clone()
     }
 
     /// How many scripted responses are left.
@@ -85,12 +104,19 @@ impl ScriptedModel {
         lock(&self.script).len()
     }
 
-    fn next(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        let number = {
-            let mut requests = lock(&self.requests);
-            requests.push(request);
-            requests.len()
-        };
+    /// Counts a request and keeps it (made by `request`) unless the model is unrecorded;
+    /// returns its number.
+    fn receive(&self, request: impl FnOnce() -> ChatRequest) -> usize {
+        let mut received = lock(&self.received);
+        received.count += 1;
+        if self.keeps_requests {
+            received.kept.push(request());
+        }
+        received.count
+    }
+
+    /// The answer to request number `number`: the next scripted response.
+    fn next(&self, number: usize) -> Result<EventStream, ProviderError> {
         let Some(response) = lock(&self.script).pop_front() else {
             return Err(ProviderError::config(format!(
                 "ScriptedModel got request #{number} but its script has only {} response(s); script one more",
@@ -111,11 +137,16 @@ impl ChatModel for ScriptedModel {
     }
 
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
-        collect(self.next(request)?).await
+        collect(self.next(self.receive(|| request))?).await
     }
 
     async fn stream(&self, request: ChatRequest) -> Result<EventStream, ProviderError> {
-        self.next(request)
+        self.next(self.receive(|| request))
+    }
+
+    /// Copies the request only to keep it (not when [`unrecorded`](ScriptedModel::unrecorded)).
+    async fn stream_borrowed(&self, request: &ChatRequest) -> Result<EventStream, ProviderError> {
+        self.next(self.receive(|| request.clone()))
     }
 }
 
@@ -202,7 +233,7 @@ impl ScriptedResponse {
             key,
             id: call.id.clone(),
             name: call.name.clone(),
-            reasoning: call.reasoning.clone(),
+            reasoning: call.reasoning.clone().map(Box::new),
         });
         for piece in [head, tail] {
             self.chunks.push(Chunk::ToolCallArgs {

@@ -123,35 +123,10 @@ impl IntoResponse for ApiError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ServerError {
-    /// The conversation store could not be opened.
-    #[error("cannot open the conversation store `{location}`: {source}")]
-    Store {
-        /// The configured store (a path or a URL without its password).
-        location: String,
-        /// Why.
-        #[source]
-        source: conversation_tree::StoreError,
-    },
-    /// The store location is empty. SQLite would open an empty path as a private temporary
-    /// database, so everything logged into it would be lost at exit.
-    #[error(
-        "the conversation store location is empty; name a SQLite file, a postgres:// URL or \
-         `:memory:`"
-    )]
-    EmptyStoreLocation,
-    /// A `postgres://` store was configured but this build has no PostgreSQL support.
-    #[error(
-        "the store `{location}` is a PostgreSQL URL, but this build has no PostgreSQL support; \
-         rebuild with the `postgres` feature, or use a SQLite file path"
-    )]
-    PostgresDisabled {
-        /// The configured store, without its password.
-        location: String,
-    },
-    /// The built-in tool configuration is unusable.
+    /// The service it serves could not be set up (its store, its tools, its configuration).
     #[error(transparent)]
-    Tools(#[from] crate::service::tools::ToolsConfigError),
-    /// The configuration is inconsistent.
+    Service(#[from] service::ServiceError),
+    /// The HTTP settings are inconsistent.
     #[error("invalid server configuration: {0}")]
     Config(String),
     /// Listening or serving failed.

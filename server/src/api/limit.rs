@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use service::Principal;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::api::auth::Caller;
 use crate::api::error::ApiError;
 
 /// Concurrency slots per caller.
@@ -16,7 +16,7 @@ use crate::api::error::ApiError;
 pub(crate) struct ConcurrencyLimit {
     per_caller: usize,
     retry_after: Duration,
-    slots: Mutex<HashMap<Caller, Arc<Semaphore>>>,
+    slots: Mutex<HashMap<Principal, Arc<Semaphore>>>,
 }
 
 impl ConcurrencyLimit {
@@ -29,7 +29,7 @@ impl ConcurrencyLimit {
     }
 
     /// A slot for `caller`, held until the permit is dropped, or a 429.
-    pub(crate) fn try_acquire(&self, caller: Caller) -> Result<OwnedSemaphorePermit, ApiError> {
+    pub(crate) fn try_acquire(&self, caller: Principal) -> Result<OwnedSemaphorePermit, ApiError> {
         let semaphore = {
             // The map only grows by one entry per caller (tokens are configured, loopback is
             // one caller), so it stays small.
@@ -64,14 +64,14 @@ mod tests {
     #[test]
     fn each_caller_has_its_own_slots() {
         let limit = ConcurrencyLimit::new(2, Duration::from_secs(3));
-        let a1 = limit.try_acquire(Caller::Token(0)).unwrap();
-        let _a2 = limit.try_acquire(Caller::Token(0)).unwrap();
-        let refused = limit.try_acquire(Caller::Token(0)).unwrap_err();
+        let a1 = limit.try_acquire(Principal::token(0)).unwrap();
+        let _a2 = limit.try_acquire(Principal::token(0)).unwrap();
+        let refused = limit.try_acquire(Principal::token(0)).unwrap_err();
         assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
         // Another caller is not affected.
-        let _b = limit.try_acquire(Caller::Token(1)).unwrap();
+        let _b = limit.try_acquire(Principal::token(1)).unwrap();
         // A finished response frees its slot.
         drop(a1);
-        assert!(limit.try_acquire(Caller::Token(0)).is_ok());
+        assert!(limit.try_acquire(Principal::token(0)).is_ok());
     }
 }

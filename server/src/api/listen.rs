@@ -15,6 +15,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
+use service::Runs;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
@@ -25,7 +26,6 @@ use tower::ServiceExt as _;
 
 use crate::api::error::ServerError;
 use crate::config::ServerConfig;
-use crate::service::runs::Runs;
 
 /// After the grace period (and the cancellation of the runs still in flight), how long the
 /// connections have to deliver their last events before they are closed.

@@ -3,26 +3,17 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::DefaultBodyLimit;
-use axum::extract::Request;
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use conversation_tree::Store;
-use http::StatusCode;
+use service::store::StoreKind;
+use service::{ChatService, Service};
 use tokio::net::TcpListener;
-use tower_http::limit::RequestBodyLimitLayer;
 
-use crate::api::auth::require_caller;
-use crate::api::encode::openai_error::openai_errors;
-use crate::api::error::{ApiError, ServerError};
-use crate::api::guard::{check_origin_and_host, read_json_body};
-use crate::api::routes::{chat_completions, misc, models, openapi, response, responses};
-use crate::api::state::App;
+use crate::api::error::ServerError;
+use crate::api::layers::{self, Routes};
+use crate::api::state::{App, check};
+use crate::api::{chat_shell, health, openai, openapi};
 use crate::config::ServerConfig;
-use crate::service::chat::ChatService;
-use crate::service::mcp::McpTools;
-use crate::service::store::{StoreKind, open_store};
 
 /// The Chat Shell service: build one from a [`ServerConfig`], mount its [`router`](Self::router)
 /// or [`serve`](Self::serve) it.
@@ -37,60 +28,36 @@ impl Server {
     /// A server for `config`, opening the store it names, connecting its MCP servers and
     /// checking that its knowledge bases exist.
     pub async fn new(config: ServerConfig) -> Result<Self, ServerError> {
-        let store = open_store(&config.store).await?;
-        let kind = StoreKind::of(&config.store);
-        #[cfg(feature = "mcp")]
-        let mcp = McpTools::connect(&config.mcp_servers)
-            .await
-            .map_err(|err| ServerError::Config(format!("`mcp_servers`: {err}")))?;
-        #[cfg(not(feature = "mcp"))]
-        let mcp = McpTools::default();
-        // Knowledge bases live in the conversation store's own database.
-        let knowledge = knowledge_base::KnowledgeStore::open(&config.store)
-            .await
-            .map_err(|err| ServerError::Config(format!("the knowledge store: {err}")))?;
-        // A missing base would otherwise fail every request that searches it.
-        if !config.knowledge_bases.is_empty() {
-            knowledge_base::KnowledgeBaseSearch::new(knowledge.clone(), &config.knowledge_bases)
-                .await
-                .map_err(|err| ServerError::Config(format!("`knowledge_bases`: {err}")))?;
-        }
-        for (index, entry) in config.token_knowledge_bases.iter().enumerate() {
-            knowledge_base::KnowledgeBaseSearch::new(knowledge.clone(), &entry.knowledge_bases)
-                .await
-                .map_err(|err| {
-                    ServerError::Config(format!("`token_knowledge_bases[{index}]`: {err}"))
-                })?;
-        }
+        check(&config)?;
+        let service = Service::open(config.service.clone(), &config.tokens).await?;
         Ok(Server {
-            app: Arc::new(App::new(config, store, kind, mcp, Some(knowledge))?),
+            app: Arc::new(App::new(config, service)?),
         })
     }
 
     /// A server for `config` logging into `store` (of `kind`, for `/health`) instead of the
-    /// one `config.store` names. MCP servers are connected, and knowledge bases searched, by
-    /// [`Server::new`] only: a config naming some is refused here.
+    /// one `config.service.store` names. MCP servers are connected, and knowledge bases
+    /// searched, by [`Server::new`] only: a config naming some is refused here.
     pub fn with_store(
         config: ServerConfig,
         store: Arc<dyn Store>,
         kind: StoreKind,
     ) -> Result<Self, ServerError> {
-        #[cfg(feature = "mcp")]
-        if !config.mcp_servers.is_empty() {
-            return Err(ServerError::Config(
-                "`mcp_servers` are connected by `Server::new`; use it, or connect them with \
-                 `McpTools::connect` and build the service yourself"
-                    .to_owned(),
-            ));
-        }
+        check(&config)?;
+        let service = Service::with_store(config.service.clone(), &config.tokens, store, kind)?;
         Ok(Server {
-            app: Arc::new(App::new(config, store, kind, McpTools::default(), None)?),
+            app: Arc::new(App::new(config, service)?),
         })
     }
 
     /// The service the routes use, for running agents in-process (the CLI does).
     pub fn chat(&self) -> &ChatService {
-        &self.app.chat
+        self.app.service.chat()
+    }
+
+    /// The service the routes answer through: runs, principals, gateway calls.
+    pub fn service(&self) -> &Service {
+        &self.app.service
     }
 
     /// The routes: `POST /v1/response`, `POST /v1/response/{id}/cancel`,
@@ -101,53 +68,19 @@ impl Server {
     /// `into_make_service_with_connect_info::<SocketAddr>()` (as [`serve`](Self::serve)
     /// does), or a server without tokens refuses every request.
     pub fn router(&self) -> Router {
-        let auth = middleware::from_fn_with_state(self.app.auth.clone(), require_caller);
-        let json_body = middleware::from_fn_with_state(Arc::clone(&self.app.guard), read_json_body);
-        let api = Router::new()
-            .route(
-                "/v1/response",
-                post(response::create_response).layer(json_body.clone()),
-            )
-            .route("/v1/response/{id}/cancel", post(misc::cancel_response))
-            .route(
-                "/v1/chat/completions",
-                post(chat_completions::create_chat_completion).layer(json_body.clone()),
-            )
-            .route(
-                "/v1/responses",
-                post(responses::create_response).layer(json_body.clone()),
-            )
-            .route("/v1/responses/{id}", get(responses::get_response))
-            .route(
-                "/v1/responses/{id}/cancel",
-                post(responses::cancel_response),
-            )
-            .route("/v1/models", get(models::list_models))
-            .route_layer(auth.clone());
-        let mut public = Router::new()
-            .route("/health", get(misc::health))
-            .route("/openapi.json", get(openapi::openapi_json));
-        if self.app.config.tokens.is_empty() {
-            // Without tokens nothing is public: the whole server is loopback-only.
-            public = public.route_layer(auth);
-        }
-        // Layers wrap what is above them: the 413 mapping sees the body limit's answers, the
-        // origin and host check comes before authentication, CORS (when configured) answers
-        // preflights before anything else.
-        let router = api
-            .merge(public)
-            .layer(DefaultBodyLimit::max(self.app.config.body_limit))
-            .layer(RequestBodyLimitLayer::new(self.app.config.body_limit))
-            .layer(middleware::from_fn(json_payload_too_large))
-            .layer(middleware::from_fn_with_state(
-                Arc::clone(&self.app.guard),
-                check_origin_and_host,
-            ))
-            .with_state(Arc::clone(&self.app));
-        // Outermost but for CORS, so every error of the OpenAI routes, whichever layer gave
-        // it, is in OpenAI's shape.
-        let router = router.layer(middleware::from_fn(openai_errors));
-        match &self.app.cors {
+        let app = &self.app;
+        // Each protocol's routes come behind the shared layers (`layers`); a protocol is one
+        // folder and one line here.
+        let router = Router::new()
+            .merge(chat_shell::router(app))
+            .merge(openai::router(app))
+            .merge(service_routes(app))
+            // A path no protocol serves passes the shared guards too: a refused origin or host
+            // is refused whatever it asks for.
+            .fallback_service(layers::guarded(app, Router::new()).with_state(Arc::clone(app)))
+            .with_state(Arc::clone(app));
+        // Outermost: CORS (when configured) answers preflights before anything else.
+        match &app.cors {
             Some(cors) => router.layer(cors.clone()),
             None => router,
         }
@@ -171,7 +104,7 @@ impl Server {
             self.router(),
             listener,
             &self.app.config,
-            Arc::clone(&self.app.runs),
+            Arc::clone(self.app.service.runs()),
             signal,
         )
         .await
@@ -181,27 +114,22 @@ impl Server {
     /// the router themselves); returns when no run is left.
     pub async fn shutdown(&self) {
         self.app
-            .runs
+            .service
+            .runs()
             .shutdown(self.app.config.shutdown_grace())
             .await;
     }
 }
 
-/// Turns tower-http's plain-text 413 (a `Content-Length` over the limit) into the JSON error
-/// every other answer uses.
-async fn json_payload_too_large(request: Request, next: Next) -> Response {
-    let response = next.run(request).await;
-    let is_json = response
-        .headers()
-        .get(http::header::CONTENT_TYPE)
-        .is_some_and(|value| value.as_bytes().starts_with(b"application/json"));
-    if response.status() == StatusCode::PAYLOAD_TOO_LARGE && !is_json {
-        return ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            "the request body is larger than this server accepts",
-        )
-        .into_response();
+/// `GET /health` and `GET /openapi.json`: public when the server has tokens; without tokens
+/// nothing is public, the whole server is loopback-only.
+fn service_routes(app: &App) -> Routes {
+    let routes = Router::new()
+        .route("/health", get(health::health))
+        .route("/openapi.json", get(openapi::openapi_json));
+    if app.config.tokens.is_empty() {
+        layers::authenticated(app, routes)
+    } else {
+        layers::guarded(app, routes)
     }
-    response
 }

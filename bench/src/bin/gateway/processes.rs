@@ -13,17 +13,12 @@ use bench::procfs::has_exited;
 
 use crate::targets::MODEL;
 
-/// Provider key variables removed from the relays' environment, so that no real key is
-/// sent anywhere, even to loopback.
+/// Variables removed from the relays' environment besides every `*_API_KEY` (each provider's
+/// key variable, whatever providers there are), so that no real key is sent anywhere, even to
+/// loopback, and no relay reaches past it.
 const KEY_VARIABLES: &[&str] = &[
-    "OPENAI_API_KEY",
-    "ANTHROPIC_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-    "OPENROUTER_API_KEY",
     "SKEIN_TOKENS",
     "SKEIN_DB",
-    "SKEIN_API_KEY",
     "DATABASE_URL",
     "LITELLM_MASTER_KEY",
     "HTTP_PROXY",
@@ -226,6 +221,12 @@ impl Process {
         address: String,
         health_url: String,
     ) -> Result<Self, String> {
+        let keys = std::env::vars_os()
+            .map(|(name, _)| name)
+            .filter(|name| name.to_str().is_some_and(|name| name.ends_with("_API_KEY")));
+        for variable in keys {
+            command.env_remove(variable);
+        }
         for variable in KEY_VARIABLES {
             command.env_remove(variable);
         }

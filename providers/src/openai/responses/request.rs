@@ -361,7 +361,11 @@ mod tests {
     #[test]
     fn keys_are_sent_sorted() {
         let info = ModelInfo::lookup(Provider::OpenAi, "o3");
-        let endpoint = Endpoint::new(&ModelConfig::new("o3"), &info, "http://127.0.0.1:9/v1");
+        let config = ModelConfig {
+            base_url: Some("http://127.0.0.1:9/v1".into()),
+            ..ModelConfig::new("o3")
+        };
+        let endpoint = Endpoint::new(&config, &info, Provider::OpenAi);
         let mut human = Message::human("look");
         human.parts.push(ContentPart::ImageUrl {
             url: "https://x.test/a.png".into(),
@@ -407,7 +411,8 @@ mod tests {
                 Message::ai("x"),
             ])
         };
-        let body = body(&endpoint.target(), &request, true).expect("builds");
+        let target = endpoint.target(crate::openai::request::ReasoningField::Content);
+        let body = body(&target, &request, true).expect("builds");
         let typed = serde_json::to_string(&body).expect("encodes");
         let sorted = serde_json::to_value(&body).expect("encodes").to_string();
         assert_eq!(typed, sorted);

@@ -768,11 +768,11 @@ pub(crate) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
             }
             Kind::Call { custom } => {
                 let arguments = if custom { item.input } else { item.arguments };
-                out.push(Chunk::ToolCall(ToolCall::new(
+                out.push(Chunk::ToolCall(Box::new(ToolCall::new(
                     item.call_id.0.map(Cow::into_owned).unwrap_or_default(),
                     item.name.0.map(Cow::into_owned).unwrap_or_default(),
                     arguments.0.map(Cow::into_owned).unwrap_or_default(),
-                )));
+                ))));
             }
             Kind::Other => {}
         }

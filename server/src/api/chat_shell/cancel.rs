@@ -1,0 +1,57 @@
+//! `POST /v1/response/{id}/cancel`: stops a Chat Shell response in flight.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::{Extension, Json};
+use conversation_tree::ResponseStatus;
+use http::StatusCode;
+use service::Principal;
+
+use crate::api::chat_shell::schema::CancelResponse;
+use crate::api::error::ApiError;
+use crate::api::state::App;
+
+/// Cancels a response in flight: its model call and tools stop, its stream ends with
+/// `response.cancelled`, and what it produced so far is logged. The answer comes once the run
+/// has ended and its log says how: a run that finished before the cancel reached it is a 409,
+/// never a `success` it did not have.
+#[utoipa::path(
+    post,
+    path = "/v1/response/{id}/cancel",
+    tag = "response",
+    params(("id" = String, Path, description = "The response id (`resp-…`) or request id (`X-Request-ID`)")),
+    responses(
+        (status = 200, description = "Cancelled", body = CancelResponse),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::ErrorBody),
+        (status = 403, description = "Not on loopback without tokens, a `Host` that is not this server's, or a cross-origin request", body = crate::ErrorBody),
+        (status = 404, description = "No such response of this caller in flight (another caller's runs are invisible)", body = crate::ErrorBody),
+        (status = 409, description = "The response ended (completed or failed) before the cancel could stop it; nothing was cancelled", body = crate::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn cancel_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Json<CancelResponse>, ApiError> {
+    let Some(ending) = app.service.runs().cancel(&id, caller) else {
+        return Err(ApiError::not_found(
+            "Request not found or already completed",
+        ));
+    };
+    match ending.wait().await {
+        ResponseStatus::Cancelled => Ok(Json(CancelResponse {
+            success: true,
+            message: "Request cancelled".to_owned(),
+        })),
+        ended => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "already_ended",
+            format!(
+                "response `{id}` ended ({ended}) before the cancel could stop it; nothing was \
+                 cancelled, and it is logged as {ended}"
+            ),
+        )),
+    }
+}

@@ -1,0 +1,353 @@
+//! `POST /v1/response`: plan, acquire a slot, prepare, then stream the run's events (or
+//! answer once, when streaming is off).
+
+use std::sync::Arc;
+
+use agent_loop::AgentEvent;
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::rejection::BytesRejection;
+use axum::response::{IntoResponse, Response};
+use conversation_tree::ResponseStatus;
+use futures::channel::mpsc;
+use futures::{SinkExt as _, StreamExt as _};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use providers::ProviderError;
+use serde_json::json;
+use service::{OwnerError, Principal, RunError};
+use tracing::Instrument as _;
+
+use crate::api::body::{self, BodyError};
+use crate::api::chat_shell::encode::{
+    ChatShellEncoder, ChatShellEvent, CompressionPayload, StopReasonName, UsagePayload,
+};
+use crate::api::chat_shell::plan::plan;
+use crate::api::chat_shell::schema::{ResponseBody, ResponseRequest, ToolActivity};
+use crate::api::error::ApiError;
+use crate::api::failure::FailureKind;
+use crate::api::sse;
+use crate::api::state::App;
+
+/// Events buffered between a run and a slow client before the run waits.
+const EVENT_BUFFER: usize = 64;
+const REQUEST_ID: &str = "x-request-id";
+
+/// Creates a response: an SSE stream of the agent's events, or one JSON body.
+#[utoipa::path(
+    post,
+    path = "/v1/response",
+    tag = "response",
+    request_body = ResponseRequest,
+    responses(
+        (status = 200, description = "With `features.streaming` (the default): a `text/event-stream` \
+of `event: <name>\\ndata: <json>` frames: `response.start` {id, model, created}; then \
+`content.delta` {type, text, block_id, block_offset}, `reasoning.delta` {text}, `tool.start` \
+{id, name, input, display_name, blocks}, `tool.done` {id, name, output, duration_ms, error, \
+sources, display_name, blocks}; then exactly one of `response.done` {id, usage, stop_reason, \
+sources, blocks, ttft_ms, model_calls, compression (when compression acted), silent_exit, silent_exit_reason, rounds, conversation_id, \
+node_ids}, `response.cancelled` {id, partial_content} or `response.error` {id, code, message, \
+details}. Without streaming: one JSON body.",
+            content((String = "text/event-stream"), (ResponseBody = "application/json"))),
+        (status = 400, description = "The body is not one JSON value (or has bytes after it)", body = crate::ErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::ErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, or its `Host` is not this server's (`host_not_allowed`); or a cross-origin request from an origin not configured (`cross_origin_forbidden`)", body = crate::ErrorBody),
+        (status = 404, description = "`session_id` (or `metadata.conversation_id`) names a conversation another caller started", body = crate::ErrorBody),
+        (status = 408, description = "The body did not arrive within the body read timeout", body = crate::ErrorBody),
+        (status = 413, description = "The body is larger than the server's limit", body = crate::ErrorBody),
+        (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::ErrorBody),
+        (status = 422, description = "A field cannot be honoured; `details.fields` names each", body = crate::ErrorBody),
+        (status = 429, description = "The caller's concurrency limit is reached; see `Retry-After`", body = crate::ErrorBody),
+        (status = 503, description = "The server is shutting down", body = crate::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn create_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Principal>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    if app.service.runs().is_draining() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down; retry on another instance",
+        )
+        .with_retry_after(app.config.retry_after()));
+    }
+    let body = body.map_err(|rejection| {
+        let code = match rejection.status() {
+            StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
+            _ => "invalid_request",
+        };
+        ApiError::new(rejection.status(), code, rejection.body_text())
+    })?;
+    let request = parse(&body)?;
+    let header_id = headers
+        .get(REQUEST_ID)
+        .and_then(|value| value.to_str().ok());
+    let mut planned = plan(
+        request,
+        &app.config.service,
+        app.service.knowledge_bases(caller),
+        header_id,
+    )?;
+    // The limit is checked before any work and before any event: a refused request is a
+    // plain 429, never a stream that starts and then fails.
+    let permit = app.limit.try_acquire(caller)?;
+    // The conversation: the caller's own (404 for another's), stored under its namespaced id.
+    let (conversation, owner) = app
+        .service
+        .own_conversation(caller, planned.spec.conversation.take())
+        .await
+        .map_err(owner_error)?;
+    planned.spec.conversation = Some(conversation.stored.clone());
+    planned.spec.owner = owner;
+    let client_conversation = conversation.client;
+
+    let response_id = new_response_id();
+    planned.spec.response_id = Some(response_id.clone());
+    let span = tracing::info_span!(
+        "response",
+        request_id = %planned.request_id,
+        response_id = %response_id,
+        model = %planned.spec.model.config.model_id,
+        labels = %planned.labels,
+    );
+    let prepared = app
+        .service
+        .chat()
+        .prepare(planned.spec)
+        .instrument(span.clone())
+        .await
+        .map_err(run_error)?;
+    let (cancel, registration) = app
+        .service
+        .runs()
+        .register(&[&planned.request_id, &response_id], caller);
+    let (mut sender, receiver) = mpsc::channel::<AgentEvent>(EVENT_BUFFER);
+    let run_cancel = cancel.clone();
+    app.service.runs().spawn(
+        async move {
+            let _permit = permit;
+            let mut events = prepared.stream(run_cancel);
+            while let Some(event) = events.next().await {
+                // The run logs its end before its last event: a cancel racing it is told
+                // how it really ended.
+                if let Some(status) = ended(&event) {
+                    registration.settle(status);
+                }
+                // A client that went away has cancelled the run (below); the run is still
+                // driven to its end so that what it did is logged.
+                let _ = sender.send(event).await;
+            }
+        }
+        .instrument(span),
+    );
+    // Dropping the answer (the client disconnected, or the handler was dropped) cancels the
+    // run: the model stream is closed and running tools are stopped.
+    let disconnect = cancel.drop_guard();
+
+    if !planned.streaming {
+        let answer = collect(receiver).await;
+        drop(disconnect);
+        return answer.map(|mut body| {
+            if body.conversation_id.is_some() {
+                body.conversation_id = Some(client_conversation);
+            }
+            with_request_id(axum::Json(body), &planned.request_id)
+        });
+    }
+    let mut encoder = ChatShellEncoder::default();
+    let answer = sse::response(receiver, move |event, frames| {
+        let _keep_until_the_stream_is_dropped = &disconnect;
+        let mut frame = encoder.encode(&event);
+        frame.set_conversation_id(&client_conversation);
+        frames.event(frame.name(), &frame);
+    });
+    Ok(with_request_id(answer, &planned.request_id))
+}
+
+/// How the run ended, when `event` is its last.
+fn ended(event: &AgentEvent) -> Option<ResponseStatus> {
+    match event {
+        AgentEvent::ResponseDone { .. } => Some(ResponseStatus::Completed),
+        AgentEvent::ResponseCancelled { .. } => Some(ResponseStatus::Cancelled),
+        AgentEvent::ResponseError { .. } => Some(ResponseStatus::Failed),
+        _ => None,
+    }
+}
+
+/// The answer of a conversation the caller cannot use: 404 for another's (as if it did not
+/// exist), 500 when the store cannot say.
+fn owner_error(error: OwnerError) -> ApiError {
+    match error {
+        OwnerError::NotYours { .. } => ApiError::not_found(error.to_string()),
+        _ => ApiError::internal(error.to_string()),
+    }
+}
+
+pub(crate) fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {
+    body::parse(body).map_err(|error| match error {
+        BodyError::Field { path, reason } => {
+            ApiError::unprocessable("invalid_field", format!("`{path}`: {reason}"))
+                .with_details(json!({"fields": [{"field": path, "reason": reason}]}))
+        }
+        BodyError::NotJson(reason) => {
+            ApiError::invalid_request(format!("the body is not a JSON request: {reason}"))
+        }
+        BodyError::Trailing(reason) => ApiError::invalid_request(format!(
+            "the body holds more than one JSON value: {reason}; send the request object alone"
+        )),
+    })
+}
+
+fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
+    let mut response = response.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(value) = HeaderValue::from_str(request_id) {
+        headers.insert(REQUEST_ID, value);
+    }
+    response
+}
+
+/// The run's events folded into one answer.
+async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody, ApiError> {
+    let mut body = ResponseBody::default();
+    let mut reasoning = String::new();
+    let mut encoder = ChatShellEncoder::default();
+    while let Some(event) = events.next().await {
+        let frame = encoder.encode(&event);
+        match event {
+            AgentEvent::ResponseStart { id, model, created } => {
+                body.id = id;
+                body.model = model;
+                body.created = created;
+            }
+            AgentEvent::ReasoningDelta { text } => reasoning.push_str(&text),
+            AgentEvent::ToolStart {
+                id,
+                name,
+                display_name,
+                input,
+            } => body.tool_calls.push(ToolActivity {
+                id,
+                name,
+                display_name,
+                input,
+                ..ToolActivity::default()
+            }),
+            AgentEvent::ToolDone {
+                id,
+                output,
+                duration_ms,
+                error,
+                ..
+            } => {
+                if let Some(call) = body.tool_calls.iter_mut().rev().find(|call| call.id == id) {
+                    call.output = Some(output);
+                    call.duration_ms = Some(duration_ms);
+                    call.error = error;
+                }
+            }
+            AgentEvent::ResponseDone {
+                usage,
+                stop_reason,
+                silent_exit,
+                silent_exit_reason,
+                rounds,
+                conversation_id,
+                node_ids,
+                outcome,
+                ..
+            } => {
+                if let ChatShellEvent::Done(done) = frame {
+                    body.sources = done.sources.unwrap_or_default();
+                    body.blocks = done.blocks;
+                    body.ttft_ms = done.ttft_ms;
+                    body.model_calls = done.model_calls;
+                }
+                body.content.clone_from(&outcome.text);
+                body.usage = UsagePayload::from(&usage);
+                body.stop_reason = StopReasonName::from(stop_reason);
+                body.silent_exit = silent_exit;
+                body.silent_exit_reason = silent_exit_reason;
+                body.rounds = rounds;
+                body.conversation_id = conversation_id;
+                body.node_ids = node_ids;
+                body.compression = outcome.compression_notice().map(CompressionPayload::from);
+                body.reasoning = (!reasoning.is_empty()).then_some(reasoning);
+                return Ok(body);
+            }
+            AgentEvent::ResponseCancelled {
+                id,
+                partial_content,
+                ..
+            } => {
+                return Err(ApiError::new(
+                    StatusCode::CONFLICT,
+                    "cancelled",
+                    "the response was cancelled before it finished",
+                )
+                .with_details(json!({"id": id, "partial_content": partial_content})));
+            }
+            event @ AgentEvent::ResponseError { .. } => {
+                let AgentEvent::ResponseError { error, .. } = &event else {
+                    unreachable!("matched above")
+                };
+                let status = FailureKind::of(error).status();
+                let ChatShellEvent::Error(frame) = frame else {
+                    unreachable!("an error event encodes as an error frame")
+                };
+                return Err(ApiError::new(status, frame.code.as_str(), frame.message)
+                    .with_details(json!({"id": frame.id, "error": frame.details})));
+            }
+            _ => {}
+        }
+    }
+    Err(ApiError::internal("the run ended without a final event"))
+}
+
+/// The HTTP answer for a run that could not start.
+fn run_error(error: RunError) -> ApiError {
+    match &error {
+        RunError::Model(provider)
+            if matches!(
+                **provider,
+                ProviderError::Config { .. }
+                    | ProviderError::ForbiddenHeader { .. }
+                    | ProviderError::FeatureDisabled { .. }
+            ) =>
+        {
+            ApiError::unprocessable("invalid_model", error.to_string())
+        }
+        RunError::NotReasoning { .. } | RunError::NoKey(_) => {
+            ApiError::unprocessable("invalid_model", error.to_string())
+        }
+        RunError::Model(_) => {
+            ApiError::new(StatusCode::BAD_GATEWAY, "provider_error", error.to_string())
+        }
+        RunError::Tool(_) => ApiError::unprocessable("unavailable_tool", error.to_string()),
+        RunError::Skill(_) => ApiError::unprocessable("unknown_skill", error.to_string()),
+        RunError::UnknownMcpServer { .. } => {
+            ApiError::unprocessable("unknown_mcp_server", error.to_string())
+        }
+        RunError::NoKnowledge => ApiError::unprocessable("no_knowledge_store", error.to_string()),
+        RunError::Knowledge(kb)
+            if matches!(
+                **kb,
+                knowledge_base::KbError::UnknownBase { .. } | knowledge_base::KbError::NoBases
+            ) =>
+        {
+            ApiError::unprocessable("unknown_knowledge_base", error.to_string())
+        }
+        _ => ApiError::internal(error.to_string()),
+    }
+}
+
+/// `resp-` and the 32 hex digits of a random UUID v4 (122 random bits): unguessable.
+fn new_response_id() -> String {
+    format!("resp-{}", uuid::Uuid::new_v4().simple())
+}

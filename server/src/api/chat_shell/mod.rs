@@ -1,0 +1,53 @@
+//! Chat Shell: `POST /v1/response` (the agent's events as server-sent events, or one JSON
+//! body) and `POST /v1/response/{id}/cancel`.
+//!
+//! - `schema`: the request ([`ResponseRequest`](schema::ResponseRequest)) and answer types.
+//! - `plan`: a request to the service's `RunSpec`, each field honoured or refused.
+//! - `encode`: the agent's events as Chat Shell's SSE frames.
+//! - `handlers`, `cancel`: the handlers; `events`: the events in the OpenAPI document.
+
+mod cancel;
+pub mod encode;
+mod events;
+pub(crate) mod handlers;
+pub mod plan;
+pub(crate) mod schema;
+
+use axum::Router;
+use axum::routing::post;
+use utoipa::OpenApi;
+
+use crate::api::layers::{self, Routes};
+use crate::api::state::App;
+use events::SseEvents;
+
+/// Chat Shell's routes, behind the shared layers.
+pub(crate) fn router(app: &App) -> Routes {
+    let routes = Router::new()
+        .route(
+            "/v1/response",
+            layers::json_body(app, post(handlers::create_response)),
+        )
+        .route("/v1/response/{id}/cancel", post(cancel::cancel_response));
+    layers::authenticated(app, routes)
+}
+
+/// Chat Shell's part of the OpenAPI document, its event stream included.
+#[derive(OpenApi)]
+#[openapi(
+    paths(handlers::create_response, cancel::cancel_response),
+    components(schemas(
+        schema::ResponseRequest,
+        schema::ResponseBody,
+        encode::ResponseStartEvent,
+        encode::ContentDeltaEvent,
+        encode::ReasoningDeltaEvent,
+        encode::ToolStartEvent,
+        encode::ToolDoneEvent,
+        encode::ResponseDoneEvent,
+        encode::ResponseCancelledEvent,
+        encode::ResponseErrorEvent,
+    )),
+    modifiers(&SseEvents)
+)]
+pub(crate) struct Doc;

@@ -1,0 +1,25 @@
+//! OpenAI Chat Completions: `POST /v1/chat/completions`.
+//!
+//! - `schema`: the request ([`ChatCompletionRequest`](schema::ChatCompletionRequest)).
+//! - `plan`: a request to a gateway call, each field honoured or refused.
+//! - `encode`: the answer as one `chat.completion` or as `chat.completion.chunk` events.
+//! - `handlers`: the handler.
+
+pub mod encode;
+pub(crate) mod handlers;
+pub(crate) mod plan;
+pub(crate) mod schema;
+
+use axum::Router;
+use axum::routing::post;
+
+use crate::api::layers::{self, Routes};
+use crate::api::state::App;
+
+/// The route, for the OpenAI router to put behind its layers.
+pub(crate) fn router(app: &App) -> Routes {
+    Router::new().route(
+        "/v1/chat/completions",
+        layers::json_body(app, post(handlers::create_chat_completion)),
+    )
+}

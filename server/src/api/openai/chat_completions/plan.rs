@@ -1,0 +1,421 @@
+//! A Chat Completions request to a [`GatewayCall`]: the messages in Skein's model, the
+//! client's tools declared (never run), each option honoured or refused by name.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, ToolSpec};
+use providers::{ChatOptions, ChatRequest, ReasoningEffort, ToolChoice};
+use serde_json::{Value, json};
+use service::{GatewayCall, Logging, ModelRequest, Thread};
+
+use super::schema::{
+    ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
+    InputReasoningDetail,
+};
+use crate::api::openai::error::OpenAiError;
+
+/// The call `request` asks for, or the first field that cannot be honoured.
+pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayCall, OpenAiError> {
+    if request.n.is_some_and(|n| n != 1) {
+        return Err(OpenAiError::invalid(
+            "n",
+            "only one choice per request is supported (`n` must be 1); send several requests \
+             for several answers",
+        ));
+    }
+    check_common(
+        &request.model,
+        request.temperature,
+        request.parallel_tool_calls,
+    )?;
+    let messages = conversation(request.messages)?;
+    let tools = request
+        .tools
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(index, tool)| tool_spec(index, tool))
+        .collect::<Result<Vec<_>, _>>()?;
+    let options = ChatOptions {
+        temperature: request.temperature,
+        max_tokens: request.max_completion_tokens.or(request.max_tokens),
+        stop: stop_sequences(request.stop)?,
+        tool_choice: request.tool_choice.map(tool_choice).transpose()?,
+        reasoning_effort: request
+            .reasoning_effort
+            .map(|effort| reasoning_effort("reasoning_effort", &effort))
+            .transpose()?,
+        ..ChatOptions::default()
+    };
+    let stream = request.stream.unwrap_or(false);
+    let include_usage = request
+        .stream_options
+        .and_then(|options| options.include_usage)
+        .unwrap_or(false);
+    let logging = match request.store {
+        Some(false) => Logging::Off,
+        _ => Logging::On,
+    };
+    Ok(GatewayCall {
+        logging,
+        model: ModelRequest::new(request.model.trim()),
+        request: ChatRequest::new(messages)
+            .with_tools(tools)
+            .with_options(options),
+        stream,
+        include_usage,
+        thread: Thread::Opening,
+        label: None,
+    })
+}
+
+/// The checks both OpenAI endpoints make: a model named, a temperature in range, and no
+/// `parallel_tool_calls: false`, which not every provider can honour.
+pub(crate) fn check_common(
+    model: &str,
+    temperature: Option<f64>,
+    parallel_tool_calls: Option<bool>,
+) -> Result<(), OpenAiError> {
+    if parallel_tool_calls == Some(false) {
+        return Err(OpenAiError::invalid(
+            "parallel_tool_calls",
+            "`parallel_tool_calls: false` cannot be honoured for every provider; leave it out",
+        ));
+    }
+    if model.trim().is_empty() {
+        return Err(OpenAiError::invalid(
+            "model",
+            "`model` is empty; name a model",
+        ));
+    }
+    if let Some(temperature) = temperature
+        && !(0.0..=2.0).contains(&temperature)
+    {
+        return Err(OpenAiError::invalid(
+            "temperature",
+            format!("`temperature` is {temperature}; it must be between 0 and 2"),
+        ));
+    }
+    Ok(())
+}
+
+fn conversation(items: Vec<ChatMessage>) -> Result<Vec<Message>, OpenAiError> {
+    if items.is_empty() {
+        return Err(OpenAiError::invalid(
+            "messages",
+            "`messages` is empty; send at least one user message",
+        ));
+    }
+    let mut messages: Vec<Message> = Vec::with_capacity(items.len());
+    for (index, item) in items.into_iter().enumerate() {
+        let field = format!("messages[{index}]");
+        let message = match item.role.as_str() {
+            "system" | "developer" => {
+                if messages.iter().any(|message| message.role != Role::System) {
+                    return Err(OpenAiError::invalid(
+                        format!("{field}.role"),
+                        format!(
+                            "`{field}` is a {} message after the conversation began; Anthropic \
+                             and Gemini take instructions only at the start, so put it first",
+                            item.role
+                        ),
+                    ));
+                }
+                Message::new(Role::System, text_parts(&field, item.content)?)
+            }
+            "user" => Message::new(Role::Human, parts(&field, item.content)?),
+            "assistant" => assistant(&field, item)?,
+            "tool" => tool_response(&field, item, &messages)?,
+            other => {
+                return Err(OpenAiError::invalid(
+                    format!("{field}.role"),
+                    format!(
+                        "`{field}.role` is `{other}`; use system, developer, user, assistant or \
+                         tool"
+                    ),
+                ));
+            }
+        };
+        messages.push(message);
+    }
+    // Two leading system messages become one, as every provider takes one system prompt.
+    if messages.len() > 1 && messages[0].role == Role::System && messages[1].role == Role::System {
+        let first = messages.remove(0);
+        let mut parts = first.parts;
+        parts.append(&mut messages[0].parts);
+        messages[0].parts = parts;
+    }
+    Ok(messages)
+}
+
+fn assistant(field: &str, item: ChatMessage) -> Result<Message, OpenAiError> {
+    let mut parts = Vec::new();
+    if let Some(details) = item.reasoning_details.filter(|details| !details.is_empty()) {
+        parts.extend(details.into_iter().map(|detail| {
+            ContentPart::Reasoning(match detail {
+                InputReasoningDetail::Text {
+                    text,
+                    signature,
+                    id,
+                } => Reasoning {
+                    id,
+                    text,
+                    signature,
+                    encrypted: None,
+                },
+                InputReasoningDetail::Encrypted { data, id } => Reasoning {
+                    id,
+                    encrypted: Some(data),
+                    ..Reasoning::default()
+                },
+            })
+        }));
+    } else if let Some(reasoning) = item.reasoning_content.filter(|text| !text.is_empty()) {
+        parts.push(ContentPart::Reasoning(Reasoning {
+            text: reasoning,
+            ..Reasoning::default()
+        }));
+    }
+    parts.extend(text_parts(field, item.content)?);
+    if let Some(refusal) = item.refusal.filter(|text| !text.is_empty()) {
+        parts.push(ContentPart::text(refusal));
+    }
+    for (index, call) in item.tool_calls.unwrap_or_default().into_iter().enumerate() {
+        parts.push(ContentPart::ToolCall(tool_call(
+            &format!("{field}.tool_calls[{index}]"),
+            call,
+        )?));
+    }
+    Ok(Message::new(Role::Ai, parts))
+}
+
+fn tool_call(field: &str, call: ChatToolCall) -> Result<ToolCall, OpenAiError> {
+    if call.kind != "function" {
+        return Err(OpenAiError::invalid(
+            format!("{field}.type"),
+            format!(
+                "`{field}.type` is `{}`; only `function` calls exist",
+                call.kind
+            ),
+        ));
+    }
+    Ok(ToolCall::new(
+        call.id,
+        call.function.name,
+        call.function.arguments,
+    ))
+}
+
+fn tool_response(
+    field: &str,
+    item: ChatMessage,
+    earlier: &[Message],
+) -> Result<Message, OpenAiError> {
+    let Some(id) = item.tool_call_id else {
+        return Err(OpenAiError::invalid(
+            format!("{field}.tool_call_id"),
+            format!("`{field}` is a tool message without `tool_call_id`; name the call it answers"),
+        ));
+    };
+    let name = earlier
+        .iter()
+        .rev()
+        .flat_map(Message::tool_calls)
+        .find(|call| call.id == id)
+        .map(|call| call.name.clone())
+        .ok_or_else(|| {
+            OpenAiError::invalid(
+                format!("{field}.tool_call_id"),
+                format!(
+                    "`{field}.tool_call_id` is `{id}`, but no earlier assistant message made \
+                     that call"
+                ),
+            )
+        })?;
+    let text = text_of(field, item.content)?;
+    Ok(Message::new(
+        Role::Tool,
+        vec![ContentPart::ToolResponse(ToolResponse::new(id, name, text))],
+    ))
+}
+
+/// Text and images.
+fn parts(field: &str, content: Option<ChatContent>) -> Result<Vec<ContentPart>, OpenAiError> {
+    match content {
+        None => Ok(Vec::new()),
+        Some(ChatContent::Text(text)) => Ok(vec![ContentPart::text(text)]),
+        Some(ChatContent::Parts(items)) => items
+            .into_iter()
+            .enumerate()
+            .map(|(index, part)| match part {
+                ChatContentPart::Text { text } => Ok(ContentPart::text(text)),
+                ChatContentPart::ImageUrl { image_url } => {
+                    image(&format!("{field}.content[{index}]"), &image_url.url)
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Text only (system, assistant and tool messages).
+fn text_parts(field: &str, content: Option<ChatContent>) -> Result<Vec<ContentPart>, OpenAiError> {
+    let text = text_of(field, content)?;
+    Ok(if text.is_empty() {
+        Vec::new()
+    } else {
+        vec![ContentPart::text(text)]
+    })
+}
+
+fn text_of(field: &str, content: Option<ChatContent>) -> Result<String, OpenAiError> {
+    match content {
+        None => Ok(String::new()),
+        Some(ChatContent::Text(text)) => Ok(text),
+        Some(ChatContent::Parts(items)) => {
+            let mut text = String::new();
+            for (index, part) in items.into_iter().enumerate() {
+                match part {
+                    ChatContentPart::Text { text: piece } => text.push_str(&piece),
+                    ChatContentPart::ImageUrl { .. } => {
+                        return Err(OpenAiError::invalid(
+                            format!("{field}.content[{index}]"),
+                            format!("`{field}` may hold text only; images go in user messages"),
+                        ));
+                    }
+                }
+            }
+            Ok(text)
+        }
+    }
+}
+
+/// An image part: a `data:` URL decoded, any other URL passed on.
+pub(crate) fn image(field: &str, url: &str) -> Result<ContentPart, OpenAiError> {
+    let Some(rest) = url.strip_prefix("data:") else {
+        return Ok(ContentPart::image_url(url));
+    };
+    let Some((media_type, data)) = rest.split_once(";base64,") else {
+        return Err(OpenAiError::invalid(
+            field,
+            format!("`{field}` is a `data:` URL that is not base64; send `data:<type>;base64,…`"),
+        ));
+    };
+    let bytes = STANDARD.decode(data.trim()).map_err(|err| {
+        OpenAiError::invalid(field, format!("`{field}` is not valid base64: {err}"))
+    })?;
+    Ok(ContentPart::binary(media_type, bytes))
+}
+
+fn tool_spec(index: usize, tool: ChatTool) -> Result<ToolSpec, OpenAiError> {
+    let function = tool.function;
+    function_tool(
+        &format!("tools[{index}]"),
+        &tool.kind,
+        function.name,
+        function.description,
+        (function.parameters, "function.parameters"),
+    )
+}
+
+/// A client's function tool declared at `field`: only `function` tools exist, and their
+/// parameters (at `field.{parameters.1}`) must be a JSON Schema object.
+pub(crate) fn function_tool(
+    field: &str,
+    kind: &str,
+    name: String,
+    description: Option<String>,
+    parameters: (Option<Value>, &str),
+) -> Result<ToolSpec, OpenAiError> {
+    if kind != "function" {
+        return Err(OpenAiError::invalid(
+            format!("{field}.type"),
+            format!(
+                "`{field}.type` is `{kind}`; only `function` tools can be declared (this server \
+                 hosts no built-in tools for clients)"
+            ),
+        ));
+    }
+    let (parameters, parameters_field) = parameters;
+    let parameters = parameters.unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+    if !parameters.is_object() {
+        return Err(OpenAiError::invalid(
+            format!("{field}.{parameters_field}"),
+            format!("`{field}.{parameters_field}` must be a JSON Schema object"),
+        ));
+    }
+    Ok(ToolSpec {
+        name,
+        description: description.unwrap_or_default(),
+        parameters,
+    })
+}
+
+fn tool_choice(value: Value) -> Result<ToolChoice, OpenAiError> {
+    named_tool_choice(
+        value,
+        "/function/name",
+        r#"{"type": "function", "function": {"name": …}}"#,
+    )
+}
+
+/// `tool_choice`: a mode, or a function whose name is at `name_at` (each API nests it its
+/// own way, written out in `form`).
+pub(crate) fn named_tool_choice(
+    value: Value,
+    name_at: &str,
+    form: &str,
+) -> Result<ToolChoice, OpenAiError> {
+    match &value {
+        Value::String(mode) => match mode.as_str() {
+            "auto" => Ok(ToolChoice::Auto),
+            "none" => Ok(ToolChoice::None),
+            "required" => Ok(ToolChoice::Required),
+            other => Err(OpenAiError::invalid(
+                "tool_choice",
+                format!("`tool_choice` is `{other}`; use auto, none, required or a function"),
+            )),
+        },
+        _ => value
+            .pointer(name_at)
+            .and_then(Value::as_str)
+            .filter(|_| value.get("type").and_then(Value::as_str) == Some("function"))
+            .map(|name| ToolChoice::Tool(name.to_owned()))
+            .ok_or_else(|| {
+                OpenAiError::invalid(
+                    "tool_choice",
+                    format!("`tool_choice` must be auto, none, required or {form}"),
+                )
+            }),
+    }
+}
+
+fn stop_sequences(stop: Option<Value>) -> Result<Vec<String>, OpenAiError> {
+    match stop {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(one)) => Ok(vec![one]),
+        Some(Value::Array(items)) => items
+            .into_iter()
+            .map(|item| match item {
+                Value::String(text) => Ok(text),
+                _ => Err(OpenAiError::invalid(
+                    "stop",
+                    "`stop` must be a string or a list of strings",
+                )),
+            })
+            .collect(),
+        Some(_) => Err(OpenAiError::invalid(
+            "stop",
+            "`stop` must be a string or a list of strings",
+        )),
+    }
+}
+
+/// A reasoning effort named in `field`.
+pub(crate) fn reasoning_effort(field: &str, effort: &str) -> Result<ReasoningEffort, OpenAiError> {
+    serde_json::from_value(Value::String(effort.to_owned())).map_err(|_| {
+        OpenAiError::invalid(
+            field,
+            format!("`{field}` is `{effort}`; use minimal, low, medium or high"),
+        )
+    })
+}

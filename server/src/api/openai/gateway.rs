@@ -1,0 +1,176 @@
+//! What both OpenAI endpoints share: reading a request, admitting a call, the headers that say
+//! how the gateway answered, and the OpenAI errors of a call (the service answers it:
+//! [`Service::call`](service::Service::call)).
+
+use http::StatusCode;
+use providers::ProviderError;
+use service::{
+    Failure, GatewayCall, GatewayError, Principal, Provenance, Stopped, config::AgentAlias,
+};
+use tokio::sync::OwnedSemaphorePermit as Permit;
+
+use crate::api::body::{self, BodyError};
+use crate::api::failure::FailureKind;
+use crate::api::openai::error::OpenAiError;
+use crate::api::state::App;
+
+/// The OpenAI error a client is told when its answer stopped before its end, in-band or as
+/// the answer.
+pub(crate) fn stopped_error(stopped: Stopped) -> OpenAiError {
+    match stopped {
+        Stopped::Failed(Failure::Provider(error)) => provider_error(error),
+        Stopped::Failed(Failure::Agent(error)) => {
+            let status = FailureKind::of(&error).status();
+            OpenAiError::new(status, "agent_error", error.to_string())
+        }
+        Stopped::Cancelled => OpenAiError::new(
+            StatusCode::CONFLICT,
+            "cancelled",
+            "the answer was cancelled before it was whole (a cancel request, or the server \
+             shutting down); what it had produced is kept; send the request again for a \
+             whole answer",
+        ),
+    }
+}
+
+/// Repaired chain faults, when the client's conversation needed any.
+const CHAIN_REPAIRS: &str = "skein-chain-repairs";
+/// `hit` when the answer came from the conversation tree, `miss` when the model was called
+/// (only when the operator lets the tree answer deterministic repeats).
+const CACHE: &str = "skein-cache";
+/// The conversation-tree node of a non-streamed answer.
+const NODE_ID: &str = "skein-node-id";
+
+/// Says how the gateway answered: `no-cache`, the chain repairs, whether the tree answered,
+/// and (for a whole answer) the node it was logged as.
+pub(crate) fn gateway_headers(
+    response: &mut axum::response::Response,
+    provenance: Provenance,
+    node: Option<conversation_tree::NodeId>,
+) {
+    use http::{HeaderValue, header};
+
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if provenance.repairs > 0 {
+        headers.insert(CHAIN_REPAIRS, HeaderValue::from(provenance.repairs));
+    }
+    if let Some(cache) = provenance.cache {
+        headers.insert(CACHE, HeaderValue::from_static(cache.as_str()));
+    }
+    if let Some(node) = node {
+        headers.insert(NODE_ID, HeaderValue::from(node.get()));
+    }
+}
+
+/// Answers 503 while the server shuts down.
+fn refuse_when_draining(app: &App) -> Result<(), OpenAiError> {
+    if app.service.runs().is_draining() {
+        return Err(OpenAiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down; retry on another instance",
+        ));
+    }
+    Ok(())
+}
+
+/// The request of an OpenAI endpoint, read while the server takes requests.
+pub(crate) fn read_request<T: serde::de::DeserializeOwned>(
+    app: &App,
+    body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
+) -> Result<T, OpenAiError> {
+    refuse_when_draining(app)?;
+    let body = body.map_err(|rejection| {
+        OpenAiError::new(rejection.status(), "invalid_body", rejection.body_text())
+    })?;
+    parse(&body)
+}
+
+/// Admits `call` of `caller`: the agent it runs (an alias of its model, or the caller's token
+/// tools), which takes no client tools, and a place within the caller's concurrency limit.
+pub(crate) fn admit(
+    app: &App,
+    caller: Principal,
+    call: &GatewayCall,
+) -> Result<(Option<AgentAlias>, Permit), OpenAiError> {
+    let model = &call.model.config.model_id;
+    let agent = app.service.agent_for(caller, model);
+    if agent.is_some() && !call.request.tools.is_empty() {
+        return Err(OpenAiError::invalid(
+            "tools",
+            format!(
+                "`{model}` runs the server's own tools for this caller (an agent the operator \
+                 configured); leave `tools` out"
+            ),
+        ));
+    }
+    let permit = app.limit.try_acquire(caller)?;
+    Ok((agent, permit))
+}
+
+/// Now, in Unix seconds (`created`, `created_at`).
+pub(crate) fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// The answer to a gateway call that cannot be made.
+pub(crate) fn gateway_error(error: GatewayError) -> OpenAiError {
+    match error {
+        GatewayError::NoKey { .. } => {
+            OpenAiError::new(StatusCode::NOT_FOUND, "model_not_found", error.to_string())
+                .with_param("model")
+        }
+        GatewayError::Store(_) => OpenAiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "store_error",
+            error.to_string(),
+        ),
+        GatewayError::Model(_) => {
+            OpenAiError::new(StatusCode::BAD_REQUEST, "invalid_model", error.to_string())
+                .with_param("model")
+        }
+        GatewayError::Provider(error) => provider_error(error),
+        GatewayError::Agent { .. } => OpenAiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_agent",
+            error.to_string(),
+        ),
+    }
+}
+
+/// The answer to a provider's failure: its client errors are the client's (a tool schema it
+/// refused, a context too long, a model it does not have), its limits are passed on, anything
+/// else is a bad gateway. A failure that a retry cannot mend says so, so that SDKs that retry
+/// 5xx answers by default do not call the provider again for nothing.
+pub(crate) fn provider_error(error: ProviderError) -> OpenAiError {
+    let (status, code) = match error.status() {
+        Some(404) => (StatusCode::NOT_FOUND, "model_not_found"),
+        Some(400 | 413 | 422) => (StatusCode::BAD_REQUEST, "provider_rejected_request"),
+        Some(429) => (StatusCode::TOO_MANY_REQUESTS, "provider_rate_limited"),
+        _ => (StatusCode::BAD_GATEWAY, "provider_error"),
+    };
+    let retryable = error.is_retryable();
+    OpenAiError::new(status, code, error.to_string()).with_should_retry(retryable)
+}
+
+/// The request of an OpenAI endpoint, or the OpenAI error that says what is wrong with it.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, OpenAiError> {
+    body::parse(body).map_err(|error| match error {
+        BodyError::Field { path, reason } => {
+            OpenAiError::invalid(path.clone(), format!("`{path}`: {reason}"))
+        }
+        BodyError::NotJson(reason) => OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body is not a JSON request: {reason}"),
+        ),
+        BodyError::Trailing(reason) => OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body holds more than one JSON value: {reason}; send the request alone"),
+        ),
+    })
+}

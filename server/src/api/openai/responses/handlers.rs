@@ -1,0 +1,392 @@
+//! `POST /v1/responses`, `GET /v1/responses/{id}` and `POST /v1/responses/{id}/cancel`:
+//! OpenAI's Responses API in front of every provider, each response a node of the
+//! conversation tree that `previous_response_id` continues (after a restart too).
+
+use std::sync::Arc;
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{Path, State};
+use axum::response::{IntoResponse, Response};
+use conversation_tree::{Node, ResponseStatus};
+use futures::{Stream, StreamExt as _};
+use http::{HeaderValue, StatusCode, header};
+use providers::{FinishReason, StreamEvent};
+use service::{Answer, Logging, Principal, Stopped, Thread, answer_events, replay_events};
+
+use super::schema::CreateResponseRequest;
+use crate::api::openai::error::OpenAiError;
+use crate::api::openai::gateway::{
+    admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
+};
+use crate::api::openai::responses::encode::{
+    ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject, ResponseState,
+};
+use crate::api::openai::responses::plan::{
+    ResponsesCall, continue_after, name_outputs, response_call,
+};
+use crate::api::sse;
+use crate::api::state::App;
+
+/// Creates a response: a stream of Responses events, or one `response` object.
+#[utoipa::path(
+    post,
+    path = "/v1/responses",
+    tag = "openai",
+    request_body = CreateResponseRequest,
+    responses(
+        (status = 200, description = "With `stream: true`: a `text/event-stream` of Responses events (`response.created` … `response.completed`), each with its `sequence_number`. Without: one `response` object.",
+            content((crate::api::openai::responses::encode::ResponseEvent = "text/event-stream"), (ResponseObject = "application/json"))),
+        (status = 400, description = "A field cannot be honoured; `error.param` names it", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 404, description = "`previous_response_id` names no response of this caller, or the model's provider has no key on this server", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 408, description = "The body did not arrive within the body read timeout", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 409, description = "The answer was cancelled before it was whole (a cancel request, or the server shutting down); what it had produced is kept", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 413, description = "The body is larger than the server's limit", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 422, description = "An agent alias cannot run", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 429, description = "The caller's concurrency limit is reached, or the provider's", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 502, description = "The provider failed", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 503, description = "The server is shutting down", body = crate::api::openai::error::OpenAiErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn create_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Principal>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, OpenAiError> {
+    let request: CreateResponseRequest = read_request(&app, body)?;
+    let model_name = request.model.trim().to_owned();
+    let planned = response_call(request)?;
+    let (agent, permit) = admit(&app, caller, &planned.call)?;
+    let owner = app.service.owner(caller);
+    let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
+    let ResponsesCall {
+        mut call,
+        previous_response_id,
+        instructions,
+        tools,
+        tool_choice,
+    } = planned;
+    if let Some(previous) = &previous_response_id {
+        let Some((history, anchor)) = app
+            .service
+            .chat()
+            .previous(previous, owner)
+            .await
+            .map_err(gateway_error)?
+        else {
+            return Err(not_found(previous).with_param("previous_response_id"));
+        };
+        call.request.messages =
+            continue_after(history, std::mem::take(&mut call.request.messages))?;
+        call.thread = Thread::After(anchor);
+    } else {
+        name_outputs(&mut call.request.messages)?;
+    }
+    if call.logging == Logging::On {
+        call.label = Some(id.clone());
+    }
+    let begun = ResponseObject {
+        instructions,
+        previous_response_id,
+        tools,
+        tool_choice,
+        temperature: call.request.options.temperature,
+        max_output_tokens: call.request.options.max_tokens,
+        store: call.logging == Logging::On,
+        ..ResponseObject::begun(id.clone(), unix_now(), model_name)
+    };
+    let mut encoder = ResponseEncoder::new(begun.clone());
+    let (cancel, registration) = app.service.runs().register(&[&id], caller);
+    // Until it ends, `GET` answers with the response as it began.
+    registration.show(begun);
+    // An agent's run stops when the client goes away and its answer is dropped.
+    let disconnect = cancel.clone().drop_guard();
+    let answer = app
+        .service
+        .call(agent.as_ref(), call, caller, cancel.clone())
+        .await
+        .map_err(gateway_error)?;
+
+    let (answer, provenance, node) = match answer {
+        Answer::Streamed { events, provenance } => {
+            // Ends at the answer's last item (logged before it comes), or `None` when a
+            // stream ends without one.
+            let events = events
+                .map(Some)
+                .chain(futures::stream::once(async { None }));
+            // Until its last item the response is in flight: `GET` answers from the run's
+            // registration, a cancel can stop it. From its last item on, the tree holds it.
+            let mut running = Some(registration);
+            let held = (permit, disconnect);
+            let start = encoder.start();
+            let body = futures::stream::iter(start).chain(events.flat_map(move |event| {
+                let _held = &held;
+                let Some(registration) = running.take() else {
+                    return futures::stream::iter(Vec::new());
+                };
+                let (frames, ended) = match event {
+                    Some(Ok(event)) => {
+                        let ended = matches!(event, StreamEvent::Done { .. })
+                            .then_some(ResponseStatus::Completed);
+                        (encoder.encode(event), ended)
+                    }
+                    Some(Err(stopped)) => {
+                        let status = stopped.status();
+                        (fail(&mut encoder, stopped), Some(status))
+                    }
+                    None => (
+                        encoder.fail(ResponseState::Cancelled, cancelled()),
+                        Some(ResponseStatus::Cancelled),
+                    ),
+                };
+                match ended {
+                    Some(status) => {
+                        registration.settle(status);
+                        drop(registration);
+                    }
+                    None => running = Some(registration),
+                }
+                futures::stream::iter(frames)
+            }));
+            let mut response = sse(body);
+            gateway_headers(&mut response, provenance, None);
+            return Ok(response);
+        }
+        Answer::Whole {
+            answer,
+            provenance,
+            node,
+        } => (answer, provenance, node),
+    };
+    registration.settle(
+        answer
+            .as_ref()
+            .map_or_else(Stopped::status, |_| ResponseStatus::Completed),
+    );
+    drop((permit, registration, disconnect));
+    let answer = answer.map_err(stopped_error)?;
+    for event in answer_events(&answer) {
+        encoder.encode(event);
+    }
+    let mut response = json(encoder.into_response());
+    gateway_headers(&mut response, provenance, node);
+    Ok(response)
+}
+
+/// The frames that end a response that stopped before its `Done`.
+fn fail(encoder: &mut ResponseEncoder, stopped: Stopped) -> Vec<ResponseEvent> {
+    match stopped {
+        Stopped::Cancelled => encoder.fail(ResponseState::Cancelled, cancelled()),
+        failed @ Stopped::Failed(_) => {
+            encoder.fail(ResponseState::Failed, failure(&stopped_error(failed)))
+        }
+    }
+}
+
+/// Reads a response: in progress, or as the conversation tree holds it.
+#[utoipa::path(
+    get,
+    path = "/v1/responses/{id}",
+    tag = "openai",
+    params(("id" = String, Path, description = "The response id (`resp_…`)")),
+    responses(
+        (status = 200, description = "The response", body = ResponseObject),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 404, description = "No response of this caller has this id (or it was created with `store: false`)", body = crate::api::openai::error::OpenAiErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn get_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Response, OpenAiError> {
+    if let Some(running) = app.service.runs().shown::<ResponseObject>(&id, caller) {
+        return Ok(json(running));
+    }
+    let Some(node) = stored(&app, caller, &id).await? else {
+        return Err(not_found(&id));
+    };
+    Ok(json(from_node(&app, &id, &node).await?))
+}
+
+/// Cancels a response in progress: its stream ends with `response.failed` (status
+/// `cancelled`), and what it had produced is kept. The answer comes once the response has
+/// ended and the tree says how: one whose answer was whole before the cancel could stop it
+/// is not cancellable (400), and is stored `completed`.
+#[utoipa::path(
+    post,
+    path = "/v1/responses/{id}/cancel",
+    tag = "openai",
+    params(("id" = String, Path, description = "The response id (`resp_…`)")),
+    responses(
+        (status = 200, description = "The response, `cancelled`", body = ResponseObject),
+        (status = 400, description = "The response already ended", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 404, description = "No response of this caller has this id", body = crate::api::openai::error::OpenAiErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn cancel_response(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Response, OpenAiError> {
+    // As it began, for a response the tree does not keep (`store: false`).
+    let running = app.service.runs().shown::<ResponseObject>(&id, caller);
+    let ended = match app.service.runs().cancel(&id, caller) {
+        Some(ending) => Some(ending.wait().await),
+        None => None,
+    };
+    // The run has ended and its log says how: the answer is what the tree holds, as `GET`
+    // reads it from now on.
+    match (stored(&app, caller, &id).await?, ended, running) {
+        (Some(node), Some(ResponseStatus::Cancelled), _) => {
+            Ok(json(from_node(&app, &id, &node).await?))
+        }
+        (None, Some(ResponseStatus::Cancelled), Some(mut running)) => {
+            running.status = ResponseState::Cancelled;
+            Ok(json(running))
+        }
+        (Some(node), _, _) => Err(OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "response_not_cancellable",
+            format!(
+                "response `{id}` already ended ({}); only a response in progress can be \
+                 cancelled",
+                node.status()
+            ),
+        )),
+        (None, Some(status), _) => Err(OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "response_not_cancellable",
+            format!(
+                "response `{id}` ended ({status}) before the cancel could stop it; only a \
+                 response in progress can be cancelled"
+            ),
+        )),
+        (None, None, _) => Err(not_found(&id)),
+    }
+}
+
+/// The node of `caller`'s response `id`.
+async fn stored(app: &App, caller: Principal, id: &str) -> Result<Option<Node>, OpenAiError> {
+    app.service
+        .chat()
+        .owned_answer(id, app.service.owner(caller))
+        .await
+        .map_err(store_failed)
+}
+
+/// A stored response as a `response` object.
+async fn from_node(app: &App, id: &str, node: &Node) -> Result<ResponseObject, OpenAiError> {
+    let turn = app
+        .service
+        .chat()
+        .store()
+        .turn(node.id())
+        .await
+        .map_err(store_failed)?;
+    // What the tree does not keep (instructions, tools, the continued id) reads back empty.
+    let begun = ResponseObject {
+        temperature: node.options().temperature,
+        max_output_tokens: node.options().max_tokens,
+        ..ResponseObject::begun(
+            id.to_owned(),
+            u64::try_from(node.datetime_utc().as_second()).unwrap_or(0),
+            node.model().unwrap_or_default().to_owned(),
+        )
+    };
+    let mut encoder = ResponseEncoder::new(begun);
+    let mut events = replay_events(&turn.response);
+    let done = events.pop();
+    if let Some(usage) = node.usage() {
+        events.push(StreamEvent::Usage(providers::Usage {
+            input_tokens: usage.input_tokens,
+            output_tokens: usage.output_tokens,
+            cached_input_tokens: usage.cached_input_tokens,
+            cache_creation_tokens: usage.cache_creation_tokens,
+            reasoning_tokens: usage.reasoning_tokens,
+        }));
+    }
+    for event in events {
+        encoder.encode(event);
+    }
+    match node.status() {
+        ResponseStatus::Cancelled => {
+            encoder.fail(ResponseState::Cancelled, cancelled());
+        }
+        ResponseStatus::Failed => {
+            encoder.fail(
+                ResponseState::Failed,
+                ResponseFailure {
+                    code: "server_error".into(),
+                    message: "the response failed before it was whole; it holds what had \
+                              arrived"
+                        .into(),
+                },
+            );
+        }
+        _ => {
+            encoder.encode(done.unwrap_or(StreamEvent::Done {
+                finish: FinishReason::Stop,
+            }));
+        }
+    }
+    Ok(encoder.into_response())
+}
+
+fn store_failed(error: conversation_tree::StoreError) -> OpenAiError {
+    OpenAiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "store_error",
+        format!("the conversation store failed: {error}"),
+    )
+}
+
+fn failure(error: &OpenAiError) -> ResponseFailure {
+    let detail = &error.body().error;
+    ResponseFailure {
+        code: detail.code.clone().unwrap_or_else(|| "server_error".into()),
+        message: detail.message.clone(),
+    }
+}
+
+fn cancelled() -> ResponseFailure {
+    ResponseFailure {
+        code: "cancelled".into(),
+        message: "the response was cancelled; it holds what had been produced".into(),
+    }
+}
+
+fn not_found(id: &str) -> OpenAiError {
+    OpenAiError::new(
+        StatusCode::NOT_FOUND,
+        "response_not_found",
+        format!(
+            "no response `{id}` of yours is kept here: it was created with `store: false`, by \
+             another caller, or the server stopped before its answer was logged; continue from \
+             the response before it"
+        ),
+    )
+}
+
+fn json(response: ResponseObject) -> Response {
+    let mut response = axum::Json(response).into_response();
+    response
+        .headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The SSE answer: each event named by its type (`no-cache`, as every SSE answer is).
+fn sse(events: impl Stream<Item = ResponseEvent> + Send + 'static) -> Response {
+    sse::response(events, |event, frames| frames.event(event.name(), &event))
+}

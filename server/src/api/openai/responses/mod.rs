@@ -1,0 +1,29 @@
+//! OpenAI Responses: `POST /v1/responses`, `GET /v1/responses/{id}`,
+//! `POST /v1/responses/{id}/cancel`.
+//!
+//! - `schema`: the request ([`CreateResponseRequest`](schema::CreateResponseRequest)).
+//! - `plan`: a request to a gateway call, continuing a stored response when asked.
+//! - `encode`: the answer as numbered stream events or as one `response` object.
+//! - `handlers`: the handlers.
+
+pub mod encode;
+pub(crate) mod handlers;
+pub(crate) mod plan;
+pub(crate) mod schema;
+
+use axum::Router;
+use axum::routing::{get, post};
+
+use crate::api::layers::{self, Routes};
+use crate::api::state::App;
+
+/// The routes, for the OpenAI router to put behind its layers.
+pub(crate) fn router(app: &App) -> Routes {
+    Router::new()
+        .route(
+            "/v1/responses",
+            layers::json_body(app, post(handlers::create_response)),
+        )
+        .route("/v1/responses/{id}", get(handlers::get_response))
+        .route("/v1/responses/{id}/cancel", post(handlers::cancel_response))
+}

@@ -1,0 +1,400 @@
+//! A Responses request to a [`GatewayCall`]: the input items as Skein messages, the client's
+//! function tools declared (never run), each option honoured or refused by name.
+
+use messages::{ContentPart, Message, Role, ToolCall, ToolResponse, ToolSpec};
+use providers::{ChatOptions, ChatRequest, ToolChoice};
+use serde_json::{Value, json};
+use service::{GatewayCall, Logging, ModelRequest, Thread};
+
+use super::schema::{CreateResponseRequest, InputItem, ItemContent, ResponseTool};
+use super::schema::{InputSummaryText, ResponseContentPart};
+use crate::api::openai::chat_completions::plan::{
+    check_common, function_tool, image, named_tool_choice, reasoning_effort,
+};
+use crate::api::openai::error::OpenAiError;
+use crate::api::openai::responses::encode::reasoning_block;
+
+/// A planned Responses request: the call on the new input, and what the answer repeats.
+#[derive(Debug)]
+pub(crate) struct ResponsesCall {
+    /// The call; its messages are this request's input alone (the system prompt first), the
+    /// history of `previous_response_id` not yet in front.
+    pub(crate) call: GatewayCall,
+    /// The response this one continues.
+    pub(crate) previous_response_id: Option<String>,
+    /// The system prompt of this response.
+    pub(crate) instructions: Option<String>,
+    /// The declared tools, as the answer repeats them.
+    pub(crate) tools: Vec<Value>,
+    /// The tool choice, as the answer repeats it.
+    pub(crate) tool_choice: Value,
+}
+
+/// The call `request` asks for, or the first field that cannot be honoured.
+pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesCall, OpenAiError> {
+    check_common(
+        &request.model,
+        request.temperature,
+        request.parallel_tool_calls,
+    )?;
+    if let Some(summary) = request
+        .reasoning
+        .as_ref()
+        .and_then(|reasoning| reasoning.summary.as_deref())
+        && !matches!(summary, "auto" | "concise" | "detailed")
+    {
+        return Err(OpenAiError::invalid(
+            "reasoning.summary",
+            format!("`reasoning.summary` is `{summary}`; use auto, concise or detailed"),
+        ));
+    }
+    let mut messages = match request.input {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::String(text)) => vec![Message::human(text)],
+        Some(Value::Array(items)) => input_messages(items)?,
+        Some(_) => {
+            return Err(OpenAiError::invalid(
+                "input",
+                "`input` must be a string or a list of items",
+            ));
+        }
+    };
+    let instructions = request.instructions.filter(|text| !text.is_empty());
+    if let Some(instructions) = &instructions {
+        match messages.first_mut() {
+            Some(first) if first.role == Role::System => {
+                first
+                    .parts
+                    .insert(0, ContentPart::text(instructions.clone()));
+            }
+            _ => messages.insert(0, Message::system(instructions.clone())),
+        }
+    }
+    if !messages.iter().any(|message| message.role != Role::System) {
+        return Err(OpenAiError::invalid(
+            "input",
+            "`input` holds nothing to answer; send a message or a function call output",
+        ));
+    }
+    let declared = request.tools.unwrap_or_default();
+    let echoed_tools = declared.iter().map(echo_tool).collect();
+    let tools = declared
+        .into_iter()
+        .enumerate()
+        .map(|(index, tool)| tool_spec(index, tool))
+        .collect::<Result<Vec<_>, _>>()?;
+    let echoed_choice = request.tool_choice.clone().unwrap_or_else(|| json!("auto"));
+    let options = ChatOptions {
+        temperature: request.temperature,
+        max_tokens: request.max_output_tokens,
+        tool_choice: request.tool_choice.map(tool_choice).transpose()?,
+        reasoning_effort: request
+            .reasoning
+            .and_then(|reasoning| reasoning.effort)
+            .map(|effort| reasoning_effort("reasoning.effort", &effort))
+            .transpose()?,
+        ..ChatOptions::default()
+    };
+    let logging = match request.store {
+        Some(false) => Logging::Off,
+        _ => Logging::On,
+    };
+    Ok(ResponsesCall {
+        call: GatewayCall {
+            model: ModelRequest::new(request.model.trim()),
+            request: ChatRequest::new(messages)
+                .with_tools(tools)
+                .with_options(options),
+            stream: request.stream.unwrap_or(false),
+            include_usage: true,
+            logging,
+            thread: Thread::Opening,
+            label: None,
+        },
+        previous_response_id: request.previous_response_id,
+        instructions,
+        tools: echoed_tools,
+        tool_choice: echoed_choice,
+    })
+}
+
+/// Puts `history` (a stored conversation) before the new `input`: the history's own system
+/// prompt gives way to this request's instructions, which a continued response does not
+/// inherit. Then names the tool of every function call output.
+///
+/// A stored answer that ended with function calls was read back with a stand-in output for
+/// each (a stored conversation must always continue); the outputs this request brings
+/// replace those stand-ins.
+pub(crate) fn continue_after(
+    history: Vec<Message>,
+    input: Vec<Message>,
+) -> Result<Vec<Message>, OpenAiError> {
+    let (system, input): (Vec<Message>, Vec<Message>) = input
+        .into_iter()
+        .partition(|message| message.role == Role::System);
+    let answered: Vec<&str> = input
+        .iter()
+        .flat_map(|message| &message.parts)
+        .filter_map(|part| match part {
+            ContentPart::ToolResponse(response) => Some(response.tool_call_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    let mut history: Vec<Message> = history
+        .into_iter()
+        .filter(|message| message.role != Role::System)
+        .collect();
+    for message in history
+        .iter_mut()
+        .filter(|message| message.role == Role::Tool)
+    {
+        message.parts.retain(|part| {
+            !matches!(part, ContentPart::ToolResponse(response)
+                if response.content == chain_ast::FALLBACK_RESPONSE_CONTENT
+                    && answered.contains(&response.tool_call_id.as_str()))
+        });
+    }
+    history.retain(|message| message.role != Role::Tool || !message.parts.is_empty());
+    let mut messages = system;
+    messages.extend(history);
+    messages.extend(input);
+    name_outputs(&mut messages)?;
+    Ok(messages)
+}
+
+/// Names the tool of each function call output from the call it answers, or says which
+/// output answers no call.
+pub(crate) fn name_outputs(messages: &mut [Message]) -> Result<(), OpenAiError> {
+    let mut calls: Vec<(String, String)> = Vec::new();
+    for message in messages.iter_mut() {
+        for part in &mut message.parts {
+            match part {
+                ContentPart::ToolCall(call) => calls.push((call.id.clone(), call.name.clone())),
+                ContentPart::ToolResponse(response) if response.name.is_empty() => {
+                    let Some((_, name)) = calls
+                        .iter()
+                        .rev()
+                        .find(|(id, _)| *id == response.tool_call_id)
+                    else {
+                        return Err(OpenAiError::invalid(
+                            "input",
+                            format!(
+                                "a `function_call_output` answers `{}`, but no function call \
+                                 before it has that `call_id`",
+                                response.tool_call_id
+                            ),
+                        ));
+                    };
+                    response.name.clone_from(name);
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
+}
+
+fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
+    let mut messages: Vec<Message> = Vec::with_capacity(items.len());
+    // The model's turn being gathered: its reasoning, message and calls are separate items.
+    let mut answer: Vec<ContentPart> = Vec::new();
+    for (index, mut value) in items.into_iter().enumerate() {
+        let field = format!("input[{index}]");
+        if let Value::Object(item) = &mut value
+            && !item.contains_key("type")
+        {
+            item.insert("type".into(), Value::String("message".into()));
+        }
+        let item: InputItem = serde_path_to_error::deserialize(value).map_err(|error| {
+            let path = error.path().to_string();
+            let field = match path.as_str() {
+                "." => field.clone(),
+                path => format!("{field}.{path}"),
+            };
+            OpenAiError::invalid(field.clone(), format!("`{field}`: {}", error.into_inner()))
+        })?;
+        match item {
+            InputItem::Message { role, content, .. } if role == "assistant" => {
+                answer.extend(text(&field, content)?.map(ContentPart::text));
+            }
+            InputItem::FunctionCall {
+                call_id,
+                name,
+                arguments,
+                ..
+            } => answer.push(ContentPart::ToolCall(ToolCall::new(
+                call_id, name, arguments,
+            ))),
+            InputItem::Reasoning {
+                summary,
+                content,
+                encrypted_content,
+                ..
+            } => {
+                let text = joined(content.unwrap_or_default());
+                let text = if text.is_empty() {
+                    joined(summary)
+                } else {
+                    text
+                };
+                answer.push(ContentPart::Reasoning(reasoning_block(
+                    text,
+                    encrypted_content,
+                )));
+            }
+            InputItem::Message { role, content, .. } => {
+                close_answer(&mut messages, &mut answer);
+                let message = request_message(&field, &role, content, &messages)?;
+                messages.push(message);
+            }
+            InputItem::FunctionCallOutput {
+                call_id, output, ..
+            } => {
+                close_answer(&mut messages, &mut answer);
+                let output = text(&field, output)?.unwrap_or_default();
+                // The tool's name is filled in from its call, which may be in the stored history.
+                messages.push(Message::new(
+                    Role::Tool,
+                    vec![ContentPart::ToolResponse(ToolResponse::new(
+                        call_id,
+                        String::new(),
+                        output,
+                    ))],
+                ));
+            }
+        }
+    }
+    close_answer(&mut messages, &mut answer);
+    Ok(messages)
+}
+
+/// The model's turn gathered so far, as one AI message before what follows it.
+fn close_answer(messages: &mut Vec<Message>, answer: &mut Vec<ContentPart>) {
+    if !answer.is_empty() {
+        messages.push(Message::new(Role::Ai, std::mem::take(answer)));
+    }
+}
+
+/// A user or system message.
+fn request_message(
+    field: &str,
+    role: &str,
+    content: ItemContent,
+    earlier: &[Message],
+) -> Result<Message, OpenAiError> {
+    match role {
+        "user" => Ok(Message::new(Role::Human, parts(field, content)?)),
+        "system" | "developer" => {
+            if earlier.iter().any(|message| message.role != Role::System) {
+                return Err(OpenAiError::invalid(
+                    format!("{field}.role"),
+                    format!(
+                        "`{field}` is a {role} message after the conversation began; Anthropic \
+                         and Gemini take instructions only at the start, so put it first or use \
+                         `instructions`"
+                    ),
+                ));
+            }
+            Ok(Message::new(
+                Role::System,
+                text(field, content)?
+                    .map(ContentPart::text)
+                    .into_iter()
+                    .collect(),
+            ))
+        }
+        other => Err(OpenAiError::invalid(
+            format!("{field}.role"),
+            format!("`{field}.role` is `{other}`; use user, assistant, system or developer"),
+        )),
+    }
+}
+
+fn joined(parts: Vec<InputSummaryText>) -> String {
+    parts
+        .into_iter()
+        .map(|part| part.text)
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Text and images (user messages).
+fn parts(field: &str, content: ItemContent) -> Result<Vec<ContentPart>, OpenAiError> {
+    match content {
+        ItemContent::Text(text) => Ok(vec![ContentPart::text(text)]),
+        ItemContent::Parts(items) => items
+            .into_iter()
+            .enumerate()
+            .map(|(index, part)| {
+                let field = format!("{field}.content[{index}]");
+                match part {
+                    ResponseContentPart::InputText { text }
+                    | ResponseContentPart::OutputText { text } => Ok(ContentPart::text(text)),
+                    ResponseContentPart::Refusal { refusal } => Ok(ContentPart::text(refusal)),
+                    ResponseContentPart::InputImage {
+                        image_url: Some(url),
+                        ..
+                    } => image(&field, &url),
+                    ResponseContentPart::InputImage {
+                        image_url: None, ..
+                    } => Err(OpenAiError::invalid(
+                        field.clone(),
+                        format!(
+                            "`{field}` has no `image_url`; uploaded files are not kept here, \
+                                 so send the image as a URL or a `data:` URL"
+                        ),
+                    )),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// Text only (assistant, system and tool output content); `None` when empty.
+fn text(field: &str, content: ItemContent) -> Result<Option<String>, OpenAiError> {
+    let text = match content {
+        ItemContent::Text(text) => text,
+        ItemContent::Parts(items) => {
+            let mut text = String::new();
+            for (index, part) in items.into_iter().enumerate() {
+                match part {
+                    ResponseContentPart::InputText { text: piece }
+                    | ResponseContentPart::OutputText { text: piece }
+                    | ResponseContentPart::Refusal { refusal: piece } => text.push_str(&piece),
+                    ResponseContentPart::InputImage { .. } => {
+                        return Err(OpenAiError::invalid(
+                            format!("{field}.content[{index}]"),
+                            format!("`{field}` may hold text only; images go in user messages"),
+                        ));
+                    }
+                }
+            }
+            text
+        }
+    };
+    Ok((!text.is_empty()).then_some(text))
+}
+
+fn echo_tool(tool: &ResponseTool) -> Value {
+    json!({
+        "type": tool.kind,
+        "name": tool.name,
+        "description": tool.description,
+        "parameters": tool.parameters,
+        "strict": tool.strict,
+    })
+}
+
+fn tool_spec(index: usize, tool: ResponseTool) -> Result<ToolSpec, OpenAiError> {
+    function_tool(
+        &format!("tools[{index}]"),
+        &tool.kind,
+        tool.name,
+        tool.description,
+        (tool.parameters, "parameters"),
+    )
+}
+
+fn tool_choice(value: Value) -> Result<ToolChoice, OpenAiError> {
+    named_tool_choice(value, "/name", r#"{"type": "function", "name": …}"#)
+}

@@ -1,0 +1,245 @@
+//! [`ServiceConfig`]: what the service offers and where it keeps things: the store, the
+//! models' endpoints, the built-in tools, agents, MCP servers, skills and knowledge bases.
+//!
+//! Deserialisable (a server reads it from its YAML file, flattened into its own settings),
+//! with every field defaulted. Provider keys are never part of it: they come from the
+//! environment ([`ProviderKeys::from_env`]).
+
+use std::collections::BTreeMap;
+
+use providers::Provider;
+use serde::Deserialize;
+use tools::ToolsConfig;
+
+use crate::Secret;
+use crate::keys::ProviderKeys;
+
+/// Default highest `tools.max_tool_calls` a request may ask for.
+pub const DEFAULT_MAX_TOOL_ROUNDS: u32 = 50;
+
+/// What a service offers. `ServiceConfig::default()` is an in-memory store with the
+/// calculator as its only tool.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServiceConfig {
+    /// Where conversations are logged: a SQLite file path, a `postgres://` URL (feature
+    /// `postgres`), or `:memory:` (the default; nothing survives a restart).
+    pub store: String,
+    /// Endpoints used with the service's own keys, per provider (`openai`, `anthropic`,
+    /// `google`); absent: the provider's public endpoint.
+    pub base_urls: ProviderBaseUrls,
+    /// Whether a request may set `model_config.base_url`. Off by default: a client could
+    /// otherwise make the service call any host. The service's keys are never sent to a
+    /// request's base URL either way.
+    pub allow_request_base_url: bool,
+    /// The highest `tools.max_tool_calls` (tool rounds) a request may ask for.
+    pub max_tool_rounds: u32,
+    /// The built-in tools and their limits.
+    pub tools: ToolsConfig,
+    /// How much a provider may make the service buffer (one SSE event, an error body, a
+    /// non-streamed answer): a provider, or a client's `base_url` where allowed, that sends
+    /// more gets its answer ended with an error naming the cap.
+    pub provider_limits: providers::Limits,
+    /// Whether a deterministic repeat on the OpenAI-compatible endpoints (temperature 0, the
+    /// same model, options and tools, a history already in the tree) is answered from the
+    /// conversation tree instead of calling the model. Off by default: the operator opts in,
+    /// and such answers say so in the `skein-cache: hit` header.
+    pub reuse_deterministic_answers: bool,
+    /// Model names that run Skein's agent loop with server-side tools on the OpenAI-compatible
+    /// endpoints (`skein/agent: {model: gpt-4o-mini, tools: [calculator]}`). None by
+    /// default: a Chat Completions request is one model call unless the operator names an
+    /// agent here.
+    pub agents: std::collections::BTreeMap<String, AgentAlias>,
+    /// Built-in tools that one bearer token's requests run with on the OpenAI-compatible
+    /// endpoints, whatever model they name (`- {token: …, tools: [calculator]}`; the token
+    /// must be one of the server's `tokens`). None by default.
+    pub token_tools: Vec<TokenTools>,
+    /// MCP servers started (stdio) or connected (streamable HTTP) when the service starts;
+    /// requests use their tools by server name (`tools.mcp_servers: [{name}]`), never by
+    /// command or URL. None by default.
+    #[cfg(feature = "mcp")]
+    pub mcp_servers: Vec<mcp::McpServerConfig>,
+    /// Directories of skills (folders holding a `SKILL.md`) that requests may offer with
+    /// `tools.skills`. None by default.
+    pub skills_dirs: Vec<std::path::PathBuf>,
+    /// The knowledge bases (`skein kb add NAME FILES…`, in the store's database) every caller
+    /// may search: a request's `kb_ids` may name only these (and its token's
+    /// `token_knowledge_bases`), and `knowledge_base_search` searches all of them when a
+    /// request enables it without naming any (`tools.builtin.knowledge_base_search: {enabled:
+    /// true}`), or when an agent alias or a token's tools list `knowledge_base_search`. Each
+    /// must exist when the service starts. None by default: the store's other bases are never
+    /// offered.
+    pub knowledge_bases: Vec<String>,
+    /// Knowledge bases offered to one bearer token only, besides `knowledge_bases`
+    /// (`- {token: …, knowledge_bases: [hr-private]}`; the token must be one of the server's
+    /// `tokens`). None by default.
+    pub token_knowledge_bases: Vec<TokenKnowledgeBases>,
+    /// Provider keys, from the environment; never deserialised from a file.
+    #[serde(skip)]
+    pub keys: ProviderKeys,
+}
+
+impl Default for ServiceConfig {
+    fn default() -> Self {
+        ServiceConfig {
+            store: ":memory:".to_owned(),
+            base_urls: ProviderBaseUrls::default(),
+            allow_request_base_url: false,
+            max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
+            tools: ToolsConfig::default(),
+            provider_limits: providers::Limits::default(),
+            reuse_deterministic_answers: false,
+            agents: std::collections::BTreeMap::new(),
+            token_tools: Vec::new(),
+            #[cfg(feature = "mcp")]
+            mcp_servers: Vec::new(),
+            skills_dirs: Vec::new(),
+            knowledge_bases: Vec::new(),
+            token_knowledge_bases: Vec::new(),
+            keys: ProviderKeys::default(),
+        }
+    }
+}
+
+impl ServiceConfig {
+    /// A redactor that knows every secret this configuration gives the service: the provider
+    /// keys, the MCP servers' tokens and credential-like environment values, and the built-in
+    /// tools' keys (the web search key, read from the environment). Log lines and tool results
+    /// go through it, so none of these is shown to anyone.
+    pub fn redactor(&self) -> messages::Redactor {
+        let mut redactor = self.keys.redactor();
+        #[cfg(feature = "mcp")]
+        for server in &self.mcp_servers {
+            redactor.extend(&server.redactor());
+        }
+        redactor.extend(&self.tools.redactor());
+        redactor
+    }
+}
+
+/// The service's own endpoint per provider, used together with its keys. In configuration
+/// files, a map keyed by provider name, each endpoint in the provider's convention:
+/// `openai` (or any OpenAI-compatible server, `…/v1`), `anthropic` (the host, without `/v1`),
+/// `google` (`…/v1beta`), `openrouter` (`…/api/v1`); a null value counts as unset.
+///
+/// ```
+/// use providers::Provider;
+/// use service::config::ProviderBaseUrls;
+///
+/// let urls: ProviderBaseUrls = serde_json::from_str(r#"{"openai": "http://127.0.0.1:8000/v1"}"#)?;
+/// assert_eq!(urls.get(Provider::OpenAi), Some("http://127.0.0.1:8000/v1"));
+/// assert_eq!(urls.get(Provider::Google), None);
+/// assert!(serde_json::from_str::<ProviderBaseUrls>(r#"{"gpt": "http://x/v1"}"#).is_err());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProviderBaseUrls(BTreeMap<Provider, String>);
+
+impl ProviderBaseUrls {
+    /// The configured endpoint of `provider`.
+    pub fn get(&self, provider: Provider) -> Option<&str> {
+        self.0.get(&provider).map(String::as_str)
+    }
+
+    /// Sets the endpoint of `provider`.
+    pub fn set(&mut self, provider: Provider, url: impl Into<String>) {
+        self.0.insert(provider, url.into());
+    }
+}
+
+impl<'de> Deserialize<'de> for ProviderBaseUrls {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let urls = BTreeMap::<Provider, Option<String>>::deserialize(deserializer)?;
+        Ok(urls
+            .into_iter()
+            .filter_map(|(provider, url)| Some((provider, url?)))
+            .collect())
+    }
+}
+
+impl FromIterator<(Provider, String)> for ProviderBaseUrls {
+    fn from_iter<I: IntoIterator<Item = (Provider, String)>>(urls: I) -> Self {
+        ProviderBaseUrls(urls.into_iter().collect())
+    }
+}
+
+impl<const N: usize> From<[(Provider, String); N]> for ProviderBaseUrls {
+    fn from(urls: [(Provider, String); N]) -> Self {
+        urls.into_iter().collect()
+    }
+}
+
+/// Built-in tools for the requests of one bearer token: they run Skein's agent loop on the
+/// model each request names, as an [`AgentAlias`] would.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenTools {
+    /// The token (one of the server's `tokens`).
+    pub token: Secret,
+    /// Built-in tools its requests may call, by name (each must be enabled in `tools`), and
+    /// `knowledge_base_search` for the configured `knowledge_bases`.
+    pub tools: Vec<String>,
+    /// A system prompt put before the client's own.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// Tool rounds before the model must answer (default 10).
+    #[serde(default)]
+    pub max_rounds: Option<usize>,
+}
+
+/// Knowledge bases that one bearer token may search besides the server's `knowledge_bases`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TokenKnowledgeBases {
+    /// The token (one of the server's `tokens`).
+    pub token: Secret,
+    /// The bases its requests may name in `kb_ids`, and that its `knowledge_base_search`
+    /// searches when a request names none. Each must exist when the server starts.
+    pub knowledge_bases: Vec<String>,
+}
+
+/// An agent the operator offers under a model name: the model it runs on, the built-in tools
+/// it may call (from `tools`), and how many tool rounds it may take.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentAlias {
+    /// The model the agent runs on.
+    pub model: String,
+    /// Built-in tools it may call, by name (each must be enabled in `tools`), and
+    /// `knowledge_base_search` for the configured `knowledge_bases`.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// A system prompt put before the client's own.
+    #[serde(default)]
+    pub system: Option<String>,
+    /// Tool rounds before it must answer (default 10).
+    #[serde(default)]
+    pub max_rounds: Option<usize>,
+}
+
+impl AgentAlias {
+    /// The built-in tools it names: its `tools` but `knowledge_base_search`.
+    pub fn builtin_tools(&self) -> impl Iterator<Item = &str> {
+        builtin_tools(&self.tools)
+    }
+
+    /// Whether it searches the configured knowledge bases (`knowledge_base_search` is among
+    /// its `tools`).
+    pub fn searches_knowledge(&self) -> bool {
+        searches_knowledge(&self.tools)
+    }
+}
+
+/// Whether `tools` lists `knowledge_base_search`.
+pub(crate) fn searches_knowledge(tools: &[String]) -> bool {
+    tools.iter().any(|tool| tool == knowledge_base::TOOL_NAME)
+}
+
+/// `tools` but `knowledge_base_search`, which is not a built-in tool: it searches the
+/// configured knowledge bases.
+pub(crate) fn builtin_tools(tools: &[String]) -> impl Iterator<Item = &str> {
+    tools
+        .iter()
+        .map(String::as_str)
+        .filter(|tool| *tool != knowledge_base::TOOL_NAME)
+}

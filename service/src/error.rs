@@ -1,0 +1,41 @@
+//! [`ServiceError`]: a service that cannot be set up.
+
+/// Why a service could not be set up: its store, its tools or its configuration.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServiceError {
+    /// The conversation store could not be opened.
+    #[error("cannot open the conversation store `{location}`: {source}")]
+    Store {
+        /// The configured store (a path or a URL without its password).
+        location: String,
+        /// Why.
+        #[source]
+        source: conversation_tree::StoreError,
+    },
+    /// The store location is empty. SQLite would open an empty path as a private temporary
+    /// database, so everything logged into it would be lost at exit.
+    #[error(
+        "the conversation store location is empty; name a SQLite file, a postgres:// URL or \
+         `:memory:`"
+    )]
+    EmptyStoreLocation,
+    /// A `postgres://` store was configured but this build has no PostgreSQL support.
+    #[error(
+        "the store `{location}` is a PostgreSQL URL, but this build has no PostgreSQL support; \
+         rebuild with the `postgres` feature, or use a SQLite file path"
+    )]
+    PostgresDisabled {
+        /// The configured store, without its password.
+        location: String,
+    },
+    /// The built-in tool configuration is unusable.
+    #[error(transparent)]
+    Tools(#[from] tools::ToolsConfigError),
+    /// The configuration is inconsistent.
+    #[error("invalid server configuration: {0}")]
+    Config(String),
+    /// Reading or creating the store's directory failed.
+    #[error("the server failed: {0}")]
+    Io(#[from] std::io::Error),
+}

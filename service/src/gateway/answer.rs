@@ -1,0 +1,485 @@
+//! The answer to a [`GatewayCall`]: from the model, from the tree, or from an agent alias's
+//! run, logged as it passes. [`Service::call`] is the one way down: the HTTP layer hands it a
+//! planned call and gets the answer's events (or the whole answer) back up.
+
+use std::sync::Arc;
+
+use agent_loop::{AgentError, AgentEvent, CancellationToken, StopReason};
+use conversation_tree::{NodeId, ResponseStatus, Reuse};
+use futures::StreamExt as _;
+use futures::stream::BoxStream;
+use messages::{ContentPart, Message};
+use providers::{
+    ChatModel, ChatRequest, ChatResponse, FinishReason, ProviderError, ResponseBuilder, StreamEvent,
+};
+use tokio::sync::oneshot;
+
+use super::replay::replay_events;
+use super::{CallLog, GatewayCall, GatewayError, Logging, Source};
+use crate::config::AgentAlias;
+use crate::runs::Runs;
+use crate::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
+use crate::{Principal, Service};
+
+/// The events of an answer, in the order a model streams them. Its last item ends it: `Done`,
+/// or why it stopped; when the exchange is logged, that item comes only once the log holds how
+/// the answer ended, so a client told that an answer ended can rely on it being kept.
+pub type Events = BoxStream<'static, Result<StreamEvent, Stopped>>;
+
+/// What failed when an answer stopped before its end.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// The model call failed (or its stream broke off).
+    #[error(transparent)]
+    Provider(ProviderError),
+    /// An agent alias's run failed.
+    #[error(transparent)]
+    Agent(Arc<AgentError>),
+}
+
+/// Why an answer stopped before its `Done`.
+#[derive(Debug)]
+pub enum Stopped {
+    /// The provider (or the agent) failed; this is what the client is told.
+    Failed(Failure),
+    /// The answer was cancelled (a cancel request, or the service shutting down); what it had
+    /// produced is kept.
+    Cancelled,
+}
+
+impl Stopped {
+    /// How the log records an answer that stopped this way.
+    pub fn status(&self) -> ResponseStatus {
+        match self {
+            Stopped::Failed(_) => ResponseStatus::Failed,
+            Stopped::Cancelled => ResponseStatus::Cancelled,
+        }
+    }
+}
+
+/// Whether the conversation tree answered, when the operator lets it answer deterministic
+/// repeats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cache {
+    /// The tree held the answer to this very request; no model was called.
+    Hit,
+    /// The model was called.
+    Miss,
+}
+
+impl Cache {
+    /// `hit` or `miss`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Cache::Hit => "hit",
+            Cache::Miss => "miss",
+        }
+    }
+}
+
+/// How an answer came about, whatever its form.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Provenance {
+    /// Chain faults repaired in the client's conversation.
+    pub repairs: usize,
+    /// Whether the tree answered (only when the operator lets it answer deterministic
+    /// repeats, and the exchange is logged).
+    pub cache: Option<Cache>,
+}
+
+/// The answer to a call, as the call asked for it.
+pub enum Answer {
+    /// A streamed answer: its events, logged as they pass.
+    Streamed {
+        /// The events.
+        events: Events,
+        /// How it came about.
+        provenance: Provenance,
+    },
+    /// A whole answer, already logged.
+    Whole {
+        /// The answer, or why it stopped.
+        answer: Result<Arc<ChatResponse>, Stopped>,
+        /// How it came about.
+        provenance: Provenance,
+        /// The node it was logged as (`None` when it is not logged, or the store failed).
+        node: Option<NodeId>,
+    },
+}
+
+/// An answer on its way, before the caller's form is chosen.
+enum Opened {
+    /// Events to pass on (a model's stream, a stored answer replayed, an agent's run), logged
+    /// as they pass; the node once logged.
+    Events {
+        events: Events,
+        node: Option<oneshot::Receiver<NodeId>>,
+    },
+    /// A model asked for its whole answer at once (its non-streamed API).
+    Whole {
+        model: Arc<dyn ChatModel>,
+        request: Box<ChatRequest>,
+        pending: Box<PendingLog>,
+    },
+}
+
+impl Service {
+    /// Answers `call` of `principal`: an agent's run for an agent alias (`agent`, from
+    /// [`Service::agent_for`]), else the model's answer or the one the tree holds for this
+    /// very request; streamed or whole as the call asks. The exchange is logged before its
+    /// end reaches the caller. Cancelling `cancel` stops the answer (the agent's run, or the
+    /// model's call), which then ends with [`Stopped::Cancelled`].
+    pub async fn call(
+        &self,
+        agent: Option<&AgentAlias>,
+        call: GatewayCall,
+        principal: Principal,
+        cancel: CancellationToken,
+    ) -> Result<Answer, GatewayError> {
+        let stream = call.stream;
+        let (opened, provenance) = self.begin(agent, call, principal, cancel.clone()).await?;
+        Ok(match opened {
+            Opened::Events { events, .. } if stream => Answer::Streamed { events, provenance },
+            Opened::Events { events, node } => {
+                let answer = collect(events).await.map(Arc::new);
+                let node = match node {
+                    Some(node) => node.await.ok(),
+                    None => None,
+                };
+                Answer::Whole {
+                    answer,
+                    provenance,
+                    node,
+                }
+            }
+            Opened::Whole {
+                model,
+                request,
+                pending,
+            } => {
+                let (answer, node) = complete(model, *request, *pending, cancel).await;
+                Answer::Whole {
+                    answer,
+                    provenance,
+                    node,
+                }
+            }
+        })
+    }
+
+    async fn begin(
+        &self,
+        agent: Option<&AgentAlias>,
+        call: GatewayCall,
+        principal: Principal,
+        cancel: CancellationToken,
+    ) -> Result<(Opened, Provenance), GatewayError> {
+        if let Some(agent) = agent {
+            let events = self.agent_run(agent, call, principal, cancel).await?;
+            return Ok((Opened::Events { events, node: None }, Provenance::default()));
+        }
+        let reuse = if self.config().reuse_deterministic_answers {
+            Reuse::Deterministic
+        } else {
+            Reuse::Never
+        };
+        let stream = call.stream;
+        let prepared = self
+            .chat()
+            .prepare_call(call, self.owner(principal), reuse)
+            .await?;
+        let cache = match (&prepared.source, reuse) {
+            _ if prepared.log.is_none() => None,
+            (_, Reuse::Never) => None,
+            (Source::Stored(_), _) => Some(Cache::Hit),
+            (Source::Model { .. }, _) => Some(Cache::Miss),
+        };
+        let provenance = Provenance {
+            repairs: prepared.repairs,
+            cache,
+        };
+        let pending = PendingLog {
+            log: prepared.log,
+            answer: ResponseBuilder::default(),
+            runs: Arc::clone(self.runs()),
+        };
+        let events = match prepared.source {
+            Source::Model { model, request } if stream => match model.stream(*request).await {
+                Ok(events) => events,
+                // Nothing was answered, so nothing is logged.
+                Err(error) => return Err(GatewayError::Provider(pending.discard(error))),
+            },
+            // A whole answer is asked for as one: the provider's non-streamed API, and the
+            // answer it gives is the one logged and returned.
+            Source::Model { model, request } => {
+                let opened = Opened::Whole {
+                    model,
+                    request,
+                    pending: Box::new(pending),
+                };
+                return Ok((opened, provenance));
+            }
+            Source::Stored(message) => {
+                futures::stream::iter(replay_events(&message).into_iter().map(Ok)).boxed()
+            }
+        };
+        let (told, node) = oneshot::channel();
+        let events = logged(events, pending, told, cancel);
+        Ok((
+            Opened::Events {
+                events,
+                node: Some(node),
+            },
+            provenance,
+        ))
+    }
+
+    /// An agent alias's run on the client's messages, as the events of its answer (the
+    /// service's own tool activity is not the client's to see).
+    async fn agent_run(
+        &self,
+        agent: &AgentAlias,
+        call: GatewayCall,
+        principal: Principal,
+        cancel: CancellationToken,
+    ) -> Result<Events, GatewayError> {
+        let name = call.model.config.model_id.clone();
+        let options = call.request.options;
+        let mut spec = RunSpec::new(
+            ModelRequest::new(agent.model.clone()),
+            RunInput::Messages(call.request.messages),
+        );
+        spec.system.clone_from(&agent.system);
+        spec.tools = agent.builtin_tools().map(str::to_owned).collect();
+        if agent.searches_knowledge() {
+            spec.knowledge_bases = self.knowledge_bases(principal).to_vec();
+        }
+        spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
+        spec.temperature = options.temperature;
+        spec.max_tokens = options.max_tokens;
+        spec.label = call.label;
+        spec.owner = Some(self.owner(principal).to_owned());
+        spec.log = call.logging == Logging::On;
+        let prepared = self
+            .chat()
+            .prepare(spec)
+            .await
+            .map_err(|error| GatewayError::Agent {
+                name,
+                error: Box::new(error),
+            })?;
+        Ok(prepared
+            .stream(cancel)
+            .flat_map(|event| futures::stream::iter(agent_events(event)))
+            .boxed())
+    }
+}
+
+/// A model's whole answer, logged before it is returned with the node it was logged as. A
+/// cancel before the answer arrives stops the call, and what it had (nothing) is logged as
+/// cancelled.
+async fn complete(
+    model: Arc<dyn ChatModel>,
+    request: ChatRequest,
+    mut pending: PendingLog,
+    cancel: CancellationToken,
+) -> (Result<Arc<ChatResponse>, Stopped>, Option<NodeId>) {
+    let answer = tokio::select! {
+        biased;
+        () = cancel.cancelled() => Err(Stopped::Cancelled),
+        answer = model.complete(request) => answer.map_err(|error| {
+            Stopped::Failed(Failure::Provider(error))
+        }),
+    };
+    match answer {
+        Ok(answer) => {
+            let answer = Arc::new(answer);
+            if let Some(log) = &mut pending.log
+                && has_output(&answer.message)
+            {
+                log.saw_output();
+            }
+            let node = pending
+                .commit(ResponseStatus::Completed, Some(Arc::clone(&answer)))
+                .await;
+            (Ok(answer), node)
+        }
+        // A call that failed answered nothing, so nothing is logged (as when a stream cannot
+        // start).
+        Err(Stopped::Failed(failure)) => {
+            pending.log = None;
+            (Err(Stopped::Failed(failure)), None)
+        }
+        Err(Stopped::Cancelled) => {
+            let node = pending.commit(ResponseStatus::Cancelled, None).await;
+            (Err(Stopped::Cancelled), node)
+        }
+    }
+}
+
+/// Whether `message` holds any output (text, reasoning, a tool call): what a stream of it
+/// would have passed as its first token.
+fn has_output(message: &Message) -> bool {
+    message.parts.iter().any(|part| match part {
+        ContentPart::Reasoning(_) | ContentPart::ToolCall(_) => true,
+        ContentPart::Text { text, reasoning } => !text.is_empty() || reasoning.is_some(),
+        _ => false,
+    })
+}
+
+/// A model's answer as it streams, logged as it passes: the item that ends it (`Done`, a
+/// failure, or the cancellation `cancel` asks for) is passed on only after the log holds the
+/// answer and how it ended (and `told` knows its node). A stream dropped before its end (the
+/// client went away) is logged as cancelled.
+fn logged(
+    events: BoxStream<'static, Result<StreamEvent, ProviderError>>,
+    pending: PendingLog,
+    told: oneshot::Sender<NodeId>,
+    cancel: CancellationToken,
+) -> Events {
+    let state = Some((events, pending, told, cancel));
+    futures::stream::unfold(state, |state| async move {
+        let (mut events, mut pending, told, cancel) = state?;
+        let next = tokio::select! {
+            biased;
+            () = cancel.cancelled() => None,
+            event = events.next() => Some(event),
+        };
+        let item = match next {
+            None => Err(Stopped::Cancelled),
+            Some(Some(Ok(event))) => {
+                if let Some(log) = &mut pending.log {
+                    log.saw(&event);
+                }
+                pending.answer.push_ref(&event);
+                if !pending.answer.is_done() {
+                    return Some((Ok(event), Some((events, pending, told, cancel))));
+                }
+                Ok(event)
+            }
+            // A stream that already began can only report its failure in-band.
+            Some(Some(Err(error))) => Err(Stopped::Failed(Failure::Provider(error))),
+            Some(None) => Err(Stopped::Failed(Failure::Provider(
+                ProviderError::StreamTruncated {
+                    provider: None,
+                    detail: "the provider's stream ended before the answer was whole".into(),
+                },
+            ))),
+        };
+        let status = match &item {
+            Ok(_) => ResponseStatus::Completed,
+            Err(stopped) => stopped.status(),
+        };
+        if let Some(node) = pending.commit(status, None).await {
+            let _ = told.send(node);
+        }
+        Some((item, None))
+    })
+    .boxed()
+}
+
+/// The answer events an agent event stands for (at most two): its answer text and reasoning,
+/// its end, or its failure. The event is taken whole, so a delta's text moves on uncopied.
+fn agent_events(event: AgentEvent) -> impl Iterator<Item = Result<StreamEvent, Stopped>> {
+    let events = match event {
+        AgentEvent::ContentDelta { text, .. } => [Some(Ok(StreamEvent::TextDelta(text))), None],
+        AgentEvent::ReasoningDelta { text } => {
+            [Some(Ok(StreamEvent::ReasoningDelta { text })), None]
+        }
+        AgentEvent::ResponseDone {
+            usage, stop_reason, ..
+        } => {
+            let finish = match stop_reason {
+                StopReason::MaxTokens => FinishReason::Length,
+                _ => FinishReason::Stop,
+            };
+            [
+                Some(Ok(StreamEvent::Usage(usage))),
+                Some(Ok(StreamEvent::Done { finish })),
+            ]
+        }
+        AgentEvent::ResponseError { error, .. } => {
+            [Some(Err(Stopped::Failed(Failure::Agent(error)))), None]
+        }
+        AgentEvent::ResponseCancelled { .. } => [Some(Err(Stopped::Cancelled)), None],
+        _ => [None, None],
+    };
+    events.into_iter().flatten()
+}
+
+/// A whole answer from its events, or why it stopped.
+async fn collect(mut events: Events) -> Result<ChatResponse, Stopped> {
+    let mut answer = ResponseBuilder::default();
+    while let Some(event) = events.next().await {
+        answer.push(event?);
+    }
+    answer
+        .finish()
+        .map_err(|error| Stopped::Failed(Failure::Provider(error)))
+}
+
+/// The log of an answer: written when the answer ends (whole, failed or cancelled), or, when
+/// the client goes away first, with what was streamed as cancelled, so that no exchange is
+/// missing from the tree.
+struct PendingLog {
+    log: Option<CallLog>,
+    /// What streamed so far (a whole answer is logged as it is instead).
+    answer: ResponseBuilder,
+    runs: Arc<Runs>,
+}
+
+impl PendingLog {
+    /// Drops the log unwritten, for a call that answered nothing; gives `error` back.
+    fn discard<E>(mut self, error: E) -> E {
+        self.log = None;
+        error
+    }
+
+    /// Logs the answer as ended with `status` (`whole`, or what streamed so far) and waits
+    /// until the log is written: the node it is (`None` when nothing is logged, or the store
+    /// failed).
+    async fn commit(
+        &mut self,
+        status: ResponseStatus,
+        whole: Option<Arc<ChatResponse>>,
+    ) -> Option<NodeId> {
+        self.write(status, whole)?.await.ok().flatten()
+    }
+
+    /// Starts writing the answer, ended with `status`, as a task of its own: a client that
+    /// goes away while it is written does not cut the write short, and a graceful shutdown
+    /// waits for it. The receiver is told the node (`None` when the store failed).
+    fn write(
+        &mut self,
+        status: ResponseStatus,
+        whole: Option<Arc<ChatResponse>>,
+    ) -> Option<oneshot::Receiver<Option<NodeId>>> {
+        let log = self.log.take()?;
+        let answer =
+            whole.unwrap_or_else(|| Arc::new(std::mem::take(&mut self.answer).into_partial()));
+        let (written, node) = oneshot::channel();
+        self.runs.spawn(async move {
+            let _ = written.send(record(log, &answer, status).await);
+        });
+        Some(node)
+    }
+}
+
+impl Drop for PendingLog {
+    fn drop(&mut self) {
+        drop(self.write(ResponseStatus::Cancelled, None));
+    }
+}
+
+/// Logs `answer` as ended with `status`: the node it is. A store that fails is reported, never
+/// the client's problem (the answer was delivered).
+async fn record(log: CallLog, answer: &ChatResponse, status: ResponseStatus) -> Option<NodeId> {
+    let conversation = log.conversation().to_string();
+    match log.record(answer, status).await {
+        Ok(node) => Some(node),
+        Err(error) => {
+            tracing::warn!(%conversation, %error, "cannot log the exchange");
+            None
+        }
+    }
+}

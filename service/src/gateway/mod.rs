@@ -1,0 +1,345 @@
+//! [`GatewayCall`]: one model call on the client's own messages and tools, for the
+//! OpenAI-compatible endpoints. The client runs its tools: their calls come back to it, and no
+//! agent loop runs here. Every exchange is logged into the conversation tree like an agent's:
+//! a client that resends its history finds that history's path instead of writing it again.
+//!
+//! [`Service::call`](crate::Service::call) answers a call (`answer.rs`); whole answers become
+//! the events a model would have streamed in `replay.rs`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_loop::{AgentError, StoreLog};
+use chain_ast::ChainAst;
+use conversation_tree::{ConversationId, NodeId, ResponseStatus, Reuse, StoreError};
+use messages::{Message, Role};
+use providers::{ChatModel, ChatRequest, ChatResponse, ProviderError};
+
+use crate::chat::{ChatService, RunError};
+use crate::model::{NoKey, require_reachable, resolve_model_config};
+use crate::owner::sha256_hex;
+use crate::spec::ModelRequest;
+
+mod answer;
+mod replay;
+
+pub use answer::{Answer, Cache, Events, Failure, Provenance, Stopped};
+pub use replay::{answer_events, replay_events};
+
+/// One call, every choice made.
+#[derive(Clone, Debug)]
+pub struct GatewayCall {
+    /// The model.
+    pub model: ModelRequest,
+    /// The messages, the client's tools and the options.
+    pub request: ChatRequest,
+    /// Whether the answer streams.
+    pub stream: bool,
+    /// Whether a streamed answer ends with a usage chunk.
+    pub include_usage: bool,
+    /// Whether the exchange goes into the conversation tree.
+    pub logging: Logging,
+    /// Where the exchange goes in the tree.
+    pub thread: Thread,
+    /// The label of the answer's node (a Responses id), by which a later request finds it.
+    pub label: Option<String>,
+}
+
+/// Where an exchange goes in the conversation tree.
+#[derive(Clone, Debug)]
+pub enum Thread {
+    /// A whole history in the request (Chat Completions): the conversation its opening turn
+    /// started, found by walking the history from the roots.
+    Opening,
+    /// After a stored answer (a Responses `previous_response_id`), continued below that very
+    /// node.
+    After(Anchor),
+}
+
+/// A stored answer a request continues, as [`ChatService::previous`] read it.
+#[derive(Clone, Debug)]
+pub struct Anchor {
+    conversation: ConversationId,
+    /// The node, and how many of the history's messages lead up to and include its answer.
+    node: Option<(NodeId, usize)>,
+    /// The history's first message: a request that replaced it (other instructions) reads
+    /// another path than the stored one, which the log then walks from the roots.
+    first: Option<Message>,
+}
+
+/// Whether an exchange is kept in the conversation tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Logging {
+    /// Logged, and a deterministic repeat may be answered from the tree.
+    On,
+    /// Neither read nor written: the client asked that nothing be kept.
+    Off,
+}
+
+/// Why a call cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// No key for the model's provider, so the server cannot reach it.
+    #[error(transparent)]
+    NoKey(#[from] NoKey),
+    /// The model's configuration is refused.
+    #[error("{0}")]
+    Model(#[from] ProviderError),
+    /// The model refused the call before answering anything (its stream could not start).
+    #[error("{0}")]
+    Provider(ProviderError),
+    /// An agent alias cannot run (a tool it names is off, its model has no key, …).
+    #[error("the agent `{name}` cannot run: {error}")]
+    Agent {
+        /// The model name the client asked for: the alias.
+        name: String,
+        /// Why.
+        error: Box<RunError>,
+    },
+    /// The conversation store failed.
+    #[error("{0}")]
+    Store(Box<AgentError>),
+}
+
+/// Where the answer comes from.
+pub(crate) enum Source {
+    /// A call to the model.
+    Model {
+        /// The model.
+        model: Arc<dyn ChatModel>,
+        /// The request, its chain repaired.
+        request: Box<ChatRequest>,
+    },
+    /// An answer stored for this very request (a deterministic repeat the operator lets the
+    /// tree answer).
+    Stored(Message),
+}
+
+/// A call ready to answer, and its place in the tree.
+pub(crate) struct PreparedCall {
+    /// Where the answer comes from.
+    pub(crate) source: Source,
+    /// How many chain faults were repaired (tool calls left unanswered, answers without a call).
+    pub(crate) repairs: usize,
+    /// Logs the answer once it is whole (`None` when the client asked for no logging).
+    pub(crate) log: Option<CallLog>,
+}
+
+/// The logging half of a call.
+pub(crate) struct CallLog {
+    log: StoreLog,
+    lookup: agent_loop::Lookup,
+    transcript: Vec<Message>,
+    started: Instant,
+    /// When the model's first output arrived, after `started`.
+    first_output: Option<Duration>,
+    stored: Option<NodeId>,
+}
+
+impl CallLog {
+    /// The conversation the exchange is logged under.
+    pub(crate) fn conversation(&self) -> &ConversationId {
+        self.log.conversation()
+    }
+
+    /// Notes when the first output (text, reasoning, a tool call) of the answer passes: the
+    /// call's time to first token, logged with its node.
+    pub(crate) fn saw(&mut self, event: &providers::StreamEvent) {
+        if event.is_output() {
+            self.saw_output();
+        }
+    }
+
+    /// Notes that output passes now, unless some passed before.
+    pub(crate) fn saw_output(&mut self) {
+        if self.first_output.is_none() {
+            self.first_output = Some(self.started.elapsed());
+        }
+    }
+
+    /// Logs `answer` (nothing to do for an answer that came from the tree): the node it is.
+    pub(crate) async fn record(
+        mut self,
+        answer: &ChatResponse,
+        status: ResponseStatus,
+    ) -> Result<NodeId, AgentError> {
+        if let Some(node) = self.stored {
+            return Ok(node);
+        }
+        self.log
+            .log(
+                &self.lookup,
+                &self.transcript,
+                &answer.message,
+                answer.usage,
+                agent_loop::CallTiming::new(self.first_output, self.started.elapsed()),
+                status,
+            )
+            .await
+    }
+}
+
+impl ChatService {
+    /// The model of `call`, its messages as a valid chain (a client that lost a tool result
+    /// or resent a half conversation still gets an answer instead of a provider's 400), and
+    /// its path in `owner`'s conversation of these messages.
+    pub(crate) async fn prepare_call(
+        &self,
+        call: GatewayCall,
+        owner: &str,
+        reuse: Reuse,
+    ) -> Result<PreparedCall, GatewayError> {
+        let mut config = resolve_model_config(&call.model, &self.keys, &self.base_urls);
+        config.limits = self.limits.clone();
+        require_reachable(&config)?;
+        let model = self.models.model(&config)?;
+        let mut request = call.request;
+        let (chain, faults) = ChainAst::repair(&request.messages);
+        if !faults.is_empty() {
+            tracing::debug!(repairs = faults.len(), "repaired the client's conversation");
+            request.messages = chain.into_messages();
+        }
+
+        let repairs = faults.len();
+        if call.logging == Logging::Off {
+            return Ok(PreparedCall {
+                source: Source::Model {
+                    model,
+                    request: Box::new(request),
+                },
+                repairs,
+                log: None,
+            });
+        }
+        let store_error = |error| GatewayError::Store(Box::new(error));
+        let (conversation, anchor) = match call.thread {
+            Thread::Opening => {
+                let conversation = conversation_of(owner, &request.messages)?;
+                // A history with answers the store lacks is written as a branch by the walk,
+                // which may create the conversation: claim it first, or it would be no one's.
+                // A first question alone is owned by the write of its answer instead, which
+                // spares the stream a write before its first token.
+                if request
+                    .messages
+                    .iter()
+                    .any(|message| message.role == Role::Ai)
+                {
+                    self.store()
+                        .claim_conversation(&conversation, owner)
+                        .await
+                        .map_err(|error| store_error(AgentError::Store(error)))?;
+                }
+                (conversation, None)
+            }
+            Thread::After(anchor) => (
+                anchor.conversation,
+                anchor.node.map(|(node, len)| (node, len, anchor.first)),
+            ),
+        };
+        let mut log =
+            StoreLog::new(Arc::clone(self.store()), conversation, reuse, anchor).owner(owner);
+        if let Some(label) = call.label {
+            log = log.label(label);
+        }
+        let lookup = log
+            .lookup(
+                &request.messages,
+                &config.model_id,
+                &request.tools,
+                &request.options,
+            )
+            .await
+            .map_err(store_error)?;
+        let stored = log.cached(&lookup).await.map_err(store_error)?;
+        let transcript = request.messages.clone();
+        let (source, stored) = match stored {
+            Some((message, node)) => (Source::Stored(message), Some(node)),
+            None => (
+                Source::Model {
+                    model,
+                    request: Box::new(request),
+                },
+                None,
+            ),
+        };
+        Ok(PreparedCall {
+            source,
+            repairs,
+            log: Some(CallLog {
+                log,
+                lookup,
+                transcript,
+                started: Instant::now(),
+                first_output: None,
+                stored,
+            }),
+        })
+    }
+}
+
+impl ChatService {
+    /// The stored answer labelled `label` when it is `owner`'s: another caller's answer is as
+    /// unknown as a missing one, and so is a string that could never be a label (too long,
+    /// control characters).
+    pub async fn owned_answer(
+        &self,
+        label: &str,
+        owner: &str,
+    ) -> Result<Option<conversation_tree::Node>, StoreError> {
+        let node = match self.store().node_by_label(label).await {
+            Ok(Some(node)) => node,
+            Ok(None) | Err(StoreError::InvalidLabel { .. }) => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let claim = self
+            .store()
+            .claim_conversation(node.conversation_id(), owner)
+            .await?;
+        Ok(claim.is_own().then_some(node))
+    }
+
+    /// The stored conversation up to the answer labelled `label`, ready to continue, when
+    /// that answer is `owner`'s: another caller's answer is as unknown as a missing one.
+    pub async fn previous(
+        &self,
+        label: &str,
+        owner: &str,
+    ) -> Result<Option<(Vec<Message>, Anchor)>, GatewayError> {
+        let store_error = |error| GatewayError::Store(Box::new(AgentError::Store(error)));
+        let Some(node) = self.owned_answer(label, owner).await.map_err(store_error)? else {
+            return Ok(None);
+        };
+        let conversation = node.conversation_id().clone();
+        let continued = agent_loop::history::continuation(self.store().as_ref(), node.id())
+            .await
+            .map_err(store_error)?;
+        let anchor = Anchor {
+            conversation,
+            node: continued.anchor.map(|anchor| (anchor.node, anchor.len)),
+            first: continued.messages.first().cloned(),
+        };
+        Ok(Some((continued.messages, anchor)))
+    }
+}
+
+/// The conversation of a message list: one per caller and opening turn (the system prompt
+/// and the first user message), so that every request that resends a history lands in the
+/// conversation its first request started.
+fn conversation_of(owner: &str, messages: &[Message]) -> Result<ConversationId, GatewayError> {
+    let opening = messages
+        .iter()
+        .position(|message| message.role == Role::Human)
+        .map_or(messages, |first| &messages[..=first]);
+    let opening = serde_json::to_vec(opening).unwrap_or_default();
+    let hex = sha256_hex(&[
+        b"skein gateway conversation v1\0",
+        owner.as_bytes(),
+        b"\0",
+        &opening,
+    ]);
+    ConversationId::new(format!("chat-{hex}")).map_err(|err| {
+        GatewayError::Model(ProviderError::config(format!(
+            "cannot name the conversation: {err}"
+        )))
+    })
+}
