@@ -9,12 +9,15 @@
 //! nothing more for now, or when it holds [`BATCH_BYTES`].
 
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
 
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::{BufMut as _, Bytes, BytesMut};
 use futures::Stream;
+use futures::task::AtomicWaker;
 use http::{HeaderValue, header};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde::Serialize;
@@ -90,11 +93,15 @@ where
     S: Stream + Send + 'static,
     F: FnMut(S::Item, &mut Frames) + Send + Unpin + 'static,
 {
+    let woken = Arc::new(Woken::default());
     let body = EventBody {
         items: Box::pin(items),
         encode,
         frames: Frames::default(),
         ended: false,
+        waiting: false,
+        waker: Waker::from(Arc::clone(&woken)),
+        woken,
     };
     let mut response = Body::new(body).into_response();
     let headers = response.headers_mut();
@@ -107,11 +114,39 @@ where
 }
 
 /// The body of [`response`]: polls the items while they are ready, then sends what they wrote.
+///
+/// The connection polls its body whenever its task runs (after each write, for its reads),
+/// and polling a stream that is not ready can cost as much as taking an item from it (an
+/// agent's run is polled through every layer down to the provider's socket). So once the items
+/// are pending, they are polled again only after they have woken the task.
 struct EventBody<S, F> {
     items: Pin<Box<S>>,
     encode: F,
     frames: Frames,
     ended: bool,
+    /// The items were pending when last polled.
+    waiting: bool,
+    /// The waker the items are polled with: notes the wake, then wakes the connection's task.
+    waker: Waker,
+    woken: Arc<Woken>,
+}
+
+/// Whether the items woke the task since they were last polled, and the task to wake.
+#[derive(Debug, Default)]
+struct Woken {
+    since_poll: AtomicBool,
+    task: AtomicWaker,
+}
+
+impl Wake for Woken {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.since_poll.store(true, Ordering::Release);
+        self.task.wake();
+    }
 }
 
 impl<S, F> HttpBody for EventBody<S, F>
@@ -127,14 +162,26 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
+        this.woken.task.register(cx.waker());
+        // Cleared before the items are polled: a wake that comes while they are is kept for
+        // the next call.
+        let woken = this.woken.since_poll.swap(false, Ordering::AcqRel);
+        if this.waiting && !woken {
+            return Poll::Pending;
+        }
+        this.waiting = false;
         if this.frames.len() == 0 {
             this.frames.bytes.reserve(EVENT_BYTES);
         }
+        let mut items_cx = Context::from_waker(&this.waker);
         while !this.ended && this.frames.len() < BATCH_BYTES {
-            match this.items.as_mut().poll_next(cx) {
+            match this.items.as_mut().poll_next(&mut items_cx) {
                 Poll::Ready(Some(item)) => (this.encode)(item, &mut this.frames),
                 Poll::Ready(None) => this.ended = true,
-                Poll::Pending => break,
+                Poll::Pending => {
+                    this.waiting = true;
+                    break;
+                }
             }
         }
         if this.frames.len() > 0 {
@@ -209,6 +256,41 @@ mod tests {
         let second = body.frame().await.expect("a frame").expect("infallible");
         assert_eq!(second.into_data().expect("data"), "data: 2\n\n");
         assert!(body.frame().await.is_none());
+    }
+
+    #[test]
+    fn pending_items_are_polled_again_only_once_they_woke_the_task() {
+        use std::sync::atomic::AtomicUsize;
+
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (sender, mut receiver) = futures::channel::mpsc::unbounded::<u32>();
+        let counted = futures::stream::poll_fn({
+            let polls = Arc::clone(&polls);
+            move |cx| {
+                polls.fetch_add(1, Ordering::Relaxed);
+                receiver.poll_next_unpin(cx)
+            }
+        });
+        let mut body = response(counted, |n, frames| frames.data(&n)).into_body();
+        let waker = futures::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        assert!(Pin::new(&mut body).poll_frame(&mut cx).is_pending());
+        assert!(Pin::new(&mut body).poll_frame(&mut cx).is_pending());
+        assert_eq!(
+            polls.load(Ordering::Relaxed),
+            1,
+            "polled again without a wake"
+        );
+        sender.unbounded_send(7).expect("open");
+        let Poll::Ready(Some(Ok(frame))) = Pin::new(&mut body).poll_frame(&mut cx) else {
+            panic!("the item that woke the task is not sent");
+        };
+        assert_eq!(frame.into_data().expect("data"), "data: 7\n\n");
+        assert_eq!(
+            polls.load(Ordering::Relaxed),
+            3,
+            "the item, then pending again"
+        );
     }
 
     #[tokio::test]
