@@ -30,6 +30,34 @@ pub(crate) const BATCH_BYTES: usize = 16 * 1024;
 /// Room reserved before a batch is written: a text delta's event in any protocol fits.
 const EVENT_BYTES: usize = 512;
 
+/// An event whose JSON is the same every time but for one string (a text delta's chunk):
+/// rendered once around a mark, so that each event costs the escaping of its string alone
+/// instead of the serialisation of the whole value.
+#[derive(Debug)]
+pub(crate) struct TextTemplate {
+    before: Vec<u8>,
+    after: Vec<u8>,
+}
+
+impl TextTemplate {
+    /// The JSON of `render(mark)` cut around the mark's string; `None` when the mark is not
+    /// in it exactly once (a value that already holds it).
+    pub(crate) fn new<T: Serialize>(render: impl FnOnce(String) -> T) -> Option<Self> {
+        const MARK: &str = "\u{1}text\u{1}";
+        let json = serde_json::to_vec(&render(MARK.to_owned())).ok()?;
+        let mark = serde_json::to_vec(MARK).ok()?;
+        let find = |bytes: &[u8]| bytes.windows(mark.len()).position(|w| w == mark);
+        let at = find(&json)?;
+        if find(&json[at + 1..]).is_some() {
+            return None;
+        }
+        Some(TextTemplate {
+            before: json[..at].to_vec(),
+            after: json[at + mark.len()..].to_vec(),
+        })
+    }
+}
+
 /// The events of a batch, as they will be sent.
 #[derive(Debug, Default)]
 pub(crate) struct Frames {
@@ -48,6 +76,16 @@ impl Frames {
     /// An unnamed event whose data is `data` as JSON.
     pub(crate) fn data(&mut self, data: &impl Serialize) {
         self.json_data(data);
+    }
+
+    /// An unnamed event whose data is `template`'s JSON with `text` in its place.
+    pub(crate) fn data_in(&mut self, template: &TextTemplate, text: &str) {
+        self.bytes.put_slice(b"data: ");
+        self.bytes.put_slice(&template.before);
+        // A string always serialises.
+        let _ = serde_json::to_writer((&mut self.bytes).writer(), text);
+        self.bytes.put_slice(&template.after);
+        self.bytes.put_slice(b"\n\n");
     }
 
     /// An unnamed event whose data is `text`, a single line (`[DONE]`).
@@ -81,7 +119,7 @@ impl Frames {
 
     /// What was written since the last take, as one chunk; the buffer's spare room (or the
     /// whole allocation, once the chunks sent from it are dropped) is reused.
-    fn take(&mut self) -> Bytes {
+    pub(crate) fn take(&mut self) -> Bytes {
         self.bytes.split().freeze()
     }
 }
@@ -242,6 +280,21 @@ mod tests {
                     [..]
             ]
         );
+    }
+
+    #[test]
+    fn a_template_gives_the_json_of_the_value_it_was_rendered_from() {
+        let render =
+            |text: String| serde_json::json!({"id": "c-1", "choices": [{"content": text}], "n": 2});
+        let template = TextTemplate::new(render).expect("the mark is in the value once");
+        for text in ["w1 ", "a \"quoted\"\nline \u{1}", ""] {
+            let mut templated = Frames::default();
+            templated.data_in(&template, text);
+            let mut serialised = Frames::default();
+            serialised.data(&render(text.to_owned()));
+            assert_eq!(templated.take(), serialised.take());
+        }
+        assert!(TextTemplate::new(|text: String| [text.clone(), text]).is_none());
     }
 
     #[tokio::test]

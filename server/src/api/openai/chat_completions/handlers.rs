@@ -76,11 +76,7 @@ pub(crate) async fn create_chat_completion(
             let mut response = sse::response(events, move |event, frames| {
                 let _held = (&permit, &disconnect);
                 match event {
-                    Some(Ok(event)) => {
-                        for chunk in encoder.encode(event) {
-                            frames.data(&chunk);
-                        }
-                    }
+                    Some(Ok(event)) => encoder.write(event, frames),
                     // A stream that already began can only report its failure in-band.
                     Some(Err(stopped)) => frames.data(stopped_error(stopped).body()),
                     None => frames.text("[DONE]"),
