@@ -273,7 +273,11 @@ impl ConversationContext {
     /// calls were.
     pub(crate) fn with_round(self, round: Round, counter: &TokenCounter) -> Self {
         let tokens = counter.count(&round.answer.message)
-            + round.tools.iter().map(|tool| counter.count(tool)).sum::<usize>();
+            + round
+                .tools
+                .iter()
+                .map(|tool| counter.count(tool))
+                .sum::<usize>();
         self.add_round(round, tokens)
     }
 
