@@ -46,7 +46,10 @@ async fn tools_then_a_typed_answer() {
             panic!("no schema sent: {:?}", request.options.response_format);
         };
         assert_eq!(format.name, "Lesson");
-        assert_eq!(format.schema["required"], serde_json::json!(["title", "number"]));
+        assert_eq!(
+            format.schema["required"],
+            serde_json::json!(["title", "number"])
+        );
     }
     // The tool round went out with its tools beside the schema.
     assert_eq!(requests[0].tools.len(), 2);
@@ -66,7 +69,10 @@ async fn an_answer_off_the_schema_is_corrected_once() {
     let requests = model.requests();
     assert_eq!(requests.len(), 2);
     let correction = requests[1].messages.last().expect("a message").text();
-    assert!(correction.contains("missing field `number`"), "{correction}");
+    assert!(
+        correction.contains("missing field `number`"),
+        "{correction}"
+    );
 }
 
 #[tokio::test]

@@ -30,9 +30,12 @@ async fn chat_stream_text(response: reqwest::Response) -> String {
     let mut stream = eventsource_stream::EventStream::new(response.bytes_stream());
     let mut text = String::new();
     while let Some(event) = stream.next().await {
-        let data: Value = serde_json::from_str(&event.expect("an SSE event").data)
-            .unwrap_or(Value::Null);
-        if let Some(piece) = data.pointer("/choices/0/delta/content").and_then(Value::as_str) {
+        let data: Value =
+            serde_json::from_str(&event.expect("an SSE event").data).unwrap_or(Value::Null);
+        if let Some(piece) = data
+            .pointer("/choices/0/delta/content")
+            .and_then(Value::as_str)
+        {
             text.push_str(piece);
         }
     }
@@ -95,7 +98,10 @@ async fn a_bad_response_format_is_a_400_naming_every_fault() {
     assert_eq!(error["error"]["param"], "response_format.json_schema");
     let message = error["error"]["message"].as_str().unwrap();
     for field in ["name", "schema", "strict"] {
-        assert!(message.contains(&format!("response_format.json_schema.{field}")), "{message}");
+        assert!(
+            message.contains(&format!("response_format.json_schema.{field}")),
+            "{message}"
+        );
     }
     let request = json!({"model": "echo", "input": "hi", "text": {"format": {"type": "yaml"}}});
     let response = post(&server, "/v1/responses", &request).await;
@@ -189,7 +195,10 @@ async fn chat_completions_pass_response_format_on_with_tools() {
         "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}],
         "response_format": format});
     let text = chat_stream_text(post(&server, "/v1/chat/completions", &request).await).await;
-    assert_eq!(text, r#"{"city":"San Francisco","temperature":61,"units":"f"}"#);
+    assert_eq!(
+        text,
+        r#"{"city":"San Francisco","temperature":61,"units":"f"}"#
+    );
     let sent = received(&mock).await;
     assert_eq!(sent[0]["response_format"], format);
     assert_eq!(sent[0]["tools"][0]["function"]["name"], "get_weather");
