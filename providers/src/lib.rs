@@ -115,7 +115,8 @@ pub use model::{ChatModel, ECHO_MODEL_ID, EventStream};
 pub use provider::{Provider, ProviderInfo, ReasoningStyle, detect_provider};
 pub use registry::{DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ModelInfo, ReasoningReplay};
 pub use request::{
-    CacheBreakpoint, ChatOptions, ChatRequest, PromptCache, ReasoningEffort, ServiceTier, ToolChoice, Verbosity,
+    CacheBreakpoint, ChatOptions, ChatRequest, PromptCache, ReasoningEffort, ServiceTier,
+    ToolChoice, Verbosity,
 };
 pub use response::{ChatResponse, FinishReason, Usage};
 pub use support::OPTIONAL_FIELDS;

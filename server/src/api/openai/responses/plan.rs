@@ -12,6 +12,7 @@ use crate::api::openai::chat_completions::plan::{
     check_common, function_tool, image, named_tool_choice, reasoning_effort,
 };
 use crate::api::openai::error::OpenAiError;
+use crate::api::openai::options::{SharedFields, given, unserved};
 use crate::api::openai::responses::encode::reasoning_block;
 
 /// A planned Responses request: the call on the new input, and what the answer repeats.
@@ -32,11 +33,29 @@ pub(crate) struct ResponsesCall {
 
 /// The call `request` asks for, or the first field that cannot be honoured.
 pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesCall, OpenAiError> {
-    check_common(
-        &request.model,
-        request.temperature,
-        request.parallel_tool_calls,
-    )?;
+    check_common(&request.model, request.temperature)?;
+    if let Some(truncation) = request.truncation.as_deref()
+        && !matches!(truncation, "auto" | "disabled")
+    {
+        return Err(OpenAiError::invalid(
+            "truncation",
+            format!("`truncation` is `{truncation}`; use auto or disabled"),
+        ));
+    }
+    let unsupported = unserved([
+        ("truncation", request.truncation.as_deref() == Some("auto")),
+        ("background", request.background == Some(true)),
+        ("prompt", given(request.prompt.as_ref())),
+        ("conversation", given(request.conversation.as_ref())),
+        (
+            "context_management",
+            request
+                .context_management
+                .as_ref()
+                .is_some_and(|entries| !entries.is_empty()),
+        ),
+        ("moderation", given(request.moderation.as_ref())),
+    ]);
     if let Some(summary) = request
         .reasoning
         .as_ref()
@@ -95,6 +114,27 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
             .transpose()?,
         ..ChatOptions::default()
     };
+    // The one includable that asks the model for something; the others concern OpenAI's
+    // built-in tools, which the gateway does not offer.
+    let logprobs = request
+        .include
+        .iter()
+        .flatten()
+        .any(|include| include == "message.output_text.logprobs");
+    let options = SharedFields {
+        top_p: request.top_p,
+        logprobs,
+        top_logprobs: request.top_logprobs,
+        parallel_tool_calls: request.parallel_tool_calls,
+        user: request.user,
+        safety_identifier: request.safety_identifier,
+        service_tier: request.service_tier,
+        metadata: request.metadata,
+        prompt_cache_key: request.prompt_cache_key,
+        prompt_cache_retention: request.prompt_cache_retention,
+        ..SharedFields::default()
+    }
+    .into_options(options)?;
     let logging = match request.store {
         Some(false) => Logging::Off,
         _ => Logging::On,
@@ -110,6 +150,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
             logging,
             thread: Thread::Opening,
             label: None,
+            unsupported,
         },
         previous_response_id: request.previous_response_id,
         instructions,
