@@ -81,10 +81,13 @@ impl ChatRequest {
 /// every layer uses (a [`ChatRequest`] carries it; the agent builder takes one for every call
 /// of a run).
 ///
-/// Fields left at their default are not sent, so the provider's own default applies. `Debug`
-/// never shows the values of `extra_headers` whose name looks like a credential
-/// (`authorization`, `*key*`, `*token*`, `*secret*`, `*cookie*`), as for
-/// [`ModelConfig`](crate::ModelConfig).
+/// Fields left at their default are not sent, so the provider's own default applies. What
+/// each provider does with each field (sent, translated, not sent, or refused through
+/// [`ChatModel::unsupported_options`](crate::ChatModel::unsupported_options)) is tabulated in
+/// `providers/COMPAT.md`. `Debug` never shows the values of `extra_headers` whose name looks
+/// like a credential (`authorization`, `*key*`, `*token*`, `*secret*`, `*cookie*`), as for
+/// [`ModelConfig`](crate::ModelConfig), nor the end-user ids and metadata values, which
+/// identify people.
 ///
 /// ```
 /// use providers::{ChatOptions, ReasoningEffort};
@@ -139,7 +142,10 @@ pub struct ChatOptions {
     pub frequency_penalty: Option<f64>,
     /// Biases of token ids, -100 to 100 (OpenAI Chat `logit_bias`; token ids are the
     /// model's tokenizer's).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::support::token_biases"
+    )]
     pub logit_bias: BTreeMap<u32, i32>,
     /// Asks for the log probabilities of the output tokens (OpenAI Chat `logprobs`, Gemini
     /// `responseLogprobs`).

@@ -7,11 +7,14 @@
 //! service tier) are never unsupported: an API without a place for them simply does not get
 //! them. `providers/COMPAT.md` tabulates the outcome per provider.
 
+use std::collections::BTreeMap;
+
 use crate::ChatOptions;
 
 /// Every option [`ChatOptions::clear_option`] knows, by its OpenAI request-field name, in
 /// the order [`unsupported`] lists them.
-pub const OPTIONAL_FIELDS: [&str; 9] = [
+pub const OPTIONAL_FIELDS: [&str; 10] = [
+    "stop",
     "top_p",
     "seed",
     "presence_penalty",
@@ -29,6 +32,7 @@ impl ChatOptions {
     /// to `false` (`true` is every provider's default).
     pub(crate) fn asks_for(&self, field: &str) -> bool {
         match field {
+            "stop" => !self.stop.is_empty(),
             "top_p" => self.top_p.is_some(),
             "seed" => self.seed.is_some(),
             "presence_penalty" => self.presence_penalty.is_some(),
@@ -55,6 +59,7 @@ impl ChatOptions {
     /// ```
     pub fn clear_option(&mut self, field: &str) -> bool {
         match field {
+            "stop" => self.stop.clear(),
             "top_p" => self.top_p = None,
             "seed" => self.seed = None,
             "presence_penalty" => self.presence_penalty = None,
@@ -70,6 +75,25 @@ impl ChatOptions {
     }
 }
 
+/// `logit_bias` read back: JSON object keys are strings, and a flattened `ChatOptions` hands
+/// them over as strings whatever the key type, so each token id is parsed here.
+pub(crate) fn token_biases<'de, D>(deserializer: D) -> Result<BTreeMap<u32, i32>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let biases: BTreeMap<String, i32> = serde::Deserialize::deserialize(deserializer)?;
+    biases
+        .into_iter()
+        .map(|(token, bias)| {
+            token.parse::<u32>().map(|id| (id, bias)).map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "logit_bias key `{token}` is not a token id (a non-negative integer)"
+                ))
+            })
+        })
+        .collect()
+}
+
 /// The options of `options` among `never` (fields an API has no equivalent of) that ask for
 /// something, in [`OPTIONAL_FIELDS`] order.
 pub(crate) fn unsupported(options: &ChatOptions, never: &[&'static str]) -> Vec<&'static str> {
@@ -79,8 +103,10 @@ pub(crate) fn unsupported(options: &ChatOptions, never: &[&'static str]) -> Vec<
         .collect()
 }
 
-/// What OpenAI's Responses API has no place for: sampling controls of Chat Completions only.
+/// What OpenAI's Responses API has no place for: stop sequences and the sampling controls of
+/// Chat Completions only.
 pub(crate) const OPENAI_RESPONSES: &[&str] = &[
+    "stop",
     "seed",
     "presence_penalty",
     "frequency_penalty",
@@ -110,6 +136,7 @@ mod tests {
     #[test]
     fn every_listed_field_can_be_cleared_and_is_asked_for_once_set() {
         let mut options = ChatOptions {
+            stop: vec!["END".to_owned()],
             top_p: Some(0.5),
             seed: Some(1),
             presence_penalty: Some(0.1),
