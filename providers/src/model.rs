@@ -36,9 +36,12 @@ pub trait ChatModel: Send + Sync {
     /// wire (a scripted or echo model) honours every option by ignoring it.
     ///
     /// ```
-    /// use providers::{ChatModel, ChatOptions, ModelConfig, Provider, model_from_config};
+    /// use providers::{ChatModel, ChatOptions, ModelConfig, model_from_config};
     ///
-    /// let config = ModelConfig::new(Provider::Anthropic, "claude-sonnet-4-5").with_api_key("k");
+    /// let config = ModelConfig {
+    ///     api_key: Some("sk-ant-example".into()),
+    ///     ..ModelConfig::new("claude-sonnet-4-5")
+    /// };
     /// let model = model_from_config(&config).unwrap();
     /// let options = ChatOptions { seed: Some(1), top_p: Some(0.9), ..ChatOptions::default() };
     /// // Anthropic takes `top_p` but has no seed.

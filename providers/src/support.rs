@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use crate::ChatOptions;
 
-/// Every option [`ChatOptions::clear_option`] knows, by its OpenAI request-field name, in
-/// the order [`unsupported`] lists them.
+/// Every option [`ChatOptions::clear_option`] knows, by its OpenAI request-field name, in the
+/// order [`ChatModel::unsupported_options`](crate::ChatModel::unsupported_options) lists them.
 pub const OPTIONAL_FIELDS: [&str; 10] = [
     "stop",
     "top_p",
