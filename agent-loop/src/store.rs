@@ -13,7 +13,8 @@ use crate::{AgentError, CallTiming, ChatOptions};
 
 /// The cache key of a call: the hash of the tools on offer, then the options that change an
 /// answer without entering the prompt hash: the tool choice (sent only with tools), the
-/// reasoning effort and the thinking budget. A call setting none of them keeps the key of its
+/// reasoning effort, the thinking budget and the sampling controls beyond the temperature
+/// (`top_p`, seed, penalties, token biases, parallel tool calls, verbosity). A call setting none of them keeps the key of its
 /// tools alone, as stored before these options counted.
 fn cache_key(tools: &[ToolSpec], options: &ChatOptions) -> String {
     use std::fmt::Write as _;
@@ -34,6 +35,28 @@ fn cache_key(tools: &[ToolSpec], options: &ChatOptions) -> String {
     }
     if let Some(budget) = options.thinking_budget {
         let _ = write!(key, ";thinking_budget={budget}");
+    }
+    // Sampling controls beyond the temperature change the answer too.
+    if let Some(top_p) = options.top_p {
+        let _ = write!(key, ";top_p={top_p}");
+    }
+    if let Some(seed) = options.seed {
+        let _ = write!(key, ";seed={seed}");
+    }
+    if let Some(penalty) = options.presence_penalty {
+        let _ = write!(key, ";presence_penalty={penalty}");
+    }
+    if let Some(penalty) = options.frequency_penalty {
+        let _ = write!(key, ";frequency_penalty={penalty}");
+    }
+    for (token, bias) in &options.logit_bias {
+        let _ = write!(key, ";logit_bias={token}:{bias}");
+    }
+    if let Some(parallel) = options.parallel_tool_calls.filter(|_| !tools.is_empty()) {
+        let _ = write!(key, ";parallel_tool_calls={parallel}");
+    }
+    if let Some(verbosity) = options.verbosity {
+        let _ = write!(key, ";verbosity={}", verbosity.as_str());
     }
     key
 }

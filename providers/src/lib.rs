@@ -79,6 +79,7 @@ mod registry;
 mod request;
 mod response;
 mod response_format;
+mod support;
 #[cfg(feature = "__http")]
 mod wire_numbers;
 
@@ -115,9 +116,11 @@ pub use model::{ChatModel, ECHO_MODEL_ID, EventStream};
 pub use provider::{Provider, ProviderInfo, ReasoningStyle, detect_provider};
 pub use registry::{DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ModelInfo, ReasoningReplay};
 pub use request::{
-    CacheBreakpoint, ChatOptions, ChatRequest, PromptCache, ReasoningEffort, ToolChoice,
+    CacheBreakpoint, ChatOptions, ChatRequest, PromptCache, ReasoningEffort, ServiceTier,
+    ToolChoice, Verbosity,
 };
 pub use response::{ChatResponse, FinishReason, Usage};
 pub use response_format::{JsonSchemaFormat, ResponseFormat};
+pub use support::OPTIONAL_FIELDS;
 
 pub use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, ToolSpec};

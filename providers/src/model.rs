@@ -5,7 +5,7 @@ use std::pin::Pin;
 use async_trait::async_trait;
 use futures::Stream;
 
-use crate::{ChatRequest, ChatResponse, ModelInfo, ProviderError, StreamEvent};
+use crate::{ChatOptions, ChatRequest, ChatResponse, ModelInfo, ProviderError, StreamEvent};
 
 /// The model id that selects the echo debug model (feature `testing`), which needs no key and
 /// talks to no one.
@@ -28,6 +28,29 @@ pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, ProviderErr
 pub trait ChatModel: Send + Sync {
     /// What the model is: id, provider, context window, output limit.
     fn info(&self) -> &ModelInfo;
+
+    /// The options of `options` this model's API can neither send nor translate, by their
+    /// OpenAI request-field names (`seed`, `logit_bias`, …; see
+    /// [`OPTIONAL_FIELDS`](crate::OPTIONAL_FIELDS)), which a caller refuses or drops with
+    /// [`ChatOptions::clear_option`] before calling. By default none: a model that needs no
+    /// wire (a scripted or echo model) honours every option by ignoring it.
+    ///
+    /// ```
+    /// use providers::{ChatModel, ChatOptions, ModelConfig, model_from_config};
+    ///
+    /// let config = ModelConfig {
+    ///     api_key: Some("sk-ant-example".into()),
+    ///     ..ModelConfig::new("claude-sonnet-4-5")
+    /// };
+    /// let model = model_from_config(&config).unwrap();
+    /// let options = ChatOptions { seed: Some(1), top_p: Some(0.9), ..ChatOptions::default() };
+    /// // Anthropic takes `top_p` but has no seed.
+    /// assert_eq!(model.unsupported_options(&options), ["seed"]);
+    /// ```
+    fn unsupported_options(&self, options: &ChatOptions) -> Vec<&'static str> {
+        let _ = options;
+        Vec::new()
+    }
 
     /// Sends the request and waits for the whole answer.
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError>;

@@ -54,6 +54,13 @@ pub(crate) trait WireProtocol: fmt::Debug + Send + Sync + 'static {
         stream: bool,
     ) -> Result<Self::Body<'a>, ProviderError>;
 
+    /// The options of `options` this API can neither send nor translate
+    /// ([`ChatModel::unsupported_options`]); by default none.
+    fn unsupported_options(options: &crate::ChatOptions) -> Vec<&'static str> {
+        let _ = options;
+        Vec::new()
+    }
+
     /// Headers for this request only, after the model's own: by default the request's
     /// `extra_headers`.
     fn headers(&self, request: &ChatRequest, _body: &Self::Body<'_>) -> BTreeMap<String, String> {
@@ -131,6 +138,10 @@ impl<P: WireProtocol> HttpModel<P> {
 impl<P: WireProtocol> ChatModel for HttpModel<P> {
     fn info(&self) -> &ModelInfo {
         &self.info
+    }
+
+    fn unsupported_options(&self, options: &crate::ChatOptions) -> Vec<&'static str> {
+        P::unsupported_options(options)
     }
 
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {

@@ -53,6 +53,10 @@ impl ChatModel for Redacting {
         self.inner.info()
     }
 
+    fn unsupported_options(&self, options: &crate::ChatOptions) -> Vec<&'static str> {
+        self.inner.unsupported_options(options)
+    }
+
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         self.inner
             .complete(request)

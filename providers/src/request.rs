@@ -83,10 +83,13 @@ impl ChatRequest {
 /// every layer uses (a [`ChatRequest`] carries it; the agent builder takes one for every call
 /// of a run).
 ///
-/// Fields left at their default are not sent, so the provider's own default applies. `Debug`
-/// never shows the values of `extra_headers` whose name looks like a credential
-/// (`authorization`, `*key*`, `*token*`, `*secret*`, `*cookie*`), as for
-/// [`ModelConfig`](crate::ModelConfig).
+/// Fields left at their default are not sent, so the provider's own default applies. What
+/// each provider does with each field (sent, translated, not sent, or refused through
+/// [`ChatModel::unsupported_options`](crate::ChatModel::unsupported_options)) is tabulated in
+/// `providers/COMPAT.md`. `Debug` never shows the values of `extra_headers` whose name looks
+/// like a credential (`authorization`, `*key*`, `*token*`, `*secret*`, `*cookie*`), as for
+/// [`ModelConfig`](crate::ModelConfig), nor the end-user ids and metadata values, which
+/// identify people.
 ///
 /// ```
 /// use providers::{ChatOptions, ReasoningEffort};
@@ -127,6 +130,59 @@ pub struct ChatOptions {
     pub cache: PromptCache,
     /// Extra HTTP headers for this request only (added after the configured default headers).
     pub extra_headers: BTreeMap<String, String>,
+    /// Nucleus sampling: only the tokens making up this much probability mass are considered
+    /// (OpenAI and Anthropic `top_p`, Gemini `topP`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f64>,
+    /// A seed for repeatable sampling (OpenAI Chat `seed`, Gemini `seed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<i64>,
+    /// Penalises tokens that appeared at all, -2.0 to 2.0 (OpenAI Chat `presence_penalty`,
+    /// Gemini `presencePenalty`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub presence_penalty: Option<f64>,
+    /// Penalises tokens by how often they appeared, -2.0 to 2.0 (OpenAI Chat
+    /// `frequency_penalty`, Gemini `frequencyPenalty`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frequency_penalty: Option<f64>,
+    /// Biases of token ids, -100 to 100 (OpenAI Chat `logit_bias`; token ids are the
+    /// model's tokenizer's).
+    #[serde(
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "crate::support::token_biases"
+    )]
+    pub logit_bias: BTreeMap<u32, i32>,
+    /// Asks for the log probabilities of the output tokens (OpenAI Chat `logprobs`, Gemini
+    /// `responseLogprobs`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub logprobs: bool,
+    /// How many most likely tokens to report at each position, with
+    /// [`logprobs`](Self::logprobs) (OpenAI `top_logprobs`, Gemini `logprobs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_logprobs: Option<u32>,
+    /// Whether the model may call several tools in one answer (`None`: the provider's default,
+    /// which allows it). `Some(false)` is OpenAI's `parallel_tool_calls: false` and Anthropic's
+    /// `tool_choice.disable_parallel_tool_use`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parallel_tool_calls: Option<bool>,
+    /// How terse the answer is (OpenAI Chat `verbosity`, Responses `text.verbosity`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verbosity: Option<Verbosity>,
+    /// The end user, for the provider's abuse monitoring (OpenAI `user`, Anthropic
+    /// `metadata.user_id`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// A stable, hashed id of the end user for the provider's safety checks (OpenAI
+    /// `safety_identifier`; Anthropic `metadata.user_id` when no [`user`](Self::user) is
+    /// given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub safety_identifier: Option<String>,
+    /// The processing tier to serve the request (OpenAI `service_tier`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub service_tier: Option<ServiceTier>,
+    /// Up to 16 key–value pairs describing the request (OpenAI `metadata`).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl fmt::Debug for ChatOptions {
@@ -153,6 +209,23 @@ impl fmt::Debug for ChatOptions {
             .field("thinking_budget", &self.thinking_budget)
             .field("cache", &self.cache)
             .field("extra_headers", &headers)
+            .field("top_p", &self.top_p)
+            .field("seed", &self.seed)
+            .field("presence_penalty", &self.presence_penalty)
+            .field("frequency_penalty", &self.frequency_penalty)
+            .field("logit_bias", &self.logit_bias)
+            .field("logprobs", &self.logprobs)
+            .field("top_logprobs", &self.top_logprobs)
+            .field("parallel_tool_calls", &self.parallel_tool_calls)
+            .field("verbosity", &self.verbosity)
+            // End-user ids and the caller's metadata identify people: shown as present only.
+            .field("user", &self.user.as_ref().map(|_| "<redacted>"))
+            .field(
+                "safety_identifier",
+                &self.safety_identifier.as_ref().map(|_| "<redacted>"),
+            )
+            .field("service_tier", &self.service_tier)
+            .field("metadata", &self.metadata.keys().collect::<Vec<_>>())
             .finish()
     }
 }
@@ -163,13 +236,20 @@ impl ChatOptions {
     /// no temperature at all or refuses without saying why.
     #[cfg(feature = "__http")]
     pub(crate) fn check_sendable(&self) -> Result<(), crate::ProviderError> {
-        match self.temperature {
-            Some(temperature) if !temperature.is_finite() => {
-                Err(crate::ProviderError::config(format!(
-                    "temperature {temperature} cannot be sent: JSON has no NaN or infinity; \
-                     give a finite number or none"
-                )))
-            }
+        let numbers = [
+            ("temperature", self.temperature),
+            ("top_p", self.top_p),
+            ("presence_penalty", self.presence_penalty),
+            ("frequency_penalty", self.frequency_penalty),
+        ];
+        match numbers
+            .into_iter()
+            .find(|(_, value)| value.is_some_and(|value| !value.is_finite()))
+        {
+            Some((name, Some(value))) => Err(crate::ProviderError::config(format!(
+                "{name} {value} cannot be sent: JSON has no NaN or infinity; give a finite \
+                 number or none"
+            ))),
             _ => Ok(()),
         }
     }
@@ -211,6 +291,61 @@ impl ReasoningEffort {
             ReasoningEffort::Low => "low",
             ReasoningEffort::Medium => "medium",
             ReasoningEffort::High => "high",
+        }
+    }
+}
+
+/// How terse an answer is: OpenAI's `verbosity`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verbosity {
+    /// Short answers.
+    Low,
+    /// The usual length.
+    Medium,
+    /// Thorough answers.
+    High,
+}
+
+impl Verbosity {
+    /// The lowercase wire name (`low`, `medium`, `high`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Verbosity::Low => "low",
+            Verbosity::Medium => "medium",
+            Verbosity::High => "high",
+        }
+    }
+}
+
+/// The processing tier that serves a request: OpenAI's `service_tier`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceTier {
+    /// The project's setting.
+    Auto,
+    /// Standard pricing and performance.
+    Default,
+    /// Cheaper, slower processing.
+    Flex,
+    /// Scale-tier capacity.
+    Scale,
+    /// Faster, dearer processing.
+    Priority,
+    /// The fastest tier.
+    Fast,
+}
+
+impl ServiceTier {
+    /// The lowercase wire name.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ServiceTier::Auto => "auto",
+            ServiceTier::Default => "default",
+            ServiceTier::Flex => "flex",
+            ServiceTier::Scale => "scale",
+            ServiceTier::Priority => "priority",
+            ServiceTier::Fast => "fast",
         }
     }
 }

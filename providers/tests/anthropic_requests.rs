@@ -456,6 +456,7 @@ fn everything_request() -> ChatRequest {
                 key: Some("routing-only".into()),
             },
             extra_headers,
+            ..ChatOptions::default()
         },
     }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use providers::{
     CacheBreakpoint, ChatOptions, ChatRequest, Message, PromptCache, ReasoningEffort,
-    ResponseFormat, ToolChoice,
+    ResponseFormat, ServiceTier, ToolChoice, Verbosity,
 };
 
 fn every_option() -> ChatOptions {
@@ -32,6 +32,19 @@ fn every_option() -> ChatOptions {
             key: Some("user-42".into()),
         },
         extra_headers: [("x-team".to_owned(), "a".to_owned())].into(),
+        top_p: Some(0.9),
+        seed: Some(-7),
+        presence_penalty: Some(0.5),
+        frequency_penalty: Some(-0.5),
+        logit_bias: [(50256, -100)].into(),
+        logprobs: true,
+        top_logprobs: Some(20),
+        parallel_tool_calls: Some(false),
+        verbosity: Some(Verbosity::High),
+        user: Some("user-7".into()),
+        safety_identifier: Some("hash-1".into()),
+        service_tier: Some(ServiceTier::Priority),
+        metadata: [("team".to_owned(), "search".to_owned())].into(),
     }
 }
 

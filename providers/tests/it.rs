@@ -16,6 +16,9 @@ mod anthropic_requests;
 mod chat_options;
 #[path = "chat_request_serde.rs"]
 mod chat_request_serde;
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[path = "compat.rs"]
+mod compat;
 #[cfg(feature = "openai")]
 #[path = "core_http.rs"]
 mod core_http;

@@ -39,3 +39,25 @@ fn credential_headers_are_redacted_in_debug_output() {
         assert!(shown.contains("temperature"), "{shown}");
     }
 }
+
+/// End-user ids and the caller's metadata identify people: `Debug` says they are there, never
+/// what they are; sampling options stay visible.
+#[test]
+fn end_user_ids_and_metadata_values_are_redacted_in_debug_output() {
+    let options = ChatOptions {
+        user: Some("alice@example.com".to_owned()),
+        safety_identifier: Some("sha-of-alice".to_owned()),
+        metadata: [("customer".to_owned(), "acme-secret-deal".to_owned())].into(),
+        seed: Some(42),
+        ..ChatOptions::default()
+    };
+    let shown = format!("{options:?}");
+    for private in ["alice@example.com", "sha-of-alice", "acme-secret-deal"] {
+        assert!(!shown.contains(private), "{shown}");
+    }
+    assert!(
+        shown.contains("customer"),
+        "metadata keys stay visible: {shown}"
+    );
+    assert!(shown.contains("seed: Some(42)"), "{shown}");
+}

@@ -22,6 +22,8 @@ mod mcp;
 mod openai_responses;
 #[path = "providers.rs"]
 mod providers;
+#[path = "request_fields.rs"]
+mod request_fields;
 #[path = "responses.rs"]
 mod responses;
 #[path = "structured_output.rs"]

@@ -74,6 +74,15 @@ pub struct ServiceConfig {
     /// (`- {token: …, knowledge_bases: [hr-private]}`; the token must be one of the server's
     /// `tokens`). None by default.
     pub token_knowledge_bases: Vec<TokenKnowledgeBases>,
+    /// What the OpenAI-compatible endpoints do with a request field the model's provider can
+    /// neither honour nor translate (a `seed` for Anthropic, `logit_bias` for Gemini, …):
+    /// `false` (the default) refuses the request with a 400 naming the fields and the
+    /// provider; `true` drops them and names them in the `x-skein-dropped-params` header.
+    /// `models` overrides it per model.
+    pub drop_unsupported_params: bool,
+    /// Settings of single models, by the model id clients send
+    /// (`claude-sonnet-4-5: {drop_unsupported_params: true}`). None by default.
+    pub models: BTreeMap<String, ModelSettings>,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -96,12 +105,41 @@ impl Default for ServiceConfig {
             skills_dirs: Vec::new(),
             knowledge_bases: Vec::new(),
             token_knowledge_bases: Vec::new(),
+            drop_unsupported_params: false,
+            models: BTreeMap::new(),
             keys: ProviderKeys::default(),
         }
     }
 }
 
 impl ServiceConfig {
+    /// What to do with the fields `model`'s provider cannot honour: its own
+    /// `drop_unsupported_params` in [`models`](Self::models), else the global one.
+    ///
+    /// ```
+    /// use service::ServiceConfig;
+    /// use service::config::UnsupportedParams;
+    ///
+    /// let config: ServiceConfig = serde_json::from_str(
+    ///     r#"{"models": {"claude-sonnet-4-5": {"drop_unsupported_params": true}}}"#,
+    /// )?;
+    /// assert_eq!(config.unsupported_params("claude-sonnet-4-5"), UnsupportedParams::Drop);
+    /// assert_eq!(config.unsupported_params("gemini-2.5-flash"), UnsupportedParams::Refuse);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn unsupported_params(&self, model: &str) -> UnsupportedParams {
+        let drop = self
+            .models
+            .get(model)
+            .and_then(|settings| settings.drop_unsupported_params)
+            .unwrap_or(self.drop_unsupported_params);
+        if drop {
+            UnsupportedParams::Drop
+        } else {
+            UnsupportedParams::Refuse
+        }
+    }
+
     /// A redactor that knows every secret this configuration gives the service: the provider
     /// keys, the MCP servers' tokens and credential-like environment values, and the built-in
     /// tools' keys (the web search key, read from the environment). Log lines and tool results
@@ -196,6 +234,24 @@ pub struct TokenKnowledgeBases {
     /// The bases its requests may name in `kb_ids`, and that its `knowledge_base_search`
     /// searches when a request names none. Each must exist when the server starts.
     pub knowledge_bases: Vec<String>,
+}
+
+/// The operator's settings for one model ([`ServiceConfig::models`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelSettings {
+    /// [`ServiceConfig::drop_unsupported_params`] for this model; unset: the global one.
+    #[serde(default)]
+    pub drop_unsupported_params: Option<bool>,
+}
+
+/// What happens to a request field the model's provider can neither honour nor translate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UnsupportedParams {
+    /// The request is refused, naming the fields and the provider.
+    Refuse,
+    /// The fields are left out of the call and named in the answer's headers.
+    Drop,
 }
 
 /// An agent the operator offers under a model name: the model it runs on, the built-in tools

@@ -193,6 +193,10 @@ impl WireProtocol for Messages {
         headers
     }
 
+    fn unsupported_options(options: &crate::ChatOptions) -> Vec<&'static str> {
+        crate::support::unsupported(options, crate::support::ANTHROPIC)
+    }
+
     fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
         response::chunks(body)
     }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::content::{Anchor, Block, CacheControl, Conversation, Turn};
 use crate::{
     CacheBreakpoint, ChatRequest, ProviderError, ReasoningEffort, ReasoningReplay, ResponseFormat,
-    ToolChoice,
+    ServiceTier, ToolChoice,
 };
 
 /// The beta that lets `cache_control` take a one-hour `ttl`.
@@ -35,14 +35,26 @@ pub(super) struct Body<'a> {
     tool_choice: Option<WireToolChoice<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop_sequences: &'a [String],
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
     #[serde(skip_serializing_if = "Option::is_none")]
     output_config: Option<OutputConfig<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    metadata: Option<Metadata<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service_tier: Option<&'static str>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
+}
+
+/// `metadata`: the only key the API takes is the end user's id.
+#[derive(Debug, Serialize)]
+struct Metadata<'a> {
+    user_id: &'a str,
 }
 
 #[derive(Debug, Serialize)]
@@ -54,13 +66,31 @@ struct Tool<'a> {
     cache_control: Option<CacheControl>,
 }
 
+/// `tool_choice`: the mode, and whether the model may call only one tool per answer.
+#[derive(Debug, Serialize)]
+struct WireToolChoice<'a> {
+    #[serde(flatten)]
+    mode: ChoiceMode<'a>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    disable_parallel_tool_use: bool,
+}
+
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
-enum WireToolChoice<'a> {
+enum ChoiceMode<'a> {
     Auto,
     Any,
     None,
     Tool { name: &'a str },
+}
+
+impl<'a> From<ChoiceMode<'a>> for WireToolChoice<'a> {
+    fn from(mode: ChoiceMode<'a>) -> Self {
+        WireToolChoice {
+            mode,
+            disable_parallel_tool_use: false,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -155,17 +185,22 @@ pub(super) fn build_replaying<'a>(
         // one of them, so a tool round still works and the answer still comes as the tool's
         // input.
         tool_choice = Some(if tools.is_empty() {
-            WireToolChoice::Tool { name: ANSWER_TOOL }
+            ChoiceMode::Tool { name: ANSWER_TOOL }.into()
         } else {
-            WireToolChoice::Any
+            ChoiceMode::Any.into()
         });
         tools.push(answer_tool(request));
     }
     if tools.is_empty() {
         tools = tools_used(request);
         if !tools.is_empty() {
-            tool_choice = Some(WireToolChoice::None);
+            tool_choice = Some(ChoiceMode::None.into());
         }
+    } else if request.options.parallel_tool_calls == Some(false) {
+        // OpenAI's `parallel_tool_calls: false` is a flag of Anthropic's tool choice, which
+        // `none` cannot carry (no call at all is one call at most).
+        let choice = tool_choice.get_or_insert_with(|| ChoiceMode::Auto.into());
+        choice.disable_parallel_tool_use = !matches!(choice.mode, ChoiceMode::None);
     }
     let mut betas = Vec::new();
 
@@ -207,6 +242,7 @@ pub(super) fn build_replaying<'a>(
         (Some(_), Some(_)) => Some(1.0),
         (temperature, _) => temperature,
     };
+    let options = &request.options;
     let body = Body {
         model,
         max_tokens: request.options.max_tokens.unwrap_or(max_tokens),
@@ -215,9 +251,24 @@ pub(super) fn build_replaying<'a>(
         tools,
         tool_choice,
         temperature,
+        top_p: options.top_p,
         stop_sequences: &request.options.stop,
         thinking,
         output_config: output_config(request, json),
+        // The API's one end-user field: the user, else the safety identifier, which OpenAI
+        // keeps for the same purpose.
+        metadata: options
+            .user
+            .as_deref()
+            .or(options.safety_identifier.as_deref())
+            .map(|user_id| Metadata { user_id }),
+        // Anthropic's tiers: `auto` (priority capacity when the workspace has it) or
+        // `standard_only`; OpenAI's other tiers have no equivalent and only inform.
+        service_tier: match options.service_tier {
+            Some(ServiceTier::Auto) => Some("auto"),
+            Some(ServiceTier::Default) => Some("standard_only"),
+            _ => None,
+        },
         stream,
     };
     Ok(Built { body, betas })
@@ -330,11 +381,12 @@ fn tools_used(request: &ChatRequest) -> Vec<Tool<'_>> {
 
 fn tool_choice(choice: &ToolChoice) -> WireToolChoice<'_> {
     match choice {
-        ToolChoice::Auto => WireToolChoice::Auto,
-        ToolChoice::None => WireToolChoice::None,
-        ToolChoice::Required => WireToolChoice::Any,
-        ToolChoice::Tool(name) => WireToolChoice::Tool { name },
+        ToolChoice::Auto => ChoiceMode::Auto,
+        ToolChoice::None => ChoiceMode::None,
+        ToolChoice::Required => ChoiceMode::Any,
+        ToolChoice::Tool(name) => ChoiceMode::Tool { name },
     }
+    .into()
 }
 
 /// The request's cache breakpoints as distinct anchors in prompt order, at most

@@ -146,6 +146,10 @@ impl WireProtocol for GenerateContent {
         stream::response_chunks(body)
     }
 
+    fn unsupported_options(options: &crate::ChatOptions) -> Vec<&'static str> {
+        crate::support::unsupported(options, crate::support::GEMINI)
+    }
+
     fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
         error::http_error(failure)
     }

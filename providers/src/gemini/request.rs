@@ -140,6 +140,11 @@ struct FunctionCallingConfig<'a> {
 #[serde(rename_all = "camelCase")]
 struct GenerationConfig<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
+    frequency_penalty: Option<f64>,
+    /// How many top candidates to report per token, with `responseLogprobs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    logprobs: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u32>,
     /// The answer's JSON Schema, as the caller gave it (Gemini reads JSON Schema itself here,
     /// unlike the OpenAPI subset of `responseSchema`).
@@ -148,6 +153,12 @@ struct GenerationConfig<'a> {
     /// `application/json` for a JSON answer.
     #[serde(skip_serializing_if = "Option::is_none")]
     response_mime_type: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    presence_penalty: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_logprobs: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<i64>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop_sequences: &'a [String],
     /// The caller's temperature, as given.
@@ -155,15 +166,23 @@ struct GenerationConfig<'a> {
     temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking_config: Option<ThinkingConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
 }
 
 impl GenerationConfig<'_> {
     fn is_empty(&self) -> bool {
-        self.max_output_tokens.is_none()
+        self.frequency_penalty.is_none()
+            && self.logprobs.is_none()
+            && self.max_output_tokens.is_none()
+            && self.presence_penalty.is_none()
+            && self.response_logprobs.is_none()
+            && self.seed.is_none()
             && self.response_mime_type.is_none()
             && self.stop_sequences.is_empty()
             && self.temperature.is_none()
             && self.thinking_config.is_none()
+            && self.top_p.is_none()
     }
 }
 
@@ -325,17 +344,26 @@ fn generation_config<'a>(target: &Target<'_>, request: &'a ChatRequest) -> Gener
         }),
         (None, None) => None,
     };
-    let format = request.options.response_format.as_ref();
+    let options = &request.options;
+    let format = options.response_format.as_ref();
     GenerationConfig {
-        max_output_tokens: request.options.max_tokens.or(target.max_tokens),
+        frequency_penalty: options.frequency_penalty,
+        logprobs: options.top_logprobs,
+        max_output_tokens: options.max_tokens.or(target.max_tokens),
+        presence_penalty: options.presence_penalty,
         response_json_schema: format.and_then(ResponseFormat::schema),
         // `text/plain` is Gemini's default: a text format sends nothing.
         response_mime_type: format
             .filter(|format| format.is_json())
             .map(|_| "application/json"),
-        stop_sequences: &request.options.stop,
-        temperature: request.options.temperature,
+        // `logprobs` counts only beside `responseLogprobs`, as OpenAI's `top_logprobs` only
+        // beside `logprobs`.
+        response_logprobs: (options.logprobs || options.top_logprobs.is_some()).then_some(true),
+        seed: options.seed,
+        stop_sequences: &options.stop,
+        temperature: options.temperature,
         thinking_config,
+        top_p: options.top_p,
     }
 }
 

@@ -45,6 +45,14 @@ pub(crate) trait Dialect: std::fmt::Debug + Send + Sync + 'static {
         request: &'a ChatRequest,
     ) -> Result<Self::Body<'a>, ProviderError>;
 
+    /// The options of `options` the service can neither send nor translate
+    /// ([`ChatModel::unsupported_options`]): none by default, as Chat Completions has a field
+    /// for each.
+    fn unsupported_options(options: &crate::ChatOptions) -> Vec<&'static str> {
+        let _ = options;
+        Vec::new()
+    }
+
     /// An error read from an answer (in-band in a stream, or a non-streamed body; already
     /// named for [`PROVIDER`](Self::PROVIDER)) as the service means it.
     fn answer_error(error: ProviderError) -> ProviderError {
@@ -108,6 +116,10 @@ impl<D: Dialect> WireProtocol for ChatCompletions<D> {
 
     fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
         super::stream::response_chunks(body).map_err(answer_error::<D>)
+    }
+
+    fn unsupported_options(options: &crate::ChatOptions) -> Vec<&'static str> {
+        D::unsupported_options(options)
     }
 
     fn http_error(failure: &HttpFailure<'_>) -> ProviderError {

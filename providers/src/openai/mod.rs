@@ -180,6 +180,10 @@ impl WireProtocol for Responses {
         responses::stream::response_chunks(body)
     }
 
+    fn unsupported_options(options: &crate::ChatOptions) -> Vec<&'static str> {
+        crate::support::unsupported(options, crate::support::OPENAI_RESPONSES)
+    }
+
     fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
         error::http_error(failure)
     }

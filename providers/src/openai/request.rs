@@ -26,6 +26,7 @@
 //! [`ReasoningReplay`]: crate::ReasoningReplay
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use messages::{ContentPart, Message, Reasoning, Role};
 use serde::Serialize;
@@ -33,7 +34,10 @@ use serde_json::Value;
 
 use super::wire::{data_url, file_name};
 use super::{Target, common_options};
-use crate::{ChatRequest, JsonSchemaFormat, ProviderError, ResponseFormat, ToolChoice};
+use crate::{
+    ChatRequest, JsonSchemaFormat, ProviderError, ResponseFormat, ServiceTier, ToolChoice,
+    Verbosity,
+};
 
 /// Where a Chat assistant message carries its reasoning back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,6 +55,16 @@ pub(crate) enum ReasoningField {
 /// `reasoning` object).
 #[derive(Debug, Serialize)]
 pub(crate) struct ChatBody<'a> {
+    /// Penalises tokens by how often they appeared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) frequency_penalty: Option<f64>,
+    /// Biases of token ids.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) logit_bias: &'a BTreeMap<u32, i32>,
+    /// `true` when log probabilities are asked for (also by `top_logprobs` alone, which the
+    /// API takes only beside it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) logprobs: Option<bool>,
     /// The output limit under the name OpenAI's reasoning models require.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) max_completion_tokens: Option<u32>,
@@ -59,8 +73,17 @@ pub(crate) struct ChatBody<'a> {
     pub(crate) max_tokens: Option<u32>,
     /// The conversation.
     pub(crate) messages: Vec<ChatMessage<'a>>,
+    /// The caller's key–value pairs.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) metadata: &'a BTreeMap<String, String>,
     /// The model id.
     pub(crate) model: &'a str,
+    /// `false` to allow one tool call per answer; sent only with tools, as the API takes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) parallel_tool_calls: Option<bool>,
+    /// Penalises tokens that appeared at all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) presence_penalty: Option<f64>,
     /// OpenAI's routing key for prompt caching.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) prompt_cache_key: Option<&'a str>,
@@ -70,6 +93,15 @@ pub(crate) struct ChatBody<'a> {
     /// The shape the answer must take.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) response_format: Option<WireResponseFormat<'a>>,
+    /// The end user's stable, hashed id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) safety_identifier: Option<&'a str>,
+    /// A seed for repeatable sampling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) seed: Option<i64>,
+    /// The processing tier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) service_tier: Option<&'static str>,
     /// Stop sequences.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub(crate) stop: &'a [String],
@@ -88,6 +120,18 @@ pub(crate) struct ChatBody<'a> {
     /// The tools on offer.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) tools: Vec<Tool<'a>>,
+    /// How many most likely tokens to report at each position.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) top_logprobs: Option<u32>,
+    /// Nucleus sampling.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) top_p: Option<f64>,
+    /// The end user.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) user: Option<&'a str>,
+    /// `low`, `medium` or `high`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) verbosity: Option<&'static str>,
     /// For each request message, the index in `messages` of the last entry it became (`None`
     /// while it became none yet): where a dialect places markers that end at a message.
     #[serde(skip)]
@@ -405,19 +449,27 @@ pub(crate) fn body<'a>(
     } else {
         (None, common.max_tokens)
     };
+    let options = &request.options;
     Ok(ChatBody {
+        frequency_penalty: options.frequency_penalty,
+        logit_bias: &options.logit_bias,
+        logprobs: (options.logprobs || options.top_logprobs.is_some()).then_some(true),
         max_completion_tokens,
         max_tokens,
         messages,
+        metadata: &options.metadata,
         model: target.model,
+        parallel_tool_calls: options
+            .parallel_tool_calls
+            .filter(|_| !request.tools.is_empty()),
+        presence_penalty: options.presence_penalty,
         prompt_cache_key: common.prompt_cache_key,
-        reasoning_effort: request.options.reasoning_effort.map(|e| e.as_str()),
-        response_format: request
-            .options
-            .response_format
-            .as_ref()
-            .map(WireResponseFormat::of),
-        stop: &request.options.stop,
+        reasoning_effort: options.reasoning_effort.map(|e| e.as_str()),
+        response_format: options.response_format.as_ref().map(WireResponseFormat::of),
+        safety_identifier: options.safety_identifier.as_deref(),
+        seed: options.seed,
+        service_tier: options.service_tier.map(ServiceTier::as_str),
+        stop: &options.stop,
         stream,
         stream_options: stream.then_some(StreamOptions {
             include_usage: true,
@@ -425,6 +477,10 @@ pub(crate) fn body<'a>(
         temperature: common.temperature,
         tool_choice,
         tools,
+        top_logprobs: options.top_logprobs,
+        top_p: options.top_p,
+        user: options.user.as_deref(),
+        verbosity: options.verbosity.map(Verbosity::as_str),
         ends,
     })
 }

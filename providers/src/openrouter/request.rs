@@ -7,6 +7,9 @@ use serde::Serialize;
 use crate::openai::request::ChatBody;
 use crate::{ChatRequest, ProviderError};
 
+/// The metadata sent: none.
+static NO_METADATA: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+
 /// The Chat body plus `reasoning`.
 #[derive(Debug, Serialize)]
 pub(crate) struct Body<'a> {
@@ -33,6 +36,10 @@ pub(crate) fn body<'a>(
     request: &'a ChatRequest,
 ) -> Result<Body<'a>, ProviderError> {
     chat.reasoning_effort = None;
+    // OpenRouter documents no place for these: they only inform, so they are not sent.
+    chat.metadata = &NO_METADATA;
+    chat.safety_identifier = None;
+    chat.service_tier = None;
     let options = &request.options;
     // A budget is the more precise of the two when both are set.
     let reasoning = match (options.thinking_budget, options.reasoning_effort) {

@@ -79,10 +79,13 @@ impl Cache {
 }
 
 /// How an answer came about, whatever its form.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Provenance {
     /// Chain faults repaired in the client's conversation.
     pub repairs: usize,
+    /// Request fields left out because the provider cannot honour them and the operator lets
+    /// them be dropped (`drop_unsupported_params`), by their names in the client's request.
+    pub dropped: Vec<&'static str>,
     /// Whether the tree answered (only when the operator lets it answer deterministic
     /// repeats, and the exchange is logged).
     pub cache: Option<Cache>,
@@ -185,9 +188,12 @@ impl Service {
             Reuse::Never
         };
         let stream = call.stream;
-        let prepared = self
+        let policy = self
+            .config()
+            .unsupported_params(&call.model.config.model_id);
+        let mut prepared = self
             .chat()
-            .prepare_call(call, self.owner(principal), reuse)
+            .prepare_call(call, self.owner(principal), reuse, policy)
             .await?;
         let cache = match (&prepared.source, reuse) {
             _ if prepared.log.is_none() => None,
@@ -197,6 +203,7 @@ impl Service {
         };
         let provenance = Provenance {
             repairs: prepared.repairs,
+            dropped: std::mem::take(&mut prepared.dropped),
             cache,
         };
         let pending = PendingLog {

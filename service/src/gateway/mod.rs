@@ -16,6 +16,7 @@ use messages::{Message, Role};
 use providers::{ChatModel, ChatRequest, ChatResponse, ProviderError};
 
 use crate::chat::{ChatService, RunError};
+use crate::config::UnsupportedParams;
 use crate::model::{NoKey, require_reachable, resolve_model_config};
 use crate::owner::sha256_hex;
 use crate::spec::ModelRequest;
@@ -44,6 +45,11 @@ pub struct GatewayCall {
     pub thread: Thread,
     /// The label of the answer's node (a Responses id), by which a later request finds it.
     pub label: Option<String>,
+    /// Request fields the client set that the gateway carries to no provider (audio output,
+    /// OpenAI's stored prompts, …), by their names in the client's request. The operator's
+    /// policy ([`UnsupportedParams`]) treats them as the options the model's provider cannot
+    /// honour: the request is refused naming them, or they are dropped and named.
+    pub unsupported: Vec<&'static str>,
 }
 
 /// Where an exchange goes in the conversation tree.
@@ -100,6 +106,24 @@ pub enum GatewayError {
     /// The conversation store failed.
     #[error("{0}")]
     Store(Box<AgentError>),
+    /// Request fields the model's provider can neither honour nor translate, under the
+    /// operator's policy of refusing them.
+    #[error(
+        "{} cannot be honoured for `{model}` ({provider}): the provider has no equivalent; \
+         leave {} out, or ask the operator to set `drop_unsupported_params: true` (for all \
+         models or this one) to have {} dropped",
+        fields.iter().map(|field| format!("`{field}`")).collect::<Vec<_>>().join(", "),
+        if fields.len() == 1 { "it" } else { "them" },
+        if fields.len() == 1 { "it" } else { "them" }
+    )]
+    Unsupported {
+        /// The fields, by their names in the client's request.
+        fields: Vec<&'static str>,
+        /// The model asked for.
+        model: String,
+        /// Its provider's name (`anthropic`, `google`, …).
+        provider: &'static str,
+    },
 }
 
 /// Where the answer comes from.
@@ -122,6 +146,8 @@ pub(crate) struct PreparedCall {
     pub(crate) source: Source,
     /// How many chain faults were repaired (tool calls left unanswered, answers without a call).
     pub(crate) repairs: usize,
+    /// Fields left out under the operator's policy.
+    pub(crate) dropped: Vec<&'static str>,
     /// Logs the answer once it is whole (`None` when the client asked for no logging).
     pub(crate) log: Option<CallLog>,
 }
@@ -189,12 +215,29 @@ impl ChatService {
         call: GatewayCall,
         owner: &str,
         reuse: Reuse,
+        policy: UnsupportedParams,
     ) -> Result<PreparedCall, GatewayError> {
         let mut config = resolve_model_config(&call.model, &self.keys, &self.base_urls);
         config.limits = self.limits.clone();
         require_reachable(&config)?;
         let model = self.models.model(&config)?;
         let mut request = call.request;
+        let mut unsupported = call.unsupported;
+        unsupported.extend(model.unsupported_options(&request.options));
+        if !unsupported.is_empty() {
+            if policy == UnsupportedParams::Refuse {
+                return Err(GatewayError::Unsupported {
+                    fields: unsupported,
+                    model: config.model_id.clone(),
+                    provider: model.info().provider.as_str(),
+                });
+            }
+            for field in &unsupported {
+                request.options.clear_option(field);
+            }
+            tracing::debug!(dropped = ?unsupported, "dropped request fields the provider cannot honour");
+        }
+        let dropped = unsupported;
         let (chain, faults) = ChainAst::repair(&request.messages);
         if !faults.is_empty() {
             tracing::debug!(repairs = faults.len(), "repaired the client's conversation");
@@ -209,6 +252,7 @@ impl ChatService {
                     request: Box::new(request),
                 },
                 repairs,
+                dropped,
                 log: None,
             });
         }
@@ -266,6 +310,7 @@ impl ChatService {
         Ok(PreparedCall {
             source,
             repairs,
+            dropped,
             log: Some(CallLog {
                 log,
                 lookup,

@@ -10,6 +10,7 @@
 //! out sorted and the bytes of a request stay the same from one version to the next.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 
 use messages::{ContentPart, Message, Reasoning, Role};
 use serde::Serialize;
@@ -17,41 +18,73 @@ use serde_json::Value;
 
 use crate::openai::wire::{data_url, file_name};
 use crate::openai::{Target, common_options};
-use crate::{ChatRequest, Provider, ProviderError, ResponseFormat, ToolChoice};
+use crate::{
+    ChatOptions, ChatRequest, Provider, ProviderError, ResponseFormat, ServiceTier, ToolChoice,
+};
 
 /// A Responses API request body.
 #[derive(Debug, Serialize)]
 pub(in crate::openai) struct ResponsesBody<'a> {
-    /// `["reasoning.encrypted_content"]` for reasoning models.
-    #[serde(skip_serializing_if = "<[&str]>::is_empty")]
-    include: &'static [&'static str],
+    /// `reasoning.encrypted_content` for reasoning models, `message.output_text.logprobs`
+    /// when log probabilities are asked for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    include: Vec<&'static str>,
     input: Vec<Item<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     instructions: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u32>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    metadata: &'a BTreeMap<String, String>,
     model: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallel_tool_calls: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     prompt_cache_key: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     reasoning: Option<ReasoningOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    safety_identifier: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service_tier: Option<&'static str>,
     store: bool,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
-    /// `text.format`: the shape the answer must take.
+    /// `text`: the answer's shape (`format`) and `verbosity`.
     #[serde(skip_serializing_if = "Option::is_none")]
     text: Option<TextOptions<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<WireToolChoice<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_logprobs: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    top_p: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user: Option<&'a str>,
 }
 
-/// The `text` object. [`ResponseFormat`] serialises as the API's `text.format`.
+/// The `text` object: the answer's shape (a [`ResponseFormat`] serialises as the API's
+/// `text.format`) and how long it should be.
 #[derive(Debug, Serialize)]
 struct TextOptions<'a> {
-    format: &'a ResponseFormat,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<&'a ResponseFormat>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verbosity: Option<&'static str>,
+}
+
+impl<'a> TextOptions<'a> {
+    /// `None` when the request sets neither.
+    fn of(options: &'a ChatOptions) -> Option<Self> {
+        let text = TextOptions {
+            format: options.response_format.as_ref(),
+            verbosity: options.verbosity.map(|verbosity| verbosity.as_str()),
+        };
+        (text.format.is_some() || text.verbosity.is_some()).then_some(text)
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -234,35 +267,41 @@ pub(in crate::openai) fn body<'a>(
         },
     });
     let common = common_options(target, request);
+    let options = &request.options;
+    let mut include = Vec::new();
+    // Reasoning items can only come back if the server returns them encrypted; models
+    // without reasoning reject the include.
+    if target.info.supports_reasoning {
+        include.push("reasoning.encrypted_content");
+    }
+    if options.logprobs || options.top_logprobs.is_some() {
+        include.push("message.output_text.logprobs");
+    }
     Ok(ResponsesBody {
-        // Reasoning items can only come back if the server returns them encrypted; models
-        // without reasoning reject the include.
-        include: if target.info.supports_reasoning {
-            &["reasoning.encrypted_content"]
-        } else {
-            &[]
-        },
+        include,
         input,
         instructions: (!instructions.is_empty()).then(|| instructions.join("\n\n")),
         max_output_tokens: common.max_tokens,
+        metadata: &options.metadata,
         model: target.model,
+        parallel_tool_calls: options
+            .parallel_tool_calls
+            .filter(|_| !request.tools.is_empty()),
         prompt_cache_key: common.prompt_cache_key,
-        reasoning: request
-            .options
-            .reasoning_effort
-            .map(|effort| ReasoningOptions {
-                effort: effort.as_str(),
-            }),
+        reasoning: options.reasoning_effort.map(|effort| ReasoningOptions {
+            effort: effort.as_str(),
+        }),
+        safety_identifier: options.safety_identifier.as_deref(),
+        service_tier: options.service_tier.map(ServiceTier::as_str),
         store: false,
         stream,
         temperature: common.temperature,
-        text: request
-            .options
-            .response_format
-            .as_ref()
-            .map(|format| TextOptions { format }),
+        text: TextOptions::of(options),
         tool_choice,
         tools,
+        top_logprobs: options.top_logprobs,
+        top_p: options.top_p,
+        user: options.user.as_deref(),
     })
 }
 

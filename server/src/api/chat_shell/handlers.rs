@@ -200,6 +200,11 @@ pub(crate) fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {
         BodyError::Trailing(reason) => ApiError::invalid_request(format!(
             "the body holds more than one JSON value: {reason}; send the request object alone"
         )),
+        // Not given by `body::parse`, whose structs refuse an unknown field as they meet it.
+        BodyError::Unknown(fields) => ApiError::unprocessable(
+            "invalid_field",
+            format!("unknown fields: {}", fields.join(", ")),
+        ),
     })
 }
 

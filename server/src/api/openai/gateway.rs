@@ -40,6 +40,9 @@ const CHAIN_REPAIRS: &str = "skein-chain-repairs";
 const CACHE: &str = "skein-cache";
 /// The conversation-tree node of a non-streamed answer.
 const NODE_ID: &str = "skein-node-id";
+/// Request fields the provider could not honour, left out under the operator's
+/// `drop_unsupported_params` (comma-separated, as LiteLLM users know it).
+const DROPPED_PARAMS: &str = "x-skein-dropped-params";
 
 /// Says how the gateway answered: `no-cache`, the chain repairs, whether the tree answered,
 /// and (for a whole answer) the node it was logged as.
@@ -60,6 +63,11 @@ pub(crate) fn gateway_headers(
     }
     if let Some(node) = node {
         headers.insert(NODE_ID, HeaderValue::from(node.get()));
+    }
+    if !provenance.dropped.is_empty()
+        && let Ok(dropped) = HeaderValue::from_str(&provenance.dropped.join(","))
+    {
+        headers.insert(DROPPED_PARAMS, dropped);
     }
 }
 
@@ -133,6 +141,15 @@ pub(crate) fn gateway_error(error: GatewayError) -> OpenAiError {
                 .with_param("model")
         }
         GatewayError::Provider(error) => provider_error(error),
+        GatewayError::Unsupported { ref fields, .. } => {
+            let param = fields.join(", ");
+            OpenAiError::new(
+                StatusCode::BAD_REQUEST,
+                "unsupported_parameter",
+                error.to_string(),
+            )
+            .with_param(param)
+        }
         GatewayError::Agent { .. } => OpenAiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_agent",
@@ -156,9 +173,31 @@ pub(crate) fn provider_error(error: ProviderError) -> OpenAiError {
     OpenAiError::new(status, code, error.to_string()).with_should_retry(retryable)
 }
 
-/// The request of an OpenAI endpoint, or the OpenAI error that says what is wrong with it.
+/// The request of an OpenAI endpoint, or the OpenAI error that says what is wrong with it:
+/// every field the endpoint does not define is named at once.
 pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, OpenAiError> {
-    body::parse(body).map_err(|error| match error {
+    body::parse_naming_unknown(body).map_err(|error| match error {
+        BodyError::Unknown(fields) => {
+            let list = fields
+                .iter()
+                .map(|field| format!("`{field}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let (noun, pronoun) = if fields.len() == 1 {
+                ("argument", "it")
+            } else {
+                ("arguments", "them")
+            };
+            OpenAiError::new(
+                StatusCode::BAD_REQUEST,
+                "unknown_parameter",
+                format!(
+                    "Unrecognized request {noun} supplied: {list}; the OpenAI API reference \
+                     documents no such field here: remove {pronoun} or check the spelling"
+                ),
+            )
+            .with_param(fields.join(", "))
+        }
         BodyError::Field { path, reason } => {
             OpenAiError::invalid(path.clone(), format!("`{path}`: {reason}"))
         }

@@ -5,6 +5,7 @@ pub(crate) mod chat_completions;
 pub mod error;
 pub(crate) mod gateway;
 pub(crate) mod models;
+pub(crate) mod options;
 pub(crate) mod responses;
 
 use axum::Router;

@@ -13,6 +13,7 @@ use super::schema::{
     InputReasoningDetail,
 };
 use crate::api::openai::error::OpenAiError;
+use crate::api::openai::options::{SharedFields, given, unserved};
 use crate::api::response_format::{self, Layout};
 
 /// The call `request` asks for, or the first field that cannot be honoured.
@@ -24,24 +25,67 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
              for several answers",
         ));
     }
-    check_common(
-        &request.model,
-        request.temperature,
-        request.parallel_tool_calls,
-    )?;
+    check_common(&request.model, request.temperature)?;
+    let unsupported = unserved([
+        ("audio", given(request.audio.as_ref())),
+        (
+            "modalities",
+            request
+                .modalities
+                .as_ref()
+                .is_some_and(|kinds| kinds.iter().any(|kind| kind != "text")),
+        ),
+        ("prediction", given(request.prediction.as_ref())),
+        (
+            "web_search_options",
+            given(request.web_search_options.as_ref()),
+        ),
+        ("moderation", given(request.moderation.as_ref())),
+    ]);
     let messages = conversation(request.messages)?;
-    let tools = request
-        .tools
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-        .map(|(index, tool)| tool_spec(index, tool))
-        .collect::<Result<Vec<_>, _>>()?;
+    let tools = match (request.tools, request.functions) {
+        (Some(_), Some(_)) => {
+            return Err(OpenAiError::invalid(
+                "functions",
+                "`functions` is the former name of `tools`; send one of them, not both",
+            ));
+        }
+        (Some(tools), None) => tools
+            .into_iter()
+            .enumerate()
+            .map(|(index, tool)| tool_spec(index, tool))
+            .collect::<Result<Vec<_>, _>>()?,
+        (None, functions) => functions
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(index, function)| {
+                function_tool(
+                    &format!("functions[{index}]"),
+                    "function",
+                    function.name,
+                    function.description,
+                    (function.parameters, "parameters"),
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    let tool_choice = match (request.tool_choice, request.function_call) {
+        (Some(_), Some(_)) => {
+            return Err(OpenAiError::invalid(
+                "function_call",
+                "`function_call` is the former name of `tool_choice`; send one of them, not both",
+            ));
+        }
+        (Some(choice), None) => Some(tool_choice(choice)?),
+        (None, Some(call)) => Some(function_call(call)?),
+        (None, None) => None,
+    };
     let options = ChatOptions {
         temperature: request.temperature,
         max_tokens: request.max_completion_tokens.or(request.max_tokens),
         stop: stop_sequences(request.stop)?,
-        tool_choice: request.tool_choice.map(tool_choice).transpose()?,
+        tool_choice,
         response_format: request
             .response_format
             .map(|format| {
@@ -55,6 +99,24 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
             .transpose()?,
         ..ChatOptions::default()
     };
+    let options = SharedFields {
+        top_p: request.top_p,
+        seed: request.seed,
+        presence_penalty: request.presence_penalty,
+        frequency_penalty: request.frequency_penalty,
+        logit_bias: request.logit_bias,
+        logprobs: request.logprobs.unwrap_or(false),
+        top_logprobs: request.top_logprobs,
+        parallel_tool_calls: request.parallel_tool_calls,
+        verbosity: request.verbosity.map(|value| ("verbosity", value)),
+        user: request.user,
+        safety_identifier: request.safety_identifier,
+        service_tier: request.service_tier,
+        metadata: request.metadata,
+        prompt_cache_key: request.prompt_cache_key,
+        prompt_cache_retention: request.prompt_cache_retention,
+    }
+    .into_options(options)?;
     let stream = request.stream.unwrap_or(false);
     let include_usage = request
         .stream_options
@@ -74,22 +136,30 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
         include_usage,
         thread: Thread::Opening,
         label: None,
+        unsupported,
     })
 }
 
-/// The checks both OpenAI endpoints make: a model named, a temperature in range, and no
-/// `parallel_tool_calls: false`, which not every provider can honour.
-pub(crate) fn check_common(
-    model: &str,
-    temperature: Option<f64>,
-    parallel_tool_calls: Option<bool>,
-) -> Result<(), OpenAiError> {
-    if parallel_tool_calls == Some(false) {
-        return Err(OpenAiError::invalid(
-            "parallel_tool_calls",
-            "`parallel_tool_calls: false` cannot be honoured for every provider; leave it out",
-        ));
+/// The deprecated `function_call`: `none`, `auto`, or `{"name": …}`.
+fn function_call(value: Value) -> Result<ToolChoice, OpenAiError> {
+    match &value {
+        Value::String(mode) if mode == "none" => Ok(ToolChoice::None),
+        Value::String(mode) if mode == "auto" => Ok(ToolChoice::Auto),
+        _ => value
+            .get("name")
+            .and_then(Value::as_str)
+            .map(|name| ToolChoice::Tool(name.to_owned()))
+            .ok_or_else(|| {
+                OpenAiError::invalid(
+                    "function_call",
+                    r#"`function_call` must be none, auto or {"name": …}"#,
+                )
+            }),
     }
+}
+
+/// The checks both OpenAI endpoints make: a model named and a temperature in range.
+pub(crate) fn check_common(model: &str, temperature: Option<f64>) -> Result<(), OpenAiError> {
     if model.trim().is_empty() {
         return Err(OpenAiError::invalid(
             "model",

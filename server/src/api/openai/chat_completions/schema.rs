@@ -1,13 +1,14 @@
-//! `POST /v1/chat/completions`: the request, as OpenAI's Chat Completions API defines it (the
-//! fields a client needs; any other field is refused by name, never ignored).
+//! `POST /v1/chat/completions`: the request, as OpenAI's Chat Completions API defines it. Every
+//! field of the API reference is accepted; any other is refused by name, all of them in one
+//! answer, never ignored. `providers/COMPAT.md` says what each provider does with each.
 
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 /// A Chat Completions request.
+// No `deny_unknown_fields`: the parser names every unknown top-level field at once.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct ChatCompletionRequest {
     /// The model: a registry id or alias (`gpt-4o-mini`, `claude-sonnet-4-5`,
     /// `gemini-2.5-flash`, `echo`), its prefix picking the provider.
@@ -30,8 +31,9 @@ pub struct ChatCompletionRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub tool_choice: Option<Value>,
-    /// Whether the model may call several tools at once; only `true` (the default) is
-    /// honoured by every provider.
+    /// Whether the model may call several tools at once (default true); `false` is sent to
+    /// OpenAI and OpenRouter, becomes Anthropic's `disable_parallel_tool_use`, and Gemini has
+    /// no equivalent (the operator's policy applies).
     #[serde(default)]
     pub parallel_tool_calls: Option<bool>,
     /// Sampling temperature.
@@ -60,13 +62,84 @@ pub struct ChatCompletionRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub response_format: Option<Value>,
-    /// The end user, for the operator's logs.
+    /// The end user (OpenAI `user`, Anthropic `metadata.user_id`).
     #[serde(default)]
     pub user: Option<String>,
     /// Whether the exchange is kept in the conversation tree (default true); `false` leaves
     /// no trace of it and never answers from the tree.
     #[serde(default)]
     pub store: Option<bool>,
+    /// Nucleus sampling, 0 to 1.
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// A seed for repeatable sampling.
+    #[serde(default)]
+    pub seed: Option<i64>,
+    /// -2.0 to 2.0: penalises tokens that appeared at all.
+    #[serde(default)]
+    pub presence_penalty: Option<f64>,
+    /// -2.0 to 2.0: penalises tokens by how often they appeared.
+    #[serde(default)]
+    pub frequency_penalty: Option<f64>,
+    /// Token id (as a string) → bias from -100 to 100.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub logit_bias: Option<std::collections::BTreeMap<String, i32>>,
+    /// Ask for the log probabilities of the output tokens.
+    #[serde(default)]
+    pub logprobs: Option<bool>,
+    /// 0 to 20: the most likely tokens to report at each position (with `logprobs`).
+    #[serde(default)]
+    pub top_logprobs: Option<u32>,
+    /// Up to 16 string pairs describing the request.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<std::collections::BTreeMap<String, String>>,
+    /// `auto`, `default`, `flex`, `scale`, `priority` or `fast`.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// A routing key for OpenAI's prompt caching.
+    #[serde(default)]
+    pub prompt_cache_key: Option<String>,
+    /// `in_memory` or `24h`: how long OpenAI keeps a cached prompt; informs only.
+    #[serde(default)]
+    pub prompt_cache_retention: Option<String>,
+    /// Prompt-cache options; inform only.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub prompt_cache_options: Option<Value>,
+    /// A stable, hashed id of the end user for the provider's safety checks.
+    #[serde(default)]
+    pub safety_identifier: Option<String>,
+    /// `low`, `medium` or `high`: how terse the answer is.
+    #[serde(default)]
+    pub verbosity: Option<String>,
+    /// Output kinds: only `["text"]` is served.
+    #[serde(default)]
+    pub modalities: Option<Vec<String>>,
+    /// Audio output options; Skein answers text only (the operator's policy applies).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub audio: Option<Value>,
+    /// Predicted output; no provider Skein speaks is sent it (the operator's policy applies).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub prediction: Option<Value>,
+    /// OpenAI's built-in web search; not served (the operator's policy applies).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub web_search_options: Option<Value>,
+    /// OpenAI's moderation policy; not served (the operator's policy applies).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub moderation: Option<Value>,
+    /// Deprecated form of `tools`: function definitions, read as function tools.
+    #[serde(default)]
+    pub functions: Option<Vec<FunctionDefinition>>,
+    /// Deprecated form of `tool_choice`: `none`, `auto` or `{"name": …}`.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub function_call: Option<Value>,
 }
 
 /// `stream_options`.
@@ -76,6 +149,9 @@ pub struct StreamOptions {
     /// Send a last chunk with the usage of the whole answer.
     #[serde(default)]
     pub include_usage: Option<bool>,
+    /// Pad stream events against side channels: accepted; Skein's events are not padded.
+    #[serde(default)]
+    pub include_obfuscation: Option<bool>,
 }
 
 /// One message of `messages`.

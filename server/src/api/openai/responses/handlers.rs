@@ -95,6 +95,7 @@ pub(crate) async fn create_response(
         previous_response_id,
         tools,
         tool_choice,
+        parallel_tool_calls: call.request.options.parallel_tool_calls != Some(false),
         temperature: call.request.options.temperature,
         max_output_tokens: call.request.options.max_tokens,
         store: call.logging == Logging::On,

@@ -12,6 +12,7 @@ use crate::api::openai::chat_completions::plan::{
     check_common, function_tool, image, named_tool_choice, reasoning_effort,
 };
 use crate::api::openai::error::OpenAiError;
+use crate::api::openai::options::{SharedFields, given, unserved};
 use crate::api::openai::responses::encode::reasoning_block;
 use crate::api::response_format::{self, Layout};
 
@@ -33,11 +34,29 @@ pub(crate) struct ResponsesCall {
 
 /// The call `request` asks for, or the first field that cannot be honoured.
 pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesCall, OpenAiError> {
-    check_common(
-        &request.model,
-        request.temperature,
-        request.parallel_tool_calls,
-    )?;
+    check_common(&request.model, request.temperature)?;
+    if let Some(truncation) = request.truncation.as_deref()
+        && !matches!(truncation, "auto" | "disabled")
+    {
+        return Err(OpenAiError::invalid(
+            "truncation",
+            format!("`truncation` is `{truncation}`; use auto or disabled"),
+        ));
+    }
+    let unsupported = unserved([
+        ("truncation", request.truncation.as_deref() == Some("auto")),
+        ("background", request.background == Some(true)),
+        ("prompt", given(request.prompt.as_ref())),
+        ("conversation", given(request.conversation.as_ref())),
+        (
+            "context_management",
+            request
+                .context_management
+                .as_ref()
+                .is_some_and(|entries| !entries.is_empty()),
+        ),
+        ("moderation", given(request.moderation.as_ref())),
+    ]);
     if let Some(summary) = request
         .reasoning
         .as_ref()
@@ -85,13 +104,14 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         .map(|(index, tool)| tool_spec(index, tool))
         .collect::<Result<Vec<_>, _>>()?;
     let echoed_choice = request.tool_choice.clone().unwrap_or_else(|| json!("auto"));
+    let (format, verbosity) = request
+        .text
+        .map_or((None, None), |text| (text.format, text.verbosity));
     let options = ChatOptions {
         temperature: request.temperature,
         max_tokens: request.max_output_tokens,
         tool_choice: request.tool_choice.map(tool_choice).transpose()?,
-        response_format: request
-            .text
-            .and_then(|text| text.format)
+        response_format: format
             .map(|format| {
                 response_format::parse("text.format", format, Layout::Responses)
                     .map_err(|fault| OpenAiError::invalid(fault.field, fault.reason))
@@ -104,6 +124,28 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
             .transpose()?,
         ..ChatOptions::default()
     };
+    // The one includable that asks the model for something; the others concern OpenAI's
+    // built-in tools, which the gateway does not offer.
+    let logprobs = request
+        .include
+        .iter()
+        .flatten()
+        .any(|include| include == "message.output_text.logprobs");
+    let options = SharedFields {
+        top_p: request.top_p,
+        logprobs,
+        top_logprobs: request.top_logprobs,
+        parallel_tool_calls: request.parallel_tool_calls,
+        user: request.user,
+        safety_identifier: request.safety_identifier,
+        service_tier: request.service_tier,
+        metadata: request.metadata,
+        prompt_cache_key: request.prompt_cache_key,
+        prompt_cache_retention: request.prompt_cache_retention,
+        verbosity: verbosity.map(|value| ("text.verbosity", value)),
+        ..SharedFields::default()
+    }
+    .into_options(options)?;
     let logging = match request.store {
         Some(false) => Logging::Off,
         _ => Logging::On,
@@ -119,6 +161,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
             logging,
             thread: Thread::Opening,
             label: None,
+            unsupported,
         },
         previous_response_id: request.previous_response_id,
         instructions,

@@ -1,13 +1,14 @@
-//! `POST /v1/responses`: the request, as OpenAI's Responses API defines it (the fields a client
-//! needs; any other field is refused by name, never ignored).
+//! `POST /v1/responses`: the request, as OpenAI's Responses API defines it. Every field of the
+//! API reference is accepted; any other is refused by name, all of them in one answer, never
+//! ignored. `providers/COMPAT.md` says what each provider does with each.
 
 use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
 /// A Responses request.
+// No `deny_unknown_fields`: the parser names every unknown top-level field at once.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct CreateResponseRequest {
     /// The model: a registry id or alias (`gpt-4o-mini`, `claude-sonnet-4-5`,
     /// `gemini-2.5-flash`, `echo`) or an agent the operator configured, its prefix picking the
@@ -35,8 +36,9 @@ pub struct CreateResponseRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub tool_choice: Option<Value>,
-    /// Whether the model may call several tools at once; only `true` (the default) is
-    /// honoured by every provider.
+    /// Whether the model may call several tools at once (default true); `false` is sent to
+    /// OpenAI, becomes Anthropic's `disable_parallel_tool_use`, and Gemini has no equivalent
+    /// (the operator's policy applies).
     #[serde(default)]
     pub parallel_tool_calls: Option<bool>,
     /// Whether the response is kept (default true): `false` leaves no trace of it, so it can
@@ -58,9 +60,81 @@ pub struct CreateResponseRequest {
     /// Text output options: `format`, the answer's shape.
     #[serde(default)]
     pub text: Option<TextOptions>,
-    /// The end user, for the operator's logs.
+    /// The end user (OpenAI `user`, Anthropic `metadata.user_id`).
     #[serde(default)]
     pub user: Option<String>,
+    /// Nucleus sampling, 0 to 1.
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// 0 to 20: the most likely tokens to report at each position.
+    #[serde(default)]
+    pub top_logprobs: Option<u32>,
+    /// Extra output to include: `message.output_text.logprobs` asks for log probabilities;
+    /// the others concern OpenAI's built-in tools and are accepted without effect
+    /// (`reasoning.encrypted_content` is always returned where a provider gives it).
+    #[serde(default)]
+    pub include: Option<Vec<String>>,
+    /// Up to 16 string pairs describing the request.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<std::collections::BTreeMap<String, String>>,
+    /// `auto`, `default`, `flex`, `scale`, `priority` or `fast`.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// A routing key for OpenAI's prompt caching.
+    #[serde(default)]
+    pub prompt_cache_key: Option<String>,
+    /// `in_memory` or `24h`: how long OpenAI keeps a cached prompt; informs only.
+    #[serde(default)]
+    pub prompt_cache_retention: Option<String>,
+    /// Prompt-cache options; inform only.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub prompt_cache_options: Option<Value>,
+    /// A stable, hashed id of the end user for the provider's safety checks.
+    #[serde(default)]
+    pub safety_identifier: Option<String>,
+    /// `disabled` (the default) or `auto`, which would drop items from the middle of a
+    /// conversation too long for the model: Skein never does (the operator's policy
+    /// applies to `auto`).
+    #[serde(default)]
+    pub truncation: Option<String>,
+    /// Run the response in the background: `false` only (the operator's policy applies to
+    /// `true`, which when dropped answers in the foreground).
+    #[serde(default)]
+    pub background: Option<bool>,
+    /// Most calls to OpenAI's built-in tools; the gateway runs none, so it has no effect.
+    #[serde(default)]
+    pub max_tool_calls: Option<u32>,
+    /// Streaming options.
+    #[serde(default)]
+    pub stream_options: Option<ResponseStreamOptions>,
+    /// A prompt template stored at OpenAI; not served (the operator's policy applies).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub prompt: Option<Value>,
+    /// A conversation stored at OpenAI; not served, use `previous_response_id` (the
+    /// operator's policy applies).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub conversation: Option<Value>,
+    /// OpenAI's server-side compaction; not served (the operator's policy applies).
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub context_management: Option<Vec<Value>>,
+    /// OpenAI's moderation policy; not served (the operator's policy applies).
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub moderation: Option<Value>,
+}
+
+/// `stream_options`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResponseStreamOptions {
+    /// Pad stream events against side channels: accepted; Skein's events are not padded.
+    #[serde(default)]
+    pub include_obfuscation: Option<bool>,
 }
 
 /// `reasoning`.
@@ -74,6 +148,9 @@ pub struct ReasoningOptions {
     /// as its summary.
     #[serde(default)]
     pub summary: Option<String>,
+    /// The former name of `summary`: accepted likewise.
+    #[serde(default)]
+    pub generate_summary: Option<String>,
 }
 
 /// `text`.
@@ -87,7 +164,8 @@ pub struct TextOptions {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub format: Option<Value>,
-    /// `low`, `medium` or `high`: accepted; the model's own verbosity applies.
+    /// `low`, `medium` or `high`: sent where the provider has it (OpenAI), else handled by
+    /// the `drop_unsupported_params` policy.
     #[serde(default)]
     pub verbosity: Option<String>,
 }

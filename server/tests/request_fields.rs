@@ -1,0 +1,402 @@
+//! Every request field of the OpenAI API reference on `/v1/chat/completions` and
+//! `/v1/responses` (the reference as openai-python's `completion_create_params` and
+//! `response_create_params` type it): accepted on the echo model and in front of a replayed
+//! provider, sent on to the provider in its own form, unknown fields named all at once, and
+//! the operator's `drop_unsupported_params` policy (refuse by default, or drop and say so in
+//! `x-skein-dropped-params`).
+
+use crate::support;
+
+use providers::Provider;
+use serde_json::{Value, json};
+use server::ServerConfig;
+use server::schema::Secret;
+use service::ServiceConfig;
+use service::config::{ModelSettings, ProviderBaseUrls};
+use service::keys::ProviderKeys;
+use support::{TestServer, client, received, replay};
+use wiremock::MockServer;
+
+const DROPPED: &str = "x-skein-dropped-params";
+
+async fn post(server: &TestServer, path: &str, body: &Value) -> reqwest::Response {
+    client()
+        .post(server.url(path))
+        .json(body)
+        .send()
+        .await
+        .expect("the server answers")
+}
+
+/// A server whose `provider` models go to `mock` with a dummy key.
+async fn server_for(provider: Provider, base_url: String, service: ServiceConfig) -> TestServer {
+    let mut keys = ProviderKeys::default();
+    keys.set(provider, Secret::new("sk-server-test"));
+    TestServer::start(ServerConfig {
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([(provider, base_url)]),
+            ..service
+        },
+        ..ServerConfig::default()
+    })
+    .await
+}
+
+fn weather_tool_chat() -> Value {
+    json!({"type": "function", "function": {"name": "get_weather", "description": "Weather of a city.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
+}
+
+/// Every documented Chat Completions field that asks the model for something, with a real
+/// value (the gateway's own fields `audio`, `prediction`, … are left to the policy tests).
+fn every_chat_field(model: &str) -> Value {
+    json!({
+        "model": model,
+        "messages": [{"role": "user", "content": "Hi"}],
+        "frequency_penalty": 0.25,
+        "logit_bias": {"50256": -100},
+        "logprobs": true,
+        "max_completion_tokens": 64,
+        "max_tokens": 64,
+        "metadata": {"team": "search"},
+        "modalities": ["text"],
+        "n": 1,
+        "parallel_tool_calls": false,
+        "presence_penalty": 0.5,
+        "prompt_cache_key": "tenant-1",
+        "prompt_cache_options": {},
+        "prompt_cache_retention": "24h",
+        "reasoning_effort": "low",
+        "safety_identifier": "hash-1",
+        "seed": 42,
+        "service_tier": "flex",
+        "stop": ["END"],
+        "store": true,
+        "stream": true,
+        "stream_options": {"include_usage": true, "include_obfuscation": false},
+        "temperature": 0.5,
+        "tool_choice": "auto",
+        "tools": [weather_tool_chat()],
+        "top_logprobs": 2,
+        "top_p": 0.9,
+        "user": "user-7",
+        "verbosity": "low",
+        "audio": null,
+        "prediction": null,
+        "web_search_options": null,
+        "moderation": null,
+    })
+}
+
+/// Every documented Responses field, likewise.
+fn every_responses_field(model: &str) -> Value {
+    json!({
+        "model": model,
+        "input": "Hi",
+        "background": false,
+        "include": ["reasoning.encrypted_content"],
+        "instructions": "Be brief.",
+        "max_output_tokens": 64,
+        "max_tool_calls": 3,
+        "metadata": {"team": "search"},
+        "parallel_tool_calls": false,
+        "prompt_cache_key": "tenant-1",
+        "prompt_cache_options": {},
+        "prompt_cache_retention": "in_memory",
+        "reasoning": {"effort": "low", "summary": "auto"},
+        "safety_identifier": "hash-1",
+        "service_tier": "auto",
+        "store": true,
+        "stream": true,
+        "stream_options": {"include_obfuscation": false},
+        "temperature": 0.5,
+        "tool_choice": "auto",
+        "tools": [{"type": "function", "name": "get_weather", "description": "Weather of a city.",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}],
+        "top_p": 0.9,
+        "truncation": "disabled",
+        "user": "user-7",
+        "context_management": [],
+        "conversation": null,
+        "prompt": null,
+        "moderation": null,
+    })
+}
+
+#[tokio::test]
+async fn every_documented_field_is_accepted_by_the_echo_model() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let response = post(&server, "/v1/chat/completions", &every_chat_field("echo")).await;
+    assert_eq!(response.status(), 200, "{:?}", response.text().await);
+    assert!(response.headers().get(DROPPED).is_none());
+    let _ = response.text().await;
+
+    let response = post(&server, "/v1/responses", &every_responses_field("echo")).await;
+    assert_eq!(response.status(), 200, "{:?}", response.text().await);
+    server.stop().await;
+}
+
+/// OpenAI's Chat Completions has a field for each: they reach the provider as sent.
+#[tokio::test]
+async fn every_documented_chat_field_reaches_a_replayed_openai() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/chat/completions",
+        &["openai/chat_stream_text_after_tool.sse"],
+    )
+    .await;
+    let server = server_for(
+        Provider::OpenAi,
+        format!("{}/v1", mock.uri()),
+        ServiceConfig::default(),
+    )
+    .await;
+    let response = post(&server, "/v1/chat/completions", &every_chat_field("gpt-4o")).await;
+    assert_eq!(response.status(), 200);
+    let _ = response.text().await;
+    let sent = &received(&mock).await[0];
+    for (key, value) in [
+        ("frequency_penalty", json!(0.25)),
+        ("logit_bias", json!({"50256": -100})),
+        ("logprobs", json!(true)),
+        ("metadata", json!({"team": "search"})),
+        ("parallel_tool_calls", json!(false)),
+        ("presence_penalty", json!(0.5)),
+        ("prompt_cache_key", json!("tenant-1")),
+        ("reasoning_effort", json!("low")),
+        ("safety_identifier", json!("hash-1")),
+        ("seed", json!(42)),
+        ("service_tier", json!("flex")),
+        ("stop", json!(["END"])),
+        ("top_logprobs", json!(2)),
+        ("top_p", json!(0.9)),
+        ("user", json!("user-7")),
+        ("verbosity", json!("low")),
+    ] {
+        assert_eq!(sent[key], value, "{key}: {sent}");
+    }
+    server.stop().await;
+}
+
+/// Anthropic takes the Responses fields in its own form: `top_p`, `metadata.user_id` from
+/// the user, `tool_choice.disable_parallel_tool_use`, `service_tier: auto`.
+#[tokio::test]
+async fn every_documented_responses_field_reaches_a_replayed_anthropic() {
+    let mock = MockServer::start().await;
+    replay(&mock, "/v1/messages", &["anthropic/stream_text.sse"]).await;
+    let server = server_for(Provider::Anthropic, mock.uri(), ServiceConfig::default()).await;
+    let response = post(
+        &server,
+        "/v1/responses",
+        &every_responses_field("claude-sonnet-4-5"),
+    )
+    .await;
+    assert_eq!(response.status(), 200);
+    assert!(response.headers().get(DROPPED).is_none());
+    let _ = response.text().await;
+    let sent = &received(&mock).await[0];
+    assert_eq!(sent["top_p"], json!(0.9));
+    assert_eq!(sent["metadata"], json!({"user_id": "user-7"}));
+    assert_eq!(
+        sent["tool_choice"],
+        json!({"type": "auto", "disable_parallel_tool_use": true})
+    );
+    assert_eq!(sent["service_tier"], json!("auto"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_fields_are_named_all_at_once() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    for (path, mut body) in [
+        (
+            "/v1/chat/completions",
+            json!({"model": "echo", "messages": [{"role": "user", "content": "Hi"}]}),
+        ),
+        ("/v1/responses", json!({"model": "echo", "input": "Hi"})),
+    ] {
+        body["seeed"] = json!(1);
+        body["temprature"] = json!(0.5);
+        let response = post(&server, path, &body).await;
+        assert_eq!(response.status(), 400, "{path}");
+        let error: Value = response.json().await.unwrap();
+        let error = &error["error"];
+        assert_eq!(error["type"], "invalid_request_error", "{path}");
+        assert_eq!(error["code"], "unknown_parameter", "{path}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("`seeed`") && message.contains("`temprature`"),
+            "{path}: {message}"
+        );
+        assert_eq!(error["param"], "seeed, temprature", "{path}");
+    }
+    server.stop().await;
+}
+
+/// Gemini cannot be told to make one call at a time, nor to bias tokens: by default the
+/// request is refused naming both fields and the provider, before anything is sent.
+#[tokio::test]
+async fn by_default_what_a_provider_cannot_honour_is_refused() {
+    let mock = MockServer::start().await;
+    let server = server_for(
+        Provider::Google,
+        format!("{}/v1beta", mock.uri()),
+        ServiceConfig::default(),
+    )
+    .await;
+    let body = json!({
+        "model": "gemini-2.5-flash",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "tools": [weather_tool_chat()],
+        "parallel_tool_calls": false,
+        "logit_bias": {"50256": -100},
+        "seed": 7,
+    });
+    let response = post(&server, "/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    let error = &error["error"];
+    assert_eq!(error["code"], "unsupported_parameter");
+    assert_eq!(error["param"], "logit_bias, parallel_tool_calls");
+    let message = error["message"].as_str().unwrap();
+    for named in [
+        "`logit_bias`",
+        "`parallel_tool_calls`",
+        "google",
+        "gemini-2.5-flash",
+        "drop_unsupported_params",
+    ] {
+        assert!(message.contains(named), "{named}: {message}");
+    }
+    assert!(received(&mock).await.is_empty(), "nothing was sent");
+    server.stop().await;
+}
+
+/// With `drop_unsupported_params` the same request is answered without those fields, and
+/// the answer says which were dropped; what Gemini does take (`seed`) still goes out.
+#[tokio::test]
+async fn dropped_fields_are_named_in_a_header() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+        &["gemini/stream_text.sse"],
+    )
+    .await;
+    let server = server_for(
+        Provider::Google,
+        format!("{}/v1beta", mock.uri()),
+        ServiceConfig {
+            drop_unsupported_params: true,
+            ..ServiceConfig::default()
+        },
+    )
+    .await;
+    let body = json!({
+        "model": "gemini-2.5-flash",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "tools": [weather_tool_chat()],
+        "parallel_tool_calls": false,
+        "logit_bias": {"50256": -100},
+        "seed": 7,
+        "stream": true,
+    });
+    let response = post(&server, "/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()[DROPPED].to_str().unwrap(),
+        "logit_bias,parallel_tool_calls"
+    );
+    let _ = response.text().await;
+    let sent = &received(&mock).await[0];
+    assert_eq!(sent["generationConfig"]["seed"], json!(7));
+    assert!(sent.get("logit_bias").is_none(), "{sent}");
+    server.stop().await;
+}
+
+/// The policy per model wins over the global one, and fields the gateway carries to no
+/// provider (`audio`, a stored `prompt`) fall under it too.
+#[tokio::test]
+async fn the_policy_can_be_set_per_model() {
+    let server = TestServer::start(ServerConfig {
+        service: ServiceConfig {
+            models: [(
+                "echo".to_owned(),
+                ModelSettings {
+                    drop_unsupported_params: Some(true),
+                },
+            )]
+            .into(),
+            ..ServiceConfig::default()
+        },
+        ..ServerConfig::default()
+    })
+    .await;
+    let body = json!({
+        "model": "echo",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "modalities": ["text", "audio"],
+        "audio": {"voice": "alloy", "format": "wav"},
+    });
+    let response = post(&server, "/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()[DROPPED].to_str().unwrap(),
+        "audio,modalities"
+    );
+
+    let body =
+        json!({"model": "echo", "input": "Hi", "prompt": {"id": "pmpt_1"}, "background": true});
+    let response = post(&server, "/v1/responses", &body).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()[DROPPED].to_str().unwrap(),
+        "background,prompt"
+    );
+    server.stop().await;
+
+    // Without it, the same request is refused.
+    let server = TestServer::start(ServerConfig::default()).await;
+    let response = post(&server, "/v1/responses", &body).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    assert_eq!(error["error"]["param"], "background, prompt");
+    server.stop().await;
+}
+
+/// The deprecated `functions` / `function_call` are read as `tools` / `tool_choice`.
+#[tokio::test]
+async fn legacy_functions_are_read_as_tools() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/chat/completions",
+        &["openai/chat_stream_text_after_tool.sse"],
+    )
+    .await;
+    let server = server_for(
+        Provider::OpenAi,
+        format!("{}/v1", mock.uri()),
+        ServiceConfig::default(),
+    )
+    .await;
+    let body = json!({
+        "model": "gpt-4o",
+        "messages": [{"role": "user", "content": "Hi"}],
+        "functions": [{"name": "get_weather", "parameters": {"type": "object", "properties": {}}}],
+        "function_call": {"name": "get_weather"},
+        "stream": true,
+    });
+    let response = post(&server, "/v1/chat/completions", &body).await;
+    assert_eq!(response.status(), 200);
+    let _ = response.text().await;
+    let sent = &received(&mock).await[0];
+    assert_eq!(sent["tools"][0]["function"]["name"], "get_weather");
+    assert_eq!(
+        sent["tool_choice"],
+        json!({"type": "function", "function": {"name": "get_weather"}})
+    );
+    server.stop().await;
+}
