@@ -78,6 +78,8 @@ mod redact;
 mod registry;
 mod request;
 mod response;
+#[cfg(any(feature = "anthropic", feature = "gemini"))]
+mod system_prompt;
 #[cfg(feature = "__http")]
 mod wire_numbers;
 

@@ -82,6 +82,9 @@ mod responses_stateless_reasoning;
 ))]
 #[path = "support/mod.rs"]
 mod support;
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[path = "system_placement.rs"]
+mod system_placement;
 #[cfg(feature = "openai")]
 #[path = "system_roles.rs"]
 mod system_roles;
