@@ -20,8 +20,8 @@ pub enum Rule {
     ToolCallsAnswered = 3,
     /// 4. Every tool response answers a tool call of the AI message before it, once.
     ResponsesMatchCalls = 4,
-    /// 5. A system message never comes between tool calls and their responses (anywhere else
-    /// it opens a section).
+    /// 5. A system message never comes between tool calls and their responses; anywhere else
+    ///    it opens a section.
     SystemOutsideToolRounds = 5,
     /// 6. An AI message's tool calls are answered before the next AI message.
     AnsweredBeforeNextAi = 6,
