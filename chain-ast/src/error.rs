@@ -20,8 +20,9 @@ pub enum Rule {
     ToolCallsAnswered = 3,
     /// 4. Every tool response answers a tool call of the AI message before it, once.
     ResponsesMatchCalls = 4,
-    /// 5. A system message only opens a chain.
-    SystemFirstOnly = 5,
+    /// 5. A system message never comes between tool calls and their responses; anywhere else
+    ///    it opens a section.
+    SystemOutsideToolRounds = 5,
     /// 6. An AI message's tool calls are answered before the next AI message.
     AnsweredBeforeNextAi = 6,
     /// 7. A summarization body pair has exactly one tool message.
@@ -43,7 +44,9 @@ impl Rule {
             Rule::ResponsesMatchCalls => {
                 "a tool response answers a tool call of the AI message before it, once"
             }
-            Rule::SystemFirstOnly => "a system message only opens a chain",
+            Rule::SystemOutsideToolRounds => {
+                "a system message never comes between tool calls and their responses"
+            }
             Rule::AnsweredBeforeNextAi => "tool calls are answered before the next AI message",
             Rule::OneSummarizationResponse => {
                 "a summarization body pair has exactly one tool message"
@@ -171,17 +174,24 @@ pub enum ChainError {
         id: String,
     },
 
-    /// Rule 5: a system message after the start of the chain. Repair: its parts are appended to
-    /// the first system message when nothing came between them; otherwise it is dropped.
+    /// Rule 5: a system message comes while tool calls of the AI message before it have no
+    /// response. Repair: as for rule 3, fallback responses are added before the system message,
+    /// which opens a section.
     #[error(
-        "{rule}: message {index} is a system message after the start of the chain; move its \
-         text into the first system message, or repair with ChainAst::new(messages, true), which \
-         merges it into a system message right before it and drops it otherwise",
-        rule = Rule::SystemFirstOnly
+        "{rule}: system message {index} comes before tool calls {ids} of the AI message at \
+         index {ai_index} were answered; move it after their tool messages, or repair with \
+         ChainAst::new(messages, true), which answers them with {fallback:?}",
+        rule = Rule::SystemOutsideToolRounds,
+        ids = Ids(ids),
+        fallback = FALLBACK_RESPONSE_CONTENT
     )]
-    SystemInMiddle {
+    SystemBeforeToolResponses {
         /// Index of the system message.
         index: usize,
+        /// Index of the AI message whose calls are unanswered.
+        ai_index: usize,
+        /// Ids of the unanswered calls, sorted.
+        ids: Vec<String>,
     },
 
     /// Rule 6: an AI message comes while tool calls of the previous AI message have no response.
@@ -268,7 +278,7 @@ impl ChainError {
             ChainError::UnexpectedToolMessage { .. }
             | ChainError::UnknownToolCall { .. }
             | ChainError::DuplicateToolResponse { .. } => Some(Rule::ResponsesMatchCalls),
-            ChainError::SystemInMiddle { .. } => Some(Rule::SystemFirstOnly),
+            ChainError::SystemBeforeToolResponses { .. } => Some(Rule::SystemOutsideToolRounds),
             ChainError::AiBeforeToolResponses { .. } => Some(Rule::AnsweredBeforeNextAi),
             ChainError::SummarizationToolMessages { .. } => Some(Rule::OneSummarizationResponse),
             ChainError::WrongRole { .. }
@@ -287,7 +297,7 @@ impl ChainError {
             | ChainError::UnexpectedToolMessage { index }
             | ChainError::UnknownToolCall { index, .. }
             | ChainError::DuplicateToolResponse { index, .. }
-            | ChainError::SystemInMiddle { index }
+            | ChainError::SystemBeforeToolResponses { index, .. }
             | ChainError::AiBeforeToolResponses { index, .. }
             | ChainError::SummarizationToolMessages { index, .. } => Some(*index),
             ChainError::WrongRole { .. }

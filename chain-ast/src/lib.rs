@@ -5,7 +5,7 @@
 //! ```text
 //! ChainAst
 //! └── ChainSection[]            one turn
-//!     ├── Header                system message (first section only) and/or human message
+//!     ├── Header                system message and/or human message
 //!     └── BodyPair[]            one AI message and the tool messages answering it
 //!         kind: request-response | completion | summarization
 //! ```

@@ -49,11 +49,6 @@ fn place(ast: &mut ChainAst, message: &Message, action: Action<'_>) {
                 section.edit_header(|header| header.extend_human(message.parts.iter().cloned()))
             });
         }
-        Action::MergeSystem => {
-            ast.edit_last_section(|section| {
-                section.edit_header(|header| header.extend_system(message.parts.iter().cloned()))
-            });
-        }
         Action::NewPair => {
             ast.edit_last_section(|section| {
                 section.add_body_pair(BodyPair::from_ai(message.clone()))

@@ -20,8 +20,6 @@ pub(crate) enum Action<'m> {
     SetHuman,
     /// Repair: the human message's parts join the header's human message.
     MergeHuman,
-    /// Repair: the system message's parts join the header's system message.
-    MergeSystem,
     /// The AI message opens a body pair.
     NewPair,
     /// The tool message joins the current body pair.
@@ -68,6 +66,19 @@ const RESET_CAPACITY: usize = 256;
 struct SectionState {
     has_human: bool,
     has_body: bool,
+}
+
+/// What ends a body pair.
+#[derive(Clone, Copy)]
+enum Closer {
+    /// The AI message at this index.
+    Ai(usize),
+    /// The system message at this index.
+    System(usize),
+    /// A human message.
+    Human,
+    /// The end of the chain.
+    End,
 }
 
 /// The current body pair.
@@ -132,13 +143,14 @@ impl<'m> Rules<'m> {
                 self.section = Some(SectionState::default());
                 Action::NewSection
             }
-            (Role::System, Some(section)) => {
-                self.problem(ChainError::SystemInMiddle { index })?;
-                if section.has_human || section.has_body {
-                    Action::Drop
-                } else {
-                    Action::MergeSystem
-                }
+            (Role::System, Some(_)) => {
+                // Clients add instructions anywhere in a conversation (OpenAI takes them there,
+                // and pydantic-ai adds one when it retries a failed validation): a later system
+                // message opens a section of its own, so the chain keeps the client's order.
+                // Only between tool calls and their responses would it split a round.
+                fallback = self.close_pair(Closer::System(index))?;
+                self.section = Some(SectionState::default());
+                Action::NewSection
             }
             (Role::Human, None) => {
                 self.section = Some(SectionState {
@@ -151,7 +163,7 @@ impl<'m> Rules<'m> {
                 // A human message after AI messages opens a new section, also after a system-only
                 // header: that keeps the order of the messages, where rejecting it or moving the
                 // human message in front of the AI messages would not.
-                fallback = self.close_pair(None)?;
+                fallback = self.close_pair(Closer::Human)?;
                 self.section = Some(SectionState {
                     has_human: true,
                     ..SectionState::default()
@@ -176,7 +188,7 @@ impl<'m> Rules<'m> {
                 Action::Drop
             }
             (Role::Ai, Some(mut section)) => {
-                fallback = self.close_pair(Some(index))?;
+                fallback = self.close_pair(Closer::Ai(index))?;
                 section.has_body = true;
                 self.section = Some(section);
                 self.open_pair(index, message);
@@ -189,7 +201,7 @@ impl<'m> Rules<'m> {
 
     /// Checks the end of the chain: the last pair's calls need responses.
     pub(crate) fn finish(&mut self) -> Result<Option<Fallback<'m>>, ChainError> {
-        self.close_pair(None)
+        self.close_pair(Closer::End)
     }
 
     fn open_pair(&mut self, index: usize, ai: &'m Message) {
@@ -219,9 +231,9 @@ impl<'m> Rules<'m> {
         });
     }
 
-    /// Ends the current pair: its calls need responses (rule 3, or rule 6 when `next_ai` is the
-    /// index of the AI message that comes next).
-    fn close_pair(&mut self, next_ai: Option<usize>) -> Result<Option<Fallback<'m>>, ChainError> {
+    /// Ends the current pair: its calls need responses (rule 3; rule 6 when an AI message closes
+    /// it, rule 5 when a system message does).
+    fn close_pair(&mut self, closer: Closer) -> Result<Option<Fallback<'m>>, ChainError> {
         let Some(pair) = self.pair.take() else {
             return Ok(None);
         };
@@ -239,13 +251,18 @@ impl<'m> Rules<'m> {
         }
         pending.sort_unstable();
         let ids = pending.iter().map(|(id, _)| (*id).to_owned()).collect();
-        self.problem(match next_ai {
-            Some(index) => ChainError::AiBeforeToolResponses {
+        self.problem(match closer {
+            Closer::Ai(index) => ChainError::AiBeforeToolResponses {
                 index,
                 ai_index: pair.ai_index,
                 ids,
             },
-            None => ChainError::MissingToolResponses {
+            Closer::System(index) => ChainError::SystemBeforeToolResponses {
+                index,
+                ai_index: pair.ai_index,
+                ids,
+            },
+            Closer::Human | Closer::End => ChainError::MissingToolResponses {
                 index: pair.ai_index,
                 ids,
             },

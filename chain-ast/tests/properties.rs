@@ -306,3 +306,59 @@ fn apply(ast: &mut ChainAst, op: Op) {
         Op::ClearReasoning => ast.clear_reasoning(),
     }
 }
+
+/// Puts a system message before each message of `chain` at `places` (indexes taken modulo
+/// `chain.len() + 1`, the end included), the later places first so earlier indexes stay put.
+fn with_system_messages(chain: &[Message], places: &[usize]) -> Vec<Message> {
+    let mut places: Vec<usize> = places.iter().map(|p| p % (chain.len() + 1)).collect();
+    places.sort_unstable();
+    let mut out = chain.to_vec();
+    for (n, place) in places.into_iter().enumerate().rev() {
+        out.insert(place, Message::system(format!("instruction {n}")));
+    }
+    out
+}
+
+/// Whether a system message put before `chain[place]` would come between tool calls and their
+/// responses (tool messages always follow the AI message or the tool message of their round).
+fn splits_a_round(chain: &[Message], place: usize) -> bool {
+    chain.get(place).is_some_and(|m| m.role == Role::Tool)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// System messages anywhere outside a tool round (as OpenAI clients send them: at the
+    /// start, between turns, after a tool round, at the end) keep a valid chain exactly as
+    /// given; inside a round they break rule 5 alone, and the repair is valid.
+    #[test]
+    fn system_messages_anywhere_outside_a_tool_round(
+        chain in valid_chain(),
+        places in proptest::collection::vec(any::<usize>(), 1..5),
+    ) {
+        let splits = places
+            .iter()
+            .any(|p| splits_a_round(&chain, p % (chain.len() + 1)));
+        let with_system = with_system_messages(&chain, &places);
+        match ChainAst::new(&with_system, false) {
+            Ok(ast) => {
+                prop_assert!(!splits, "a split round must be refused");
+                prop_assert_eq!(ast.messages(), with_system.clone());
+                prop_assert!(ast.validate().is_ok());
+                assert_sizes_exact(&ast);
+            }
+            Err(error) => {
+                prop_assert!(splits, "refused without a split round: {}", error);
+                prop_assert_eq!(error.rule(), Some(chain_ast::Rule::SystemOutsideToolRounds));
+                let (repaired, _) = ChainAst::repair(&with_system);
+                prop_assert!(repaired.validate().is_ok());
+                let kept = repaired.messages();
+                prop_assert_eq!(
+                    kept.iter().filter(|m| m.role == Role::System).count(),
+                    with_system.iter().filter(|m| m.role == Role::System).count(),
+                    "the repair keeps every system message"
+                );
+            }
+        }
+    }
+}

@@ -241,39 +241,71 @@ fn rule_4_a_call_is_answered_once() {
 }
 
 #[test]
-fn rule_5_system_only_at_the_start() {
+fn rule_5_system_messages_anywhere_but_inside_a_tool_round() {
+    // A system message after the conversation began opens a section of its own: the chain
+    // keeps it where the client put it.
     let chain = vec![
         Message::human("Hi"),
         Message::ai("Hello"),
         Message::system("Be brief."),
     ];
-    assert_breaks(
-        &chain,
-        ChainError::SystemInMiddle { index: 2 },
-        Rule::SystemFirstOnly,
-    );
-    let ast = repaired(&chain);
+    let ast = ChainAst::new(&chain, false).expect("valid");
+    assert_eq!(ast.messages(), chain);
+    assert_eq!(ast.sections().len(), 2);
     assert_eq!(
-        ast.messages(),
-        chain[..2].to_vec(),
-        "a system message after others is dropped"
+        ast.sections()[1].header().system(),
+        Some(&Message::system("Be brief."))
     );
 
-    // Right after the first system message, it is merged instead.
+    // Two system messages in a row stay two messages.
     let chain = vec![
         Message::system("A"),
         Message::system("B"),
         Message::human("Hi"),
     ];
+    let ast = ChainAst::new(&chain, false).expect("valid");
+    assert_eq!(ast.messages(), chain);
+
+    // After a tool round (pydantic-ai's retry of a failed validation), and the chain may end
+    // with it.
+    let chain = vec![
+        Message::system("S"),
+        Message::human("Q"),
+        Message::ai_tool_calls(None, vec![ToolCall::new("a", "final_result", "{}")]),
+        Message::tool_response("a", "final_result", "invalid"),
+        Message::system("Fix the errors and try again."),
+    ];
+    assert_eq!(
+        ChainAst::new(&chain, false).expect("valid").messages(),
+        chain
+    );
+
+    // Between a call and its response it would split the round.
+    let chain = vec![
+        Message::human("Q"),
+        Message::ai_tool_calls(None, vec![ToolCall::new("a", "t", "{}")]),
+        Message::system("S"),
+        Message::tool_response("a", "t", "r"),
+    ];
     assert_breaks(
         &chain,
-        ChainError::SystemInMiddle { index: 1 },
-        Rule::SystemFirstOnly,
+        ChainError::SystemBeforeToolResponses {
+            index: 2,
+            ai_index: 1,
+            ids: vec!["a".into()],
+        },
+        Rule::SystemOutsideToolRounds,
     );
     let ast = repaired(&chain);
     assert_eq!(
-        ast.sections()[0].header().system().expect("system").parts,
-        vec![ContentPart::text("A"), ContentPart::text("B")]
+        ast.messages(),
+        vec![
+            chain[0].clone(),
+            chain[1].clone(),
+            Message::tool_response("a", "t", FALLBACK_RESPONSE_CONTENT),
+            chain[2].clone(),
+        ],
+        "the call is answered with the fallback, the late response dropped"
     );
 }
 
@@ -394,7 +426,11 @@ fn every_rule_error_names_its_rule_and_index() {
             index: 4,
             id: "a".into(),
         },
-        ChainError::SystemInMiddle { index: 4 },
+        ChainError::SystemBeforeToolResponses {
+            index: 4,
+            ai_index: 1,
+            ids: vec!["a".into()],
+        },
         ChainError::AiBeforeToolResponses {
             index: 4,
             ai_index: 1,

@@ -80,6 +80,8 @@ mod request;
 mod response;
 mod response_format;
 mod support;
+#[cfg(any(feature = "anthropic", feature = "gemini"))]
+mod system_prompt;
 #[cfg(feature = "__http")]
 mod wire_numbers;
 

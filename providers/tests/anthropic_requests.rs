@@ -306,9 +306,11 @@ async fn cache_breakpoints_on_tools_system_and_last_message() {
     assert_eq!(replay.requests().await[0], expected);
 }
 
-/// pydantic-ai's cache prefix request: a system message after the conversation started is
-/// hoisted into the top-level `system` (only the newest models take a `system` role in
-/// `messages`), so the breakpoint after it lands on the last message block, with the TTL.
+/// pydantic-ai's cache prefix request: a system message after the conversation started.
+/// pydantic-ai sends it as a `system` message in `messages`, which only the newest models take;
+/// Skein sends it where it stands as marked text of the last user turn (every model takes
+/// that), so the top-level `system` — the start of the cached prefix — stays the opening
+/// prompt, and the breakpoint after it lands on that block, with the TTL.
 #[tokio::test]
 async fn mid_conversation_system_message_and_cache_ttl() {
     let recorded = recorded("message_cache.request.json");
@@ -352,11 +354,22 @@ async fn mid_conversation_system_message_and_cache_ttl() {
     }
     assert_eq!(
         sent["system"],
-        json!([{"type": "text", "text": "Reply with OK."}, {"type": "text", "text": "S"}])
+        json!([{"type": "text", "text": recorded["system"]}]),
+        "the opening system prompt alone, as recorded"
     );
+    assert_eq!(theirs[3]["role"], "system");
     assert_eq!(
-        ours[2]["content"][0]["cache_control"], theirs[3]["content"][0]["cache_control"],
-        "the recorded ephemeral 5m control, on the last block of the prefix"
+        ours[2]["content"][1],
+        json!({
+            "type": "text",
+            "text": format!(
+                "<system_instruction>\n{}\n</system_instruction>",
+                theirs[3]["content"][0]["text"].as_str().expect("text")
+            ),
+            "cache_control": theirs[3]["content"][0]["cache_control"],
+        }),
+        "the later system message, marked, in the last user turn, with the recorded ephemeral \
+         5m control"
     );
 }
 

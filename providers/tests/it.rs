@@ -91,6 +91,9 @@ mod structured_output;
 ))]
 #[path = "support/mod.rs"]
 mod support;
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[path = "system_placement.rs"]
+mod system_placement;
 #[cfg(feature = "openai")]
 #[path = "system_roles.rs"]
 mod system_roles;

@@ -10,6 +10,8 @@ mod fuzz_targets;
 mod hostile_clients;
 #[path = "hostile_provider.rs"]
 mod hostile_provider;
+#[path = "inputs.rs"]
+mod inputs;
 #[path = "interruptions.rs"]
 mod interruptions;
 #[path = "knowledge.rs"]

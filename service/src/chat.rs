@@ -99,6 +99,8 @@ pub struct ChatService {
     skills: Arc<SkillSet>,
     mcp: Arc<McpTools>,
     knowledge: Option<knowledge_base::KnowledgeStore>,
+    /// Fetches media a provider cannot read by URL.
+    media: Arc<tools::MediaFetcher>,
     /// Every secret the service holds; each tool result and error goes through it.
     redactor: Arc<messages::Redactor>,
 }
@@ -162,8 +164,32 @@ impl ChatService {
             skills: Arc::default(),
             mcp: Arc::default(),
             knowledge: None,
+            media: Arc::new(
+                tools::MediaFetcher::new(&tools::MediaFetchPolicy::default())
+                    .expect("the default media fetch policy is valid"),
+            ),
             redactor: Arc::new(redactor),
         }
+    }
+
+    /// Media URLs a provider cannot read itself (Gemini takes no web URL) are fetched under
+    /// `policy` (by default: public addresses only, 20 MiB, 30 s).
+    ///
+    /// # Errors
+    ///
+    /// The policy's [`MediaFetchError`](tools::MediaFetchError): an `allow_private` entry that
+    /// is not a host.
+    pub fn with_media_fetch(
+        mut self,
+        policy: &tools::MediaFetchPolicy,
+    ) -> Result<Self, tools::MediaFetchError> {
+        self.media = Arc::new(tools::MediaFetcher::new(policy)?);
+        Ok(self)
+    }
+
+    /// The fetcher of media a provider cannot read by URL.
+    pub fn media_fetcher(&self) -> &tools::MediaFetcher {
+        &self.media
     }
 
     /// How much any model of this service may make it buffer (one SSE event, an error body, a

@@ -4,12 +4,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::Url;
-use reqwest::redirect;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use toolchain::{ExecutionContext, Tool, ToolError, ToolResult, async_trait};
 
-use crate::http::{read_capped, with_causes};
+use crate::http::{AllowList, Allowed, checked_client, read_capped, with_causes};
 use crate::{Builtin, Offered};
 
 /// `http_get` in the table of built-in tools: on when a policy is configured.
@@ -77,95 +76,6 @@ pub enum HttpGetPolicyError {
     Client(String),
 }
 
-/// One allow-list entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Allowed {
-    /// Lowercase host; for a wildcard, the suffix after `*.`.
-    host: String,
-    wildcard: bool,
-    port: Option<u16>,
-}
-
-impl Allowed {
-    fn parse(entry: &str) -> Result<Self, HttpGetPolicyError> {
-        let bad = || HttpGetPolicyError::BadEntry {
-            entry: entry.to_owned(),
-        };
-        let entry_lower = entry.trim().to_ascii_lowercase();
-        let (host, port) = if let Some(rest) = entry_lower.strip_prefix('[') {
-            // An IPv6 literal: `[::1]` or `[::1]:8080`.
-            let (inside, after) = rest.split_once(']').ok_or_else(bad)?;
-            let port = match after {
-                "" => None,
-                _ => Some(after.strip_prefix(':').ok_or_else(bad)?),
-            };
-            (format!("[{inside}]"), port)
-        } else {
-            match entry_lower.rsplit_once(':') {
-                Some((host, port)) => (host.to_owned(), Some(port)),
-                None => (entry_lower.clone(), None),
-            }
-        };
-        let port = port
-            .map(|port| port.parse::<u16>().map_err(|_| bad()))
-            .transpose()?;
-        let (host, wildcard) = match host.strip_prefix("*.") {
-            Some(suffix) => (suffix.to_owned(), true),
-            None => (host, false),
-        };
-        let valid = !host.is_empty()
-            && host
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
-        if !valid {
-            return Err(bad());
-        }
-        Ok(Allowed {
-            host,
-            wildcard,
-            port,
-        })
-    }
-
-    fn matches(&self, host: &str, port: Option<u16>) -> bool {
-        let host_ok = if self.wildcard {
-            host.strip_suffix(self.host.as_str())
-                .is_some_and(|prefix| prefix.ends_with('.') && prefix.len() > 1)
-        } else {
-            host == self.host
-        };
-        host_ok && self.port.is_none_or(|allowed| Some(allowed) == port)
-    }
-}
-
-/// The allow-list, shared by the tool and its redirect policy.
-#[derive(Debug)]
-struct AllowList(Vec<Allowed>);
-
-impl AllowList {
-    /// `Ok` when `url` may be fetched, else why not (for the model).
-    fn check(&self, url: &Url) -> Result<(), String> {
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!(
-                "only http and https URLs can be fetched, not `{}:`",
-                url.scheme()
-            ));
-        }
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err("URLs with credentials cannot be fetched".to_owned());
-        }
-        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
-        let port = url.port_or_known_default();
-        if self.0.iter().any(|allowed| allowed.matches(&host, port)) {
-            Ok(())
-        } else {
-            Err(format!(
-                "host `{host}` is not on this server's http_get allow-list"
-            ))
-        }
-    }
-}
-
 /// The `http_get` tool.
 #[derive(Clone, Debug)]
 pub struct HttpGet {
@@ -187,23 +97,13 @@ impl HttpGet {
                 .map(|entry| Allowed::parse(entry))
                 .collect::<Result<_, _>>()?,
         ));
-        let redirect_allow = Arc::clone(&allow);
-        let redirects = redirect::Policy::custom(move |attempt| {
-            if attempt.previous().len() >= 5 {
-                attempt.error("more than 5 redirects")
-            } else if let Err(reason) = redirect_allow.check(attempt.url()) {
-                attempt.error(format!("redirect refused: {reason}"))
-            } else {
-                attempt.follow()
-            }
-        });
-        providers::install_crypto_provider();
-        let client = reqwest::Client::builder()
-            .redirect(redirects)
-            .timeout(Duration::from_secs(policy.timeout_secs))
-            .user_agent(concat!("skein-http-get/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|err| HttpGetPolicyError::Client(err.to_string()))?;
+        let check = Arc::clone(&allow);
+        let client = checked_client(
+            concat!("skein-http-get/", env!("CARGO_PKG_VERSION")),
+            Duration::from_secs(policy.timeout_secs),
+            move |url| check.check(url),
+        )
+        .map_err(|err| HttpGetPolicyError::Client(err.to_string()))?;
         Ok(HttpGet {
             client,
             allow,

@@ -45,6 +45,7 @@
 mod builtin;
 mod calculator;
 mod config;
+mod fetch_media;
 mod files;
 mod http;
 mod http_get;
@@ -54,6 +55,7 @@ mod web_search;
 pub use builtin::{BUILTIN_TOOL_NAMES, BUILTINS, Builtin, BuiltinTools, Offered, ToolSelectError};
 pub use calculator::{Calculator, CalculatorInput, CalculatorOutput};
 pub use config::{ToolsConfig, ToolsConfigError};
+pub use fetch_media::{FetchedMedia, MediaFetchError, MediaFetchPolicy, MediaFetcher};
 pub use files::{
     DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_LIST_ENTRIES, FileEntry, FileRoot, FileRootError,
     ListFiles, ListFilesInput, ListFilesOutput, ReadFile, ReadFileInput, ReadFileOutput,

@@ -25,9 +25,10 @@
 //!    notice body pair tells the model (`shrink::PRUNED_NOTICE`; one for the opening turn's tail
 //!    and the middle turns, one for the latest exchange's older pairs).
 //!
-//! Every step works on whole body pairs, so a tool call never loses its responses, and the
-//! system message only ever opens the chain: no system message is inserted mid-chain (Anthropic
-//! has no system role in `messages` and rejects the request). Pruning's notice is a
+//! Every step works on whole body pairs, so a tool call never loses its responses, and
+//! compression never inserts a system message: the system messages are the caller's, kept where
+//! the caller put them (Anthropic and Gemini take one system prompt, and their adapters send a
+//! later system message as marked user text). Pruning's notice is a
 //! body pair shaped like chain-ast's summaries, so the chain stays valid under the seven rules
 //! and providers take it as any other exchange.
 

@@ -2,9 +2,11 @@
 //!
 //! The rules the API needs:
 //!
-//! - System messages go to the top-level `system` (as text blocks, in order). The API takes
-//!   no `system` role in `messages` (only the newest models accept one, and only in some
-//!   places), so a system message later in the chain joins the others at the top.
+//! - The system messages that open the chain go to the top-level `system` (as text blocks, in
+//!   order). The API takes no `system` role in `messages` (only the newest models accept one,
+//!   and only in some places), so a later system message is a text block of a user turn,
+//!   marked as a system instruction (`<system_instruction>…</system_instruction>`), where it
+//!   stands: see `system_prompt` for why it does not join the top.
 //! - Roles alternate between `user` and `assistant`: human messages and tool messages are both
 //!   `user` turns, and consecutive messages of one wire role merge into one turn. So every
 //!   `tool_result` of a parallel round lands in ONE user message right after the assistant
@@ -26,14 +28,14 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 
 use super::wire::PROVIDER;
-use crate::ProviderError;
+use crate::{ProviderError, system_prompt};
 
 /// A request content block.
 #[derive(Debug, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub(super) enum Block<'a> {
     Text {
-        text: &'a str,
+        text: Cow<'a, str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         cache_control: Option<CacheControl>,
     },
@@ -72,7 +74,7 @@ pub(super) enum Block<'a> {
 impl<'a> Block<'a> {
     fn text(text: &'a str) -> Self {
         Block::Text {
-            text,
+            text: Cow::Borrowed(text),
             cache_control: None,
         }
     }
@@ -176,8 +178,22 @@ impl<'a> Conversation<'a> {
     pub(super) fn new(messages: &'a [Message], replayed: &[bool]) -> Result<Self, ProviderError> {
         let mut conversation = Conversation::default();
         let mut last = None;
+        let system_prompt = system_prompt::leading(messages);
         for (index, message) in messages.iter().enumerate() {
             match message.role {
+                Role::System if index >= system_prompt => {
+                    let blocks = message
+                        .parts
+                        .iter()
+                        .filter_map(ContentPart::as_text)
+                        .filter(|text| !text.is_empty())
+                        .map(|text| Block::Text {
+                            text: Cow::Owned(system_prompt::as_user_text(text)),
+                            cache_control: None,
+                        })
+                        .collect();
+                    conversation.push("user", blocks, &mut last);
+                }
                 Role::System => {
                     for text in message.parts.iter().filter_map(ContentPart::as_text) {
                         if !text.is_empty() {

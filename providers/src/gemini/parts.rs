@@ -32,7 +32,7 @@ use crate::ProviderError;
 pub(super) enum Part<'a> {
     /// Text, with the signature that came on it.
     Text {
-        text: &'a str,
+        text: Cow<'a, str>,
         #[serde(skip_serializing_if = "Option::is_none")]
         thought_signature: Option<&'a str>,
     },
@@ -115,10 +115,25 @@ pub(super) fn user(message: &Message) -> Vec<Part<'_>> {
         .iter()
         .filter_map(|part| match part {
             ContentPart::Text { text, .. } => Some(Part::Text {
-                text,
+                text: Cow::Borrowed(text),
                 thought_signature: None,
             }),
             other => media(other),
+        })
+        .collect()
+}
+
+/// The parts of a system message after the conversation began: its text, marked as a system
+/// instruction, in a user turn (see `system_prompt`).
+pub(super) fn later_system(message: &Message) -> Vec<Part<'_>> {
+    message
+        .parts
+        .iter()
+        .filter_map(ContentPart::as_text)
+        .filter(|text| !text.is_empty())
+        .map(|text| Part::Text {
+            text: Cow::Owned(crate::system_prompt::as_user_text(text)),
+            thought_signature: None,
         })
         .collect()
 }
@@ -143,7 +158,7 @@ pub(super) fn model(
                     continue;
                 }
                 Part::Text {
-                    text,
+                    text: Cow::Borrowed(text),
                     thought_signature,
                 }
             }
@@ -302,7 +317,7 @@ impl<'c, 'a> ToolTurn<'c, 'a> {
             match content {
                 ContentPart::ToolResponse(response) => self.response(response)?,
                 ContentPart::Text { text, .. } => self.others.push(Part::Text {
-                    text,
+                    text: Cow::Borrowed(text),
                     thought_signature: None,
                 }),
                 ContentPart::ImageUrl { url, .. } => {

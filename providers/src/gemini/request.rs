@@ -24,7 +24,7 @@ use super::parts::{self, Part, ToolTurn};
 use super::schema;
 use crate::{
     ChatRequest, ModelInfo, ProviderError, ReasoningEffort, ReasoningReplay, ResponseFormat,
-    ToolChoice,
+    ToolChoice, system_prompt,
 };
 
 /// What the body depends on besides the request.
@@ -201,10 +201,10 @@ pub(super) fn body<'a>(
     target: &Target<'_>,
     request: &'a ChatRequest,
 ) -> Result<Body<'a>, ProviderError> {
-    let system: Vec<SystemText<'a>> = request
-        .messages
+    // The system messages that open the conversation are the system instruction; later ones
+    // stay where they are, as user text (`contents`).
+    let system: Vec<SystemText<'a>> = request.messages[..system_prompt::leading(&request.messages)]
         .iter()
-        .filter(|m| m.role == Role::System)
         .map(|m| SystemText { text: text_of(m) })
         .collect();
     let declarations: Vec<FunctionDeclaration<'a>> = request
@@ -258,7 +258,8 @@ fn text_of(message: &Message) -> Cow<'_, str> {
 
 /// `contents`: human messages are `user` turns, AI messages `model` turns, and each run of
 /// tool messages one `user` turn of function responses (Gemini wants every response of a
-/// parallel round in one turn). System messages went to `systemInstruction`.
+/// parallel round in one turn). The opening system messages went to `systemInstruction`; a
+/// later one is a `user` turn of marked text.
 fn contents<'a>(
     target: &Target<'_>,
     messages: &'a [Message],
@@ -268,6 +269,7 @@ fn contents<'a>(
         .rposition(|m| m.role == Role::Human && m.parts.iter().any(|p| p.as_text().is_some()))
         .map_or(0, |index| index + 1);
     let replayed = target.replay.replayed(messages);
+    let system_prompt = system_prompt::leading(messages);
     let mut contents = Vec::new();
     let mut calls: Vec<Vec<&ToolCall>> = Vec::new();
     let mut tool_messages: Vec<&Message> = Vec::new();
@@ -281,7 +283,8 @@ fn contents<'a>(
             tool_messages.clear();
         }
         match message.role {
-            Role::System => {}
+            Role::System if index < system_prompt => {}
+            Role::System => push(&mut contents, "user", parts::later_system(message)),
             Role::Human => push(&mut contents, "user", parts::user(message)),
             Role::Ai => {
                 calls.push(message.tool_calls().collect());

@@ -23,6 +23,7 @@ use crate::spec::ModelRequest;
 
 mod answer;
 mod logged;
+mod media;
 mod replay;
 
 pub use answer::{Answer, Cache, Events, Failure, Provenance, Stopped};
@@ -124,6 +125,10 @@ pub enum GatewayError {
         /// Its provider's name (`anthropic`, `google`, …).
         provider: &'static str,
     },
+    /// An image or file the client named by URL could not be fetched for a provider that
+    /// needs its bytes.
+    #[error("{0}")]
+    Media(#[from] tools::MediaFetchError),
 }
 
 /// Where the answer comes from.
@@ -246,6 +251,12 @@ impl ChatService {
 
         let repairs = faults.len();
         if call.logging == Logging::Off {
+            media::inline_for(
+                self.media_fetcher(),
+                config.provider(),
+                &mut request.messages,
+            )
+            .await?;
             return Ok(PreparedCall {
                 source: Source::Model {
                     model,
@@ -299,13 +310,22 @@ impl ChatService {
         let transcript = request.messages.clone();
         let (source, stored) = match stored {
             Some((message, node)) => (Source::Stored(message), Some(node)),
-            None => (
-                Source::Model {
-                    model,
-                    request: Box::new(request),
-                },
-                None,
-            ),
+            None => {
+                // The tree keeps the URL the client sent; only the provider gets the bytes.
+                media::inline_for(
+                    self.media_fetcher(),
+                    config.provider(),
+                    &mut request.messages,
+                )
+                .await?;
+                (
+                    Source::Model {
+                        model,
+                        request: Box::new(request),
+                    },
+                    None,
+                )
+            }
         };
         Ok(PreparedCall {
             source,

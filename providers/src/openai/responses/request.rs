@@ -96,7 +96,7 @@ struct ReasoningOptions {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 enum Item<'a> {
-    /// A user message.
+    /// A user message, or a system message after the conversation began.
     User {
         content: Content<'a>,
         role: &'static str,
@@ -214,7 +214,14 @@ pub(in crate::openai) fn body<'a>(
     let mut instructions = Vec::new();
     let mut input = Vec::new();
     let mut pending_media: Vec<Part<'a>> = Vec::new();
-    for (message, replayed) in request.messages.iter().zip(replayed) {
+    // The system messages that open the conversation are the `instructions`; a later one is a
+    // message item where it stands, as the Responses API takes it anywhere.
+    let opening = request
+        .messages
+        .iter()
+        .take_while(|message| message.role == Role::System)
+        .count();
+    for (index, (message, replayed)) in request.messages.iter().zip(replayed).enumerate() {
         if message.role != Role::Tool && !pending_media.is_empty() {
             input.push(Item::User {
                 content: Content::Parts(std::mem::take(&mut pending_media)),
@@ -222,7 +229,11 @@ pub(in crate::openai) fn body<'a>(
             });
         }
         match message.role {
-            Role::System => instructions.push(message.text()),
+            Role::System if index < opening => instructions.push(message.text()),
+            Role::System => input.push(Item::User {
+                content: Content::Text(Cow::Owned(message.text())),
+                role: target.system_role.as_str(),
+            }),
             Role::Human => input.push(Item::User {
                 content: user_content(message),
                 role: "user",

@@ -150,6 +150,12 @@ pub(crate) fn gateway_error(error: GatewayError) -> OpenAiError {
             )
             .with_param(param)
         }
+        // The client named the URL: what it must change is its request.
+        GatewayError::Media(_) => OpenAiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_media_url",
+            error.to_string(),
+        ),
         GatewayError::Agent { .. } => OpenAiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_agent",

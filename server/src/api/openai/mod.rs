@@ -4,6 +4,7 @@
 pub(crate) mod chat_completions;
 pub mod error;
 pub(crate) mod gateway;
+pub(crate) mod media;
 pub(crate) mod models;
 pub(crate) mod options;
 pub(crate) mod responses;

@@ -1,8 +1,6 @@
 //! A Chat Completions request to a [`GatewayCall`]: the messages in Skein's model, the
 //! client's tools declared (never run), each option honoured or refused by name.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
 use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, ToolSpec};
 use providers::{ChatOptions, ChatRequest, ReasoningEffort, ToolChoice};
 use serde_json::{Value, json};
@@ -10,9 +8,10 @@ use service::{GatewayCall, Logging, ModelRequest, Thread};
 
 use super::schema::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
-    InputReasoningDetail,
+    FileInput, InputReasoningDetail,
 };
 use crate::api::openai::error::OpenAiError;
+use crate::api::openai::media;
 use crate::api::openai::options::{SharedFields, given, unserved};
 use crate::api::response_format::{self, Layout};
 
@@ -188,19 +187,9 @@ fn conversation(items: Vec<ChatMessage>) -> Result<Vec<Message>, OpenAiError> {
     for (index, item) in items.into_iter().enumerate() {
         let field = format!("messages[{index}]");
         let message = match item.role.as_str() {
-            "system" | "developer" => {
-                if messages.iter().any(|message| message.role != Role::System) {
-                    return Err(OpenAiError::invalid(
-                        format!("{field}.role"),
-                        format!(
-                            "`{field}` is a {} message after the conversation began; Anthropic \
-                             and Gemini take instructions only at the start, so put it first",
-                            item.role
-                        ),
-                    ));
-                }
-                Message::new(Role::System, text_parts(&field, item.content)?)
-            }
+            // Anywhere, as OpenAI takes them: each provider's adapter places a later one
+            // (Anthropic and Gemini take one system prompt).
+            "system" | "developer" => Message::new(Role::System, text_parts(&field, item.content)?),
             "user" => Message::new(Role::Human, parts(&field, item.content)?),
             "assistant" => assistant(&field, item)?,
             "tool" => tool_response(&field, item, &messages)?,
@@ -215,13 +204,6 @@ fn conversation(items: Vec<ChatMessage>) -> Result<Vec<Message>, OpenAiError> {
             }
         };
         messages.push(message);
-    }
-    // Two leading system messages become one, as every provider takes one system prompt.
-    if messages.len() > 1 && messages[0].role == Role::System && messages[1].role == Role::System {
-        let first = messages.remove(0);
-        let mut parts = first.parts;
-        parts.append(&mut messages[0].parts);
-        messages[0].parts = parts;
     }
     Ok(messages)
 }
@@ -325,10 +307,17 @@ fn parts(field: &str, content: Option<ChatContent>) -> Result<Vec<ContentPart>, 
         Some(ChatContent::Parts(items)) => items
             .into_iter()
             .enumerate()
-            .map(|(index, part)| match part {
-                ChatContentPart::Text { text } => Ok(ContentPart::text(text)),
-                ChatContentPart::ImageUrl { image_url } => {
-                    image(&format!("{field}.content[{index}]"), &image_url.url)
+            .map(|(index, part)| {
+                let field = format!("{field}.content[{index}]");
+                match part {
+                    ChatContentPart::Text { text } => Ok(ContentPart::text(text)),
+                    ChatContentPart::ImageUrl { image_url } => {
+                        media::image(&field, &image_url.url, image_url.detail)
+                    }
+                    ChatContentPart::File { file } => file_part(&format!("{field}.file"), file),
+                    ChatContentPart::InputAudio { input_audio } => {
+                        media::audio(&field, &input_audio.data, &input_audio.format)
+                    }
                 }
             })
             .collect(),
@@ -354,10 +343,15 @@ fn text_of(field: &str, content: Option<ChatContent>) -> Result<String, OpenAiEr
             for (index, part) in items.into_iter().enumerate() {
                 match part {
                     ChatContentPart::Text { text: piece } => text.push_str(&piece),
-                    ChatContentPart::ImageUrl { .. } => {
+                    ChatContentPart::ImageUrl { .. }
+                    | ChatContentPart::File { .. }
+                    | ChatContentPart::InputAudio { .. } => {
                         return Err(OpenAiError::invalid(
                             format!("{field}.content[{index}]"),
-                            format!("`{field}` may hold text only; images go in user messages"),
+                            format!(
+                                "`{field}` may hold text only; images, files and audio go in \
+                                 user messages"
+                            ),
                         ));
                     }
                 }
@@ -367,21 +361,16 @@ fn text_of(field: &str, content: Option<ChatContent>) -> Result<String, OpenAiEr
     }
 }
 
-/// An image part: a `data:` URL decoded, any other URL passed on.
-pub(crate) fn image(field: &str, url: &str) -> Result<ContentPart, OpenAiError> {
-    let Some(rest) = url.strip_prefix("data:") else {
-        return Ok(ContentPart::image_url(url));
-    };
-    let Some((media_type, data)) = rest.split_once(";base64,") else {
-        return Err(OpenAiError::invalid(
-            field,
-            format!("`{field}` is a `data:` URL that is not base64; send `data:<type>;base64,…`"),
-        ));
-    };
-    let bytes = STANDARD.decode(data.trim()).map_err(|err| {
-        OpenAiError::invalid(field, format!("`{field}` is not valid base64: {err}"))
-    })?;
-    Ok(ContentPart::binary(media_type, bytes))
+/// A `file` part at `field`: inline data; an uploaded file's id is refused by name.
+fn file_part(field: &str, file: FileInput) -> Result<ContentPart, OpenAiError> {
+    match (file.file_data, file.file_id) {
+        (Some(data), _) => media::file_data(field, &data, file.filename.as_deref()),
+        (None, Some(_)) => Err(media::file_id(&format!("{field}.file_id"))),
+        (None, None) => Err(OpenAiError::invalid(
+            format!("{field}.file_data"),
+            format!("`{field}` has no `file_data`; send the file as a `data:` URL"),
+        )),
+    }
 }
 
 fn tool_spec(index: usize, tool: ChatTool) -> Result<ToolSpec, OpenAiError> {

@@ -160,8 +160,8 @@ pub struct StreamOptions {
 pub struct ChatMessage {
     /// `system`, `developer`, `user`, `assistant` or `tool`.
     pub role: String,
-    /// Text, or a list of parts (`text`, `image_url`); may be null on an assistant message
-    /// with tool calls.
+    /// Text, or a list of parts (`text`; on user messages also `image_url`, `file` and
+    /// `input_audio`); may be null on an assistant message with tool calls.
     #[serde(default)]
     pub content: Option<ChatContent>,
     /// A participant name; accepted and not sent on (no provider but OpenAI reads it).
@@ -210,6 +210,42 @@ pub enum ChatContentPart {
         /// The image.
         image_url: ImageUrl,
     },
+    /// A file, inline.
+    File {
+        /// The file.
+        file: FileInput,
+    },
+    /// Audio, inline.
+    InputAudio {
+        /// The audio.
+        input_audio: InputAudio,
+    },
+}
+
+/// `file` of a file part.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileInput {
+    /// The file as a `data:<type>;base64,…` URL (or bare base64 when `filename` tells the
+    /// type).
+    #[serde(default)]
+    pub file_data: Option<String>,
+    /// An uploaded file's id: refused, as this server keeps no files.
+    #[serde(default)]
+    pub file_id: Option<String>,
+    /// The file's name.
+    #[serde(default)]
+    pub filename: Option<String>,
+}
+
+/// `input_audio` of an audio part.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InputAudio {
+    /// The audio, base64.
+    pub data: String,
+    /// `wav` or `mp3`.
+    pub format: String,
 }
 
 /// `image_url` of an image part.
@@ -218,7 +254,8 @@ pub enum ChatContentPart {
 pub struct ImageUrl {
     /// An `https:` or `data:` URL.
     pub url: String,
-    /// `auto`, `low` or `high`; accepted and not sent on.
+    /// `auto`, `low` or `high`: sent on to OpenAI; other providers choose the resolution
+    /// themselves.
     #[serde(default)]
     pub detail: Option<String>,
 }

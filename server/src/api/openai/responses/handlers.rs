@@ -23,6 +23,7 @@ use crate::api::openai::gateway::{
 use crate::api::openai::responses::encode::{
     ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject, ResponseState,
 };
+use crate::api::openai::responses::file_urls::fetch_file_urls;
 use crate::api::openai::responses::plan::{
     ResponsesCall, continue_after, name_outputs, response_call,
 };
@@ -58,7 +59,8 @@ pub(crate) async fn create_response(
     Extension(caller): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
-    let request: CreateResponseRequest = read_request(&app, body)?;
+    let mut request: CreateResponseRequest = read_request(&app, body)?;
+    fetch_file_urls(app.service.chat().media_fetcher(), request.input.as_mut()).await?;
     let model_name = request.model.trim().to_owned();
     let planned = response_call(request)?;
     let (agent, permit) = admit(&app, caller, &planned.call)?;

@@ -2,11 +2,13 @@
 //! `POST /v1/responses/{id}/cancel`.
 //!
 //! - `schema`: the request ([`CreateResponseRequest`](schema::CreateResponseRequest)).
+//! - `file_urls`: `input_file` parts by URL, fetched before planning.
 //! - `plan`: a request to a gateway call, continuing a stored response when asked.
 //! - `encode`: the answer as numbered stream events or as one `response` object.
 //! - `handlers`: the handlers.
 
 pub mod encode;
+pub(crate) mod file_urls;
 pub(crate) mod handlers;
 pub(crate) mod plan;
 pub(crate) mod schema;

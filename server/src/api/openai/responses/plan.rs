@@ -9,9 +9,10 @@ use service::{GatewayCall, Logging, ModelRequest, Thread};
 use super::schema::{CreateResponseRequest, InputItem, ItemContent, ResponseTool};
 use super::schema::{InputSummaryText, ResponseContentPart};
 use crate::api::openai::chat_completions::plan::{
-    check_common, function_tool, image, named_tool_choice, reasoning_effort,
+    check_common, function_tool, named_tool_choice, reasoning_effort,
 };
 use crate::api::openai::error::OpenAiError;
+use crate::api::openai::media;
 use crate::api::openai::options::{SharedFields, given, unserved};
 use crate::api::openai::responses::encode::reasoning_block;
 use crate::api::response_format::{self, Layout};
@@ -181,9 +182,14 @@ pub(crate) fn continue_after(
     history: Vec<Message>,
     input: Vec<Message>,
 ) -> Result<Vec<Message>, OpenAiError> {
-    let (system, input): (Vec<Message>, Vec<Message>) = input
-        .into_iter()
-        .partition(|message| message.role == Role::System);
+    // The system messages that open the input are this request's instructions; later ones
+    // stay where the client put them.
+    let mut input = input;
+    let opening = input
+        .iter()
+        .take_while(|message| message.role == Role::System)
+        .count();
+    let system: Vec<Message> = input.drain(..opening).collect();
     let answered: Vec<&str> = input
         .iter()
         .flat_map(|message| &message.parts)
@@ -192,10 +198,11 @@ pub(crate) fn continue_after(
             _ => None,
         })
         .collect();
-    let mut history: Vec<Message> = history
-        .into_iter()
-        .filter(|message| message.role != Role::System)
-        .collect();
+    let history_opening = history
+        .iter()
+        .take_while(|message| message.role == Role::System)
+        .count();
+    let mut history: Vec<Message> = history.into_iter().skip(history_opening).collect();
     for message in history
         .iter_mut()
         .filter(|message| message.role == Role::Tool)
@@ -296,7 +303,7 @@ fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
             }
             InputItem::Message { role, content, .. } => {
                 close_answer(&mut messages, &mut answer);
-                let message = request_message(&field, &role, content, &messages)?;
+                let message = request_message(&field, &role, content)?;
                 messages.push(message);
             }
             InputItem::FunctionCallOutput {
@@ -328,33 +335,18 @@ fn close_answer(messages: &mut Vec<Message>, answer: &mut Vec<ContentPart>) {
 }
 
 /// A user or system message.
-fn request_message(
-    field: &str,
-    role: &str,
-    content: ItemContent,
-    earlier: &[Message],
-) -> Result<Message, OpenAiError> {
+fn request_message(field: &str, role: &str, content: ItemContent) -> Result<Message, OpenAiError> {
     match role {
         "user" => Ok(Message::new(Role::Human, parts(field, content)?)),
-        "system" | "developer" => {
-            if earlier.iter().any(|message| message.role != Role::System) {
-                return Err(OpenAiError::invalid(
-                    format!("{field}.role"),
-                    format!(
-                        "`{field}` is a {role} message after the conversation began; Anthropic \
-                         and Gemini take instructions only at the start, so put it first or use \
-                         `instructions`"
-                    ),
-                ));
-            }
-            Ok(Message::new(
-                Role::System,
-                text(field, content)?
-                    .map(ContentPart::text)
-                    .into_iter()
-                    .collect(),
-            ))
-        }
+        // Anywhere, as OpenAI takes them: each provider's adapter places a later one
+        // (Anthropic and Gemini take one system prompt).
+        "system" | "developer" => Ok(Message::new(
+            Role::System,
+            text(field, content)?
+                .map(ContentPart::text)
+                .into_iter()
+                .collect(),
+        )),
         other => Err(OpenAiError::invalid(
             format!("{field}.role"),
             format!("`{field}.role` is `{other}`; use user, assistant, system or developer"),
@@ -385,16 +377,37 @@ fn parts(field: &str, content: ItemContent) -> Result<Vec<ContentPart>, OpenAiEr
                     ResponseContentPart::Refusal { refusal } => Ok(ContentPart::text(refusal)),
                     ResponseContentPart::InputImage {
                         image_url: Some(url),
+                        detail,
                         ..
-                    } => image(&field, &url),
+                    } => media::image(&field, &url, detail),
                     ResponseContentPart::InputImage {
-                        image_url: None, ..
-                    } => Err(OpenAiError::invalid(
+                        file_id: Some(_), ..
+                    } => Err(media::file_id(&format!("{field}.file_id"))),
+                    ResponseContentPart::InputImage { .. } => Err(OpenAiError::invalid(
                         field.clone(),
                         format!(
-                            "`{field}` has no `image_url`; uploaded files are not kept here, \
-                                 so send the image as a URL or a `data:` URL"
+                            "`{field}` has no `image_url`; send the image as a URL or a `data:` \
+                             URL"
                         ),
+                    )),
+                    ResponseContentPart::InputFile {
+                        file_data: Some(data),
+                        filename,
+                        ..
+                    } => media::file_data(&field, &data, filename.as_deref()),
+                    ResponseContentPart::InputFile {
+                        file_url: Some(url),
+                        ..
+                    } => Err(OpenAiError::invalid(
+                        format!("{field}.file_url"),
+                        format!("`{field}.file_url` `{url}` was not fetched; send `file_data`"),
+                    )),
+                    ResponseContentPart::InputFile {
+                        file_id: Some(_), ..
+                    } => Err(media::file_id(&format!("{field}.file_id"))),
+                    ResponseContentPart::InputFile { .. } => Err(OpenAiError::invalid(
+                        format!("{field}.file_data"),
+                        format!("`{field}` has no `file_data` or `file_url`; send one"),
                     )),
                 }
             })
@@ -413,10 +426,14 @@ fn text(field: &str, content: ItemContent) -> Result<Option<String>, OpenAiError
                     ResponseContentPart::InputText { text: piece }
                     | ResponseContentPart::OutputText { text: piece }
                     | ResponseContentPart::Refusal { refusal: piece } => text.push_str(&piece),
-                    ResponseContentPart::InputImage { .. } => {
+                    ResponseContentPart::InputImage { .. }
+                    | ResponseContentPart::InputFile { .. } => {
                         return Err(OpenAiError::invalid(
                             format!("{field}.content[{index}]"),
-                            format!("`{field}` may hold text only; images go in user messages"),
+                            format!(
+                                "`{field}` may hold text only; images and files go in user \
+                                 messages"
+                            ),
                         ));
                     }
                 }

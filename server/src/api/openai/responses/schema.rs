@@ -291,9 +291,29 @@ pub enum ResponseContentPart {
         /// An `https:` or `data:` URL.
         #[serde(default)]
         image_url: Option<String>,
-        /// `auto`, `low` or `high`; accepted and not sent on.
+        /// An uploaded file's id: refused, as this server keeps no files.
+        #[serde(default)]
+        file_id: Option<String>,
+        /// `auto`, `low` or `high`: sent on to OpenAI; other providers choose the resolution
+        /// themselves.
         #[serde(default)]
         detail: Option<String>,
+    },
+    /// A file: inline, or by URL (fetched by this server under its media fetching rules).
+    InputFile {
+        /// The file as a `data:<type>;base64,…` URL (or bare base64 when `filename` tells
+        /// the type).
+        #[serde(default)]
+        file_data: Option<String>,
+        /// An `https:` URL of the file.
+        #[serde(default)]
+        file_url: Option<String>,
+        /// An uploaded file's id: refused, as this server keeps no files.
+        #[serde(default)]
+        file_id: Option<String>,
+        /// The file's name.
+        #[serde(default)]
+        filename: Option<String>,
     },
 }
 
