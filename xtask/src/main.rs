@@ -22,6 +22,8 @@ mod ci;
 mod cmd;
 mod mcp_servers;
 mod net;
+mod npm;
+mod live;
 mod openai_sdk;
 mod pg;
 mod schemathesis;
