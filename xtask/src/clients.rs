@@ -119,11 +119,15 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let chosen = choose(args)?;
     let started = Instant::now();
     let dir = target_dir().join("xtask-clients");
-    let bin = crate::venv::ensure(&dir, "clients-requirements.txt", "clients python").map_err(
-        |err| format!("{err}\n(the Python clients come from PyPI; needs python3 with venv)"),
-    )?;
+    let bin =
+        crate::venv::ensure(&dir, "clients-requirements.txt", "clients python").map_err(|err| {
+            format!("{err}\n(the Python clients come from PyPI; needs python3 with venv)")
+        })?;
     let npm = dir.join("npm");
-    if chosen.iter().any(|client| matches!(client.runtime, Runtime::Node)) {
+    if chosen
+        .iter()
+        .any(|client| matches!(client.runtime, Runtime::Node))
+    {
         require_tool("node")?;
         crate::npm::ensure(
             "clients",
@@ -140,10 +144,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let (outcomes, server_failures) = match outcomes {
         Ok(pair) => pair,
         Err(err) => {
-            return Err(format!(
-                "{err}\n(logs kept in {})",
-                run_dir.display()
-            ));
+            return Err(format!("{err}\n(logs kept in {})", run_dir.display()));
         }
     };
     print_table(&outcomes);
@@ -320,8 +321,13 @@ fn copy_scripts(source: &Path, npm: &Path) -> Result<(), String> {
         let path = entry.map_err(|err| err.to_string())?.path();
         if path.extension().is_some_and(|ext| ext == "mjs") {
             let copy = npm.join(path.file_name().unwrap_or_default());
-            fs::copy(&path, &copy)
-                .map_err(|err| format!("cannot copy {} to {}: {err}", path.display(), copy.display()))?;
+            fs::copy(&path, &copy).map_err(|err| {
+                format!(
+                    "cannot copy {} to {}: {err}",
+                    path.display(),
+                    copy.display()
+                )
+            })?;
         }
     }
     Ok(())
@@ -387,14 +393,20 @@ fn drive(client: &'static Client, mut command: Command, work: &Path) -> Vec<Outc
     if timed_out {
         outcomes.push(script_failure(
             client,
-            format!("killed after {CLIENT_TIMEOUT:?}; stderr in {}", stderr_path.display()),
+            format!(
+                "killed after {CLIENT_TIMEOUT:?}; stderr in {}",
+                stderr_path.display()
+            ),
         ));
     } else {
         match status {
             Ok(status) if status.success() => {}
             Ok(status) => outcomes.push(script_failure(
                 client,
-                format!("exited with {status}: {tail} (stderr in {})", stderr_path.display()),
+                format!(
+                    "exited with {status}: {tail} (stderr in {})",
+                    stderr_path.display()
+                ),
             )),
             Err(err) => outcomes.push(script_failure(client, format!("cannot wait: {err}"))),
         }
@@ -402,7 +414,10 @@ fn drive(client: &'static Client, mut command: Command, work: &Path) -> Vec<Outc
     if outcomes.is_empty() {
         outcomes.push(script_failure(
             client,
-            format!("printed no check: {tail} (stderr in {})", stderr_path.display()),
+            format!(
+                "printed no check: {tail} (stderr in {})",
+                stderr_path.display()
+            ),
         ));
     }
     outcomes
@@ -435,18 +450,38 @@ fn script_failure(client: &'static Client, detail: String) -> Outcome {
 
 /// The last `count` non-empty lines of `text`, joined with ` | `.
 fn last_lines(text: &str, count: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|line| !line.trim().is_empty()).collect();
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
     lines[lines.len().saturating_sub(count)..].join(" | ")
 }
 
 /// The summary: one row per check, failures with their reason (cut to one screen line).
 fn print_table(outcomes: &[Outcome]) {
-    let client_width = outcomes.iter().map(|o| o.client.len()).max().unwrap_or(6).max(6);
-    let check_width = outcomes.iter().map(|o| o.check.len()).max().unwrap_or(5).max(5);
-    println!("\n{:client_width$}  {:check_width$}  result  reason", "client", "check");
+    let client_width = outcomes
+        .iter()
+        .map(|o| o.client.len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let check_width = outcomes
+        .iter()
+        .map(|o| o.check.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    println!(
+        "\n{:client_width$}  {:check_width$}  result  reason",
+        "client", "check"
+    );
     for outcome in outcomes {
         let result = if outcome.passed { "PASS" } else { "FAIL" };
-        let detail = if outcome.passed { "" } else { shorten(&outcome.detail, 160) };
+        let detail = if outcome.passed {
+            ""
+        } else {
+            shorten(&outcome.detail, 160)
+        };
         println!(
             "{:client_width$}  {:check_width$}  {result:6}  {detail}",
             outcome.client, outcome.check
@@ -460,4 +495,3 @@ fn shorten(text: &str, limit: usize) -> &str {
         None => text,
     }
 }
-
