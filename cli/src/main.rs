@@ -17,6 +17,7 @@ mod redacted_log;
 mod render;
 mod run;
 mod sanitize;
+mod schema;
 mod serve;
 mod signal;
 
