@@ -35,11 +35,34 @@ pub(crate) fn remove_api_keys(command: &mut Command) {
     }
 }
 
-/// `cargo` as cargo itself was invoked (respects `$CARGO`).
+/// `cargo` as cargo itself was invoked (respects `$CARGO`), without the variables `cargo run`
+/// set for xtask itself: build scripts that watch them (ring's watches `CARGO_MANIFEST_DIR`
+/// and `CARGO_PKG_*`) would otherwise see other values than in a build from a shell, and
+/// every build would recompile them and all that depends on them.
 pub(crate) fn cargo() -> Command {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     command.current_dir(workspace_root());
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(set_by_cargo_run) {
+            command.env_remove(name);
+        }
+    }
     command
+}
+
+/// Whether `name` is one of the variables `cargo run` sets for the program it runs.
+fn set_by_cargo_run(name: &str) -> bool {
+    name.starts_with("CARGO_PKG_")
+        || matches!(
+            name,
+            "CARGO_MANIFEST_DIR"
+                | "CARGO_MANIFEST_PATH"
+                | "CARGO_MANIFEST_LINKS"
+                | "CARGO_CRATE_NAME"
+                | "CARGO_BIN_NAME"
+                | "CARGO_PRIMARY_PACKAGE"
+                | "OUT_DIR"
+        )
 }
 
 /// Runs `command`, printing it first and its duration after; a non-zero exit is an error that
@@ -73,11 +96,20 @@ pub(crate) fn has_cargo_subcommand(subcommand: &str) -> bool {
         .is_ok_and(|status| status.success())
 }
 
-/// Builds the debug `skein` binary the API steps serve with; its path.
+/// Builds the debug `skein` binary the API steps serve with; its path. Built with the whole
+/// workspace's features, as the lints and tests build it, so that after them (in `ci`, or on a
+/// developer's machine) this is a no-op instead of a second build of every dependency.
 pub(crate) fn build_skein() -> Result<PathBuf, String> {
     step(
         "build skein",
-        cargo().args(["build", "--locked", "-p", "cli", "--bin", "skein"]),
+        cargo().args([
+            "build",
+            "--locked",
+            "--workspace",
+            "--all-features",
+            "--bin",
+            "skein",
+        ]),
     )?;
     Ok(target_dir().join("debug").join("skein"))
 }

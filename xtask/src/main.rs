@@ -10,6 +10,10 @@
 //!   (also a step of `ci`).
 //! - `cargo xtask openai-sdk`: the official `openai` Python SDK against a live server whose
 //!   providers are recorded streams replayed on loopback (also a step of `ci`).
+//! - `cargo xtask clients [CLIENT…]`: real OpenAI clients (openai-python, openai-agents,
+//!   langchain-openai, pydantic-ai, `llm`, the Vercel AI SDK, openai npm) against a live
+//!   `skein serve` with the echo model and recorded providers; one line per check and a summary
+//!   table (not yet a step of `ci`).
 //! - `cargo xtask mcp-servers`: installs the real MCP servers the `mcp` crate's tests run
 //!   against (npm's server-everything, the Python `mcp` SDK) under `target/xtask-mcp/` (also a
 //!   step of `ci`).
@@ -19,9 +23,12 @@
 
 mod bench;
 mod ci;
+mod clients;
 mod cmd;
+mod live;
 mod mcp_servers;
 mod net;
+mod npm;
 mod openai_sdk;
 mod pg;
 mod schemathesis;
@@ -43,6 +50,9 @@ commands:
            API fuzzing: schemathesis against a live `skein serve` (echo model, offline)
   openai-sdk
            the official `openai` Python SDK against a live `skein serve` (recorded providers)
+  clients [CLIENT...]
+           real OpenAI clients (Python and JS SDKs, agents, langchain, pydantic-ai, llm, Vercel
+           AI SDK) against a live `skein serve` (echo model and recorded providers)
   mcp-servers
            installs the MCP servers the `mcp` tests use (npm, PyPI) under target/xtask-mcp/
 ";
@@ -56,6 +66,7 @@ fn main() -> ExitCode {
         Some("schemathesis") => schemathesis::run(&args[1..]),
         Some("openai-sdk") => openai_sdk::run(&args[1..]),
         Some("mcp-servers") => mcp_servers::run(&args[1..]),
+        Some("clients") => clients::run(&args[1..]),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             Ok(())
