@@ -22,6 +22,8 @@ mod mcp;
 mod openai_responses;
 #[path = "providers.rs"]
 mod providers;
+#[path = "reasoning_resent.rs"]
+mod reasoning_resent;
 #[path = "responses.rs"]
 mod responses;
 #[path = "support/mod.rs"]

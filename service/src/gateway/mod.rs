@@ -22,6 +22,7 @@ use crate::spec::ModelRequest;
 
 mod answer;
 mod replay;
+mod restore;
 
 pub use answer::{Answer, Cache, Events, Failure, Provenance, Stopped};
 pub use replay::{answer_events, replay_events};
@@ -250,6 +251,18 @@ impl ChatService {
             )
             .await
             .map_err(store_error)?;
+        let matched = lookup.matched_answers(&request.messages);
+        let restored = restore::restore_reasoning(
+            self.store().as_ref(),
+            &config.model_id,
+            &mut request.messages,
+            &matched,
+        )
+        .await
+        .map_err(|error| store_error(AgentError::Store(error)))?;
+        if restored > 0 {
+            tracing::debug!(restored, "gave resent answers their stored reasoning back");
+        }
         let stored = log.cached(&lookup).await.map_err(store_error)?;
         let transcript = request.messages.clone();
         let (source, stored) = match stored {
