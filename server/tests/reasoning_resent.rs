@@ -360,3 +360,165 @@ async fn another_callers_identical_history_gets_no_signature_of_the_first() {
     assert_eq!(signature, "skip_thought_signature_validator");
     server.stop().await;
 }
+
+/// The finished response of a streamed `POST /v1/responses`.
+async fn streamed_response(response: reqwest::Response) -> Value {
+    let events = events(response).await;
+    let last = events.last().expect("some events");
+    assert_eq!(last.name, "response.completed", "{:?}", last.data);
+    last.data["response"].clone()
+}
+
+#[tokio::test]
+async fn item_references_stand_for_the_stored_items_with_their_reasoning() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/messages",
+        &[
+            "anthropic/stream_thinking_tool_use.sse",
+            "anthropic/stream_text_after_tool.sse",
+        ],
+    )
+    .await;
+    let server = TestServer::start(keyed(&mock, &[])).await;
+    let tools =
+        json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}]);
+    let question = "Which version? Then a joke.";
+    let first = streamed_response(
+        post(
+            &server,
+            "/v1/responses",
+            None,
+            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
+                    "input": question}),
+        )
+        .await,
+    )
+    .await;
+    let output = first["output"].as_array().unwrap();
+    assert_eq!(output[0]["type"], "reasoning");
+    assert_eq!(output[1]["type"], "function_call");
+    let call_id = output[1]["call_id"].clone();
+    // As the Vercel AI SDK continues after a reasoning step: references to the stored items.
+    // `store: false` here, so only the references can bring the thinking back.
+    let second = streamed_response(
+        post(
+            &server,
+            "/v1/responses",
+            None,
+            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
+            "store": false,
+            "input": [
+                {"role": "user", "content": [{"type": "input_text", "text": question}]},
+                {"type": "item_reference", "id": output[0]["id"]},
+                {"type": "item_reference", "id": output[1]["id"]},
+                {"type": "function_call_output", "call_id": call_id, "output": "1.2.3"},
+            ]}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(second["status"], "completed");
+    let sent = received(&mock).await;
+    let turn = &sent[1]["messages"][1];
+    assert_eq!(turn["content"][0]["type"], "thinking", "{turn}");
+    assert_eq!(turn["content"][0]["signature"], ANTHROPIC_SIGNATURE);
+    assert_eq!(turn["content"][1]["type"], "tool_use");
+    assert_eq!(turn["content"][1]["id"], "toolu_01825dXWLSoJwCst1qTsiWdb");
+    assert_eq!(
+        sent[1]["messages"][2]["content"][0]["tool_use_id"],
+        "toolu_01825dXWLSoJwCst1qTsiWdb"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn only_the_callers_own_items_can_be_referenced() {
+    let tokens = ["reference-token-a", "reference-token-b"];
+    let server = TestServer::start(ServerConfig {
+        tokens: tokens.iter().map(|token| Secret::new(*token)).collect(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let mine: Value = post(
+        &server,
+        "/v1/responses",
+        Some(tokens[0]),
+        &json!({"model": "echo", "input": "{\"raw\": \"Mine.\"}"}),
+    )
+    .await
+    .json()
+    .await
+    .unwrap();
+    let message = mine["output"][0]["id"].as_str().unwrap().to_owned();
+    assert!(message.starts_with("msg_"), "{mine}");
+    let continued = |message: &str| {
+        json!({"model": "echo", "input": [
+            {"role": "user", "content": "{\"raw\": \"Mine.\"}"},
+            {"type": "item_reference", "id": message},
+            {"role": "user", "content": "{\"raw\": \"Again.\"}"},
+        ]})
+    };
+    // The owner may refer to it: it stands for the stored message.
+    let own = post(
+        &server,
+        "/v1/responses",
+        Some(tokens[0]),
+        &continued(&message),
+    )
+    .await;
+    assert_eq!(own.status(), 200);
+    let own: Value = own.json().await.unwrap();
+    assert_eq!(own["output"][0]["content"][0]["text"], "Again.");
+
+    // Another caller gets a 400 for each of the owner's items, as for an id never given out.
+    let (stem, _) = message.rsplit_once('_').unwrap();
+    for id in [
+        message.clone(),
+        format!("{stem}_1"),
+        message.replacen("msg_", "rs_", 1),
+    ] {
+        let refused = post(&server, "/v1/responses", Some(tokens[1]), &continued(&id)).await;
+        assert_eq!(refused.status(), 400, "{id}");
+    }
+    let other = post(
+        &server,
+        "/v1/responses",
+        Some(tokens[1]),
+        &continued(&message),
+    )
+    .await;
+    assert_eq!(other.status(), 400);
+    let other: Value = other.json().await.unwrap();
+    assert_eq!(other["error"]["type"], "invalid_request_error");
+    assert_eq!(other["error"]["param"], "input[1].id");
+    assert!(
+        other["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&message),
+        "{other}"
+    );
+    let several = post(
+        &server,
+        "/v1/responses",
+        Some(tokens[0]),
+        &json!({"model": "echo", "input": [
+            {"role": "user", "content": "hi"},
+            {"type": "item_reference", "id": "rs_0123456789abcdef_0"},
+            {"type": "item_reference", "id": "not-an-item"},
+        ]}),
+    )
+    .await;
+    assert_eq!(several.status(), 400);
+    let several: Value = several.json().await.unwrap();
+    let text = several["error"]["message"].as_str().unwrap();
+    assert!(
+        text.contains("`rs_0123456789abcdef_0` (input[1])"),
+        "{text}"
+    );
+    assert!(text.contains("`not-an-item` (input[2])"), "{text}");
+    assert_eq!(several["error"]["param"], "input[1].id");
+    server.stop().await;
+}

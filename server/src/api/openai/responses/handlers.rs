@@ -28,6 +28,7 @@ use crate::api::openai::responses::encode::{
 use crate::api::openai::responses::plan::{
     ResponsesCall, continue_after, name_outputs, response_call,
 };
+use crate::api::openai::responses::references;
 use crate::api::state::App;
 
 /// Creates a response: a stream of Responses events, or one `response` object.
@@ -59,8 +60,9 @@ pub(crate) async fn create_response(
     Extension(caller): Extension<Principal>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
-    let request: CreateResponseRequest = read_request(&app, body)?;
+    let mut request: CreateResponseRequest = read_request(&app, body)?;
     let model_name = request.model.trim().to_owned();
+    references::resolve(&app, caller, &mut request.input).await?;
     let planned = response_call(request)?;
     let (agent, permit) = admit(&app, caller, &planned.call)?;
     let owner = app.service.owner(caller);
@@ -278,7 +280,11 @@ pub(crate) async fn cancel_response(
 }
 
 /// The node of `caller`'s response `id`.
-async fn stored(app: &App, caller: Principal, id: &str) -> Result<Option<Node>, OpenAiError> {
+pub(super) async fn stored(
+    app: &App,
+    caller: Principal,
+    id: &str,
+) -> Result<Option<Node>, OpenAiError> {
     app.service
         .chat()
         .owned_answer(id, app.service.owner(caller))
@@ -287,7 +293,11 @@ async fn stored(app: &App, caller: Principal, id: &str) -> Result<Option<Node>, 
 }
 
 /// A stored response as a `response` object.
-async fn from_node(app: &App, id: &str, node: &Node) -> Result<ResponseObject, OpenAiError> {
+pub(super) async fn from_node(
+    app: &App,
+    id: &str,
+    node: &Node,
+) -> Result<ResponseObject, OpenAiError> {
     let turn = app
         .service
         .chat()

@@ -2,6 +2,7 @@
 //! `POST /v1/responses/{id}/cancel`.
 //!
 //! - `schema`: the request ([`CreateResponseRequest`](schema::CreateResponseRequest)).
+//! - `references`: `item_reference` input items resolved to the caller's stored items.
 //! - `plan`: a request to a gateway call, continuing a stored response when asked.
 //! - `encode`: the answer as numbered stream events or as one `response` object.
 //! - `handlers`: the handlers.
@@ -9,6 +10,7 @@
 pub mod encode;
 pub(crate) mod handlers;
 pub(crate) mod plan;
+mod references;
 pub(crate) mod schema;
 
 use axum::Router;
