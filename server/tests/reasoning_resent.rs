@@ -522,3 +522,121 @@ async fn only_the_callers_own_items_can_be_referenced() {
     assert_eq!(several["error"]["param"], "input[1].id");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn without_a_stored_conversation_the_signature_rides_in_extra_content() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        GEMINI_STREAM,
+        &[
+            "gemini/stream_function_call_signature.sse",
+            "gemini/stream_text_after_function_call.sse",
+        ],
+    )
+    .await;
+    let server = TestServer::start(keyed(&mock, &[])).await;
+    let (question, function) = gemini_round();
+    let tools = json!([{"type": "function", "function": function}]);
+    let first = chunks(
+        post(
+            &server,
+            "/v1/chat/completions",
+            None,
+            &json!({"model": "gemini-2.5-flash", "stream": true, "tools": tools, "store": false,
+                    "messages": [{"role": "user", "content": question}]}),
+        )
+        .await,
+    )
+    .await;
+    // Where Gemini's OpenAI compatibility puts it: `extra_content.google.thought_signature`
+    // on the call, here on a piece of call 0.
+    let signature = first
+        .iter()
+        .filter_map(|chunk| chunk.pointer("/choices/0/delta/tool_calls/0"))
+        .find_map(|piece| piece.pointer("/extra_content/google/thought_signature"))
+        .expect("the call's signature reaches the client")
+        .clone();
+    assert_eq!(signature_bytes(&signature), recorded_gemini_signature());
+    let mut call = streamed_call(&first);
+    call["extra_content"] = json!({"google": {"thought_signature": signature}});
+    // `store: false`: nothing to restore from, so only what the client sends back counts.
+    let answered = chunks(
+        post(
+            &server,
+            "/v1/chat/completions",
+            None,
+            &json!({"model": "gemini-2.5-flash", "stream": true, "tools": tools, "store": false,
+                "messages": [
+                    {"role": "user", "content": question},
+                    {"role": "assistant", "content": null, "tool_calls": [call]},
+                    {"role": "tool", "tool_call_id": call["id"], "content": "{\"country\": \"France\"}"},
+                ]}),
+        )
+        .await,
+    )
+    .await;
+    assert!(!answered.is_empty());
+    let sent = received(&mock).await;
+    assert_eq!(
+        signature_bytes(&call_part(&sent[1])["thoughtSignature"]),
+        recorded_gemini_signature()
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn reasoning_items_sent_back_without_encrypted_content_get_their_signature_back() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/messages",
+        &[
+            "anthropic/stream_thinking_tool_use.sse",
+            "anthropic/stream_text_after_tool.sse",
+        ],
+    )
+    .await;
+    let server = TestServer::start(keyed(&mock, &[])).await;
+    let tools =
+        json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}]);
+    let question = "Which version? Then a joke.";
+    let first = streamed_response(
+        post(
+            &server,
+            "/v1/responses",
+            None,
+            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
+                    "input": question}),
+        )
+        .await,
+    )
+    .await;
+    // The Agents SDK sends the reasoning item back without `encrypted_content` unless it
+    // asked for it with `include`.
+    let mut items = first["output"].as_array().unwrap().clone();
+    items[0]
+        .as_object_mut()
+        .unwrap()
+        .remove("encrypted_content");
+    let call_id = items[1]["call_id"].clone();
+    items.insert(0, json!({"role": "user", "content": question}));
+    items.push(json!({"type": "function_call_output", "call_id": call_id, "output": "1.2.3"}));
+    let second = streamed_response(
+        post(
+            &server,
+            "/v1/responses",
+            None,
+            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools, "input": items}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(second["status"], "completed");
+    let sent = received(&mock).await;
+    let turn = &sent[1]["messages"][1];
+    assert_eq!(turn["content"][0]["type"], "thinking", "{turn}");
+    assert_eq!(turn["content"][0]["signature"], ANTHROPIC_SIGNATURE);
+    assert_eq!(turn["content"][1]["id"], "toolu_01825dXWLSoJwCst1qTsiWdb");
+    server.stop().await;
+}

@@ -4,7 +4,8 @@
 //! a client that resends its history finds that history's path instead of writing it again.
 //!
 //! [`Service::call`](crate::Service::call) answers a call (`answer.rs`); whole answers become
-//! the events a model would have streamed in `replay.rs`.
+//! the events a model would have streamed in `replay.rs`; a resent history gets the reasoning
+//! its client dropped back from the tree in `restore.rs`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

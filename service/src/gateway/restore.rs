@@ -11,7 +11,7 @@
 //! back the reasoning it issued, never another provider's.
 
 use conversation_tree::{NodeId, Store, StoreError};
-use messages::{ContentPart, Message, Role};
+use messages::{ContentPart, Message, Reasoning, Role};
 
 /// Restores the reasoning of the answers in `messages` that `matched` found stored
 /// ([`agent_loop::Lookup::matched_answers`]) and that the client sent without any: those of the
@@ -53,12 +53,17 @@ pub(crate) async fn restore_reasoning(
     Ok(restored)
 }
 
-/// Whether `message` carries any reasoning: a block, or a signature on a text part or a call.
+/// Whether `message` carries reasoning a provider can check: a signature or encrypted data,
+/// on a block, a text part or a call. Reasoning text alone (the Agents SDK sends reasoning
+/// items back without their `encrypted_content`) is not enough for the provider, so such an
+/// answer is restored too.
 fn has_reasoning(message: &Message) -> bool {
+    let opaque =
+        |reasoning: &Reasoning| reasoning.signature.is_some() || reasoning.encrypted.is_some();
     message.parts.iter().any(|part| match part {
-        ContentPart::Reasoning(_) => true,
-        ContentPart::Text { reasoning, .. } => reasoning.is_some(),
-        ContentPart::ToolCall(call) => call.reasoning.is_some(),
+        ContentPart::Reasoning(reasoning) => opaque(reasoning),
+        ContentPart::Text { reasoning, .. } => reasoning.as_ref().is_some_and(opaque),
+        ContentPart::ToolCall(call) => call.reasoning.as_ref().is_some_and(opaque),
         _ => false,
     })
 }
@@ -81,7 +86,7 @@ fn with_client_ids(sent: &Message, mut stored: Message) -> Option<Message> {
 
 #[cfg(test)]
 mod tests {
-    use messages::{Reasoning, ToolCall};
+    use messages::ToolCall;
 
     use super::*;
 
@@ -104,6 +109,15 @@ mod tests {
         );
         assert!(has_reasoning(&whole));
         assert!(!has_reasoning(&sent));
+        // Reasoning text without its signature is not what the provider checks.
+        let summary_only = Message::new(
+            Role::Ai,
+            vec![ContentPart::Reasoning(Reasoning {
+                text: "thinking".into(),
+                ..Reasoning::default()
+            })],
+        );
+        assert!(!has_reasoning(&summary_only));
         // Another number of calls is another answer: nothing is restored.
         assert_eq!(with_client_ids(&Message::ai("text"), stored), None);
     }
