@@ -7,7 +7,8 @@
 //!
 //! What every protocol shares sits here: `server` (the router and serving), `state` (what
 //! every handler shares), `auth`, `guard`, `limit`, `listen`, `body`, `bounded`, `error`,
-//! `failure`, `openapi`, `health`, and `layers` (what every protocol's routes pass).
+//! `failure`, `openapi`, `health`, `layers` (what every protocol's routes pass) and `sse` (the
+//! event-stream body every protocol's encoder writes into).
 
 pub(crate) mod auth;
 pub(crate) mod body;
@@ -23,4 +24,5 @@ pub(crate) mod listen;
 pub(crate) mod openai;
 pub(crate) mod openapi;
 pub(crate) mod server;
+pub(crate) mod sse;
 pub(crate) mod state;

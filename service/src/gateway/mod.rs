@@ -22,6 +22,7 @@ use crate::owner::sha256_hex;
 use crate::spec::ModelRequest;
 
 mod answer;
+mod logged;
 mod replay;
 mod restore;
 
