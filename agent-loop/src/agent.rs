@@ -37,12 +37,13 @@ pub struct Agent {
 }
 
 /// What an agent is made of.
+#[derive(Clone)]
 pub(crate) struct Inner {
     pub(crate) model: Arc<dyn ChatModel>,
     pub(crate) tools: ToolSet,
     pub(crate) providers: Vec<Arc<dyn ToolProvider>>,
     pub(crate) modifiers: Vec<Arc<dyn crate::tools::PromptModifier>>,
-    pub(crate) text: Option<TextProtocol>,
+    pub(crate) text: Option<Arc<TextProtocol>>,
     pub(crate) max_rounds: usize,
     pub(crate) system: Option<String>,
     pub(crate) policy: ContextPolicy,

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use providers::{ChatModel, ChatOptions, ReasoningEffort, ToolChoice};
+use providers::{ChatModel, ChatOptions, ReasoningEffort, ResponseFormat, ToolChoice};
 use text_format::TextFormat;
 use toolchain::ToolSet;
 
@@ -222,6 +222,14 @@ impl AgentBuilder {
         self
     }
 
+    /// The shape of every answer: free text, a JSON object, or JSON valid for a schema (see
+    /// also [`Agent::run_typed`](crate::Agent::run_typed), which sets it from a Rust type).
+    #[must_use]
+    pub fn response_format(mut self, format: ResponseFormat) -> Self {
+        self.options.response_format = Some(format);
+        self
+    }
+
     /// Reasoning effort for every request ("deep thinking").
     #[must_use]
     pub fn reasoning_effort(mut self, effort: ReasoningEffort) -> Self {
@@ -293,7 +301,7 @@ impl AgentBuilder {
         let counter = TokenCounter::for_model(model.info());
         let text = match self.mode {
             ToolMode::Native => None,
-            ToolMode::Text(format) => Some(TextProtocol::new(format, self.syntax)),
+            ToolMode::Text(format) => Some(Arc::new(TextProtocol::new(format, self.syntax))),
         };
         Ok(Agent {
             inner: Arc::new(Inner {

@@ -74,6 +74,22 @@ pub enum AgentError {
     #[error("the conversation store failed: {0}")]
     Store(#[source] conversation_tree::StoreError),
 
+    /// A typed run's final answer is not valid for the type asked for, even after the model
+    /// was told what was wrong once ([`Agent::run_typed`](crate::Agent::run_typed)).
+    #[error(
+        "the model's final answer is not a valid `{type_name}` ({error}), even after one \
+         correction; the answer is kept in this error's `text`. Try a model with native \
+         structured output, or loosen the type"
+    )]
+    InvalidOutput {
+        /// The Rust type asked for.
+        type_name: String,
+        /// The answer's text, as the model wrote it.
+        text: String,
+        /// Why it is not valid (serde's message, with the path to the faulty value).
+        error: String,
+    },
+
     /// The run was cancelled. The outcome holds the conversation up to that point, as a valid
     /// chain: tool calls that were cut short are answered.
     #[error("the run was cancelled after {} model call(s)", outcome.rounds)]

@@ -90,6 +90,7 @@ mod run;
 #[cfg(feature = "store")]
 mod store;
 mod tools;
+mod typed;
 
 pub use agent::{Agent, AgentStream};
 pub use builder::{AgentBuilder, DEFAULT_MAX_ROUNDS, TextSyntax, ToolMode};
@@ -108,10 +109,13 @@ pub use notice::{
 pub use outcome::{AgentOutcome, CallTiming, CompressionNotice, RoundRecord};
 pub use react::{ANSWER_SECTION, THINKING_SECTION};
 pub use tools::{PromptModifier, ToolProvider};
+pub use typed::Typed;
 
 // What the API exposes, so callers need no direct dependency for it.
 pub use messages::{ContentPart, Message};
-pub use providers::{ChatModel, ChatOptions, ReasoningEffort, ToolChoice, Usage};
+pub use providers::{
+    ChatModel, ChatOptions, JsonSchemaFormat, ReasoningEffort, ResponseFormat, ToolChoice, Usage,
+};
 pub use text_format::{MarkdownFormat, TextFormat, XmlFormat};
 pub use tokio_util::sync::CancellationToken;
 pub use toolchain::{ToolError, ToolSet};

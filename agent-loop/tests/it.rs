@@ -25,3 +25,5 @@ mod store_reuse_options;
 mod summarizer_options;
 #[path = "text_mode.rs"]
 mod text_mode;
+#[path = "typed.rs"]
+mod typed;

@@ -22,6 +22,7 @@ Examples:
   skein run --cid 7f3a… \"Go on\"               continue a given conversation
   skein run --from 3 \"Try again\"               a new branch after response #3
   skein run --json \"Hi\" | jq -c .event        the SSE events as JSON lines
+  skein run --schema \"name, age int\" \"Invent a pelican\"   a JSON answer for the schema
   skein run --base-url http://localhost:11434/v1 -m llama3.2 \"Hi\"   any OpenAI-compatible server
 
 Ctrl-C stops the answer (and the model call); what was said so far is logged.")]
@@ -33,10 +34,19 @@ pub(crate) struct RunArgs {
     /// Print every event as a JSON line: {"event": "content.delta", "data": {…}}.
     #[arg(long)]
     json: bool,
+    /// Answer with JSON valid for this schema: a JSON Schema inline or in a file, or fields
+    /// such as "name, age int, bio: their bio" (as `llm --schema`).
+    #[arg(long, value_name = "JSON|FILE")]
+    schema: Option<String>,
 }
 
 pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, CliError> {
     args.agent.check()?;
+    let response_format = args
+        .schema
+        .as_deref()
+        .map(crate::schema::response_format)
+        .transpose()?;
     let prompt = prompt(args.prompt.as_deref())?;
     // Options that cannot go together are refused before anything is opened.
     args.agent.tool_protocol()?;
@@ -47,7 +57,8 @@ pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, Cli
     // After the response `--from` names or the conversation's latest one (loaded by the
     // service, so the answer is logged below that very node), or a new conversation.
     let input = RunInput::Parts(vec![ContentPart::text(prompt)]);
-    let spec = args.agent.spec(&service, model, input, &resume)?;
+    let mut spec = args.agent.spec(&service, model, input, &resume)?;
+    spec.response_format = response_format;
     let ended = render::run_in_terminal(&service, spec, args.json).await;
     Ok(ended?.outcome)
 }

@@ -8,7 +8,7 @@ use std::process::Stdio;
 
 use assert_cmd::Command;
 use predicates::prelude::*;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::skein;
 
@@ -903,4 +903,36 @@ fn logs_upgrades_a_log_from_an_older_skein_once_and_lists_it() {
     let out =
         stdout_of(skein(dir.path()).args(["run", "--cid", "old-one", r#"{"raw": "Onwards"}"#]));
     assert_eq!(out, "Onwards\n");
+}
+
+#[test]
+fn run_schema_prints_the_json_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    // llm's concise form.
+    let out = stdout_of(skein(dir.path()).args(["run", "--schema", "name, age int", "Ada"]));
+    assert_eq!(report(&out), json!({"name": "Ada", "age": 0}));
+
+    // A JSON Schema in a file, with a tool called first.
+    let schema = dir.path().join("person.schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type": "object", "properties": {"name": {"type": "string"}, "tags": {"type": "array", "items": {"enum": ["a", "b"]}}}, "required": ["name", "tags"]}"#,
+    )
+    .unwrap();
+    let out = stdout_of(skein(dir.path()).args([
+        "run",
+        "--tool",
+        "calculator",
+        "--schema",
+        schema.to_str().unwrap(),
+        "Grace",
+    ]));
+    assert_eq!(report(&out), json!({"name": "Grace", "tags": ["a"]}));
+
+    // A schema that cannot be read is a usage error naming what is wrong.
+    skein(dir.path())
+        .args(["run", "--schema", "{not json", "hi"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("--schema"));
 }

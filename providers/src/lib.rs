@@ -36,8 +36,8 @@
 //!   [`collect`], which folds a stream into a [`ChatResponse`] (message, [`Usage`],
 //!   [`FinishReason`]).
 //! - [`ChatRequest`]: messages, tools ([`ToolSpec`]) and [`ChatOptions`] (temperature, max
-//!   tokens, stop, [`ToolChoice`], [`ReasoningEffort`] / thinking budget, [`PromptCache`]
-//!   hints, extra headers).
+//!   tokens, stop, [`ToolChoice`], [`ResponseFormat`] (structured output),
+//!   [`ReasoningEffort`] / thinking budget, [`PromptCache`] hints, extra headers).
 //! - [`ModelConfig`] (model id, protocol, endpoint, key, headers, plus [`RetryPolicy`],
 //!   [`Timeouts`] and [`Limits`]),
 //!   [`detect_provider`] (alias → id prefix → OpenAI), [`model_from_config`].
@@ -78,6 +78,7 @@ mod redact;
 mod registry;
 mod request;
 mod response;
+mod response_format;
 #[cfg(feature = "__http")]
 mod wire_numbers;
 
@@ -117,5 +118,6 @@ pub use request::{
     CacheBreakpoint, ChatOptions, ChatRequest, PromptCache, ReasoningEffort, ToolChoice,
 };
 pub use response::{ChatResponse, FinishReason, Usage};
+pub use response_format::{JsonSchemaFormat, ResponseFormat};
 
 pub use messages::{ContentPart, Message, Reasoning, Role, ToolCall, ToolResponse, ToolSpec};

@@ -449,6 +449,44 @@ impl ModelInfo {
         }
     }
 
+    /// Whether the model takes a JSON Schema for its answer natively. Only Anthropic's models
+    /// before Claude 4.5 (Claude 3.x, Sonnet 4, Opus 4) lack it: their adapter makes them call
+    /// a tool whose input schema is the answer's instead. Every other model is sent the schema
+    /// in its provider's own field, unknown ones included (a newer model has it; an older one's
+    /// refusal names the field).
+    ///
+    /// ```
+    /// use providers::{ModelInfo, Provider};
+    ///
+    /// let native = |provider, id| ModelInfo::lookup(provider, id).native_json_schema();
+    /// assert!(native(Provider::Anthropic, "claude-sonnet-4-5-20250929"));
+    /// assert!(native(Provider::Anthropic, "claude-opus-4-1"));
+    /// assert!(!native(Provider::Anthropic, "claude-sonnet-4-20250514"));
+    /// assert!(!native(Provider::Anthropic, "claude-3-5-haiku-latest"));
+    /// assert!(native(Provider::OpenAi, "gpt-4o"));
+    /// ```
+    pub fn native_json_schema(&self) -> bool {
+        if self.provider != Provider::Anthropic {
+            return true;
+        }
+        let id = self.id.trim().to_ascii_lowercase();
+        let old_claude_4 = ["claude-sonnet-4", "claude-opus-4"].iter().any(|family| {
+            id.strip_prefix(family).is_some_and(|rest| {
+                // The family itself, a dated snapshot or `-latest`, not a later `-4-5`.
+                rest.is_empty()
+                    || rest.starts_with('@')
+                    || rest == "-latest"
+                    || rest.strip_prefix('-').is_some_and(|date| {
+                        date.len() >= 8 && date.bytes().take(8).all(|b| b.is_ascii_digit())
+                    })
+            })
+        });
+        let before_4 = ["claude-2", "claude-3", "claude-instant"]
+            .iter()
+            .any(|family| id.starts_with(family));
+        !(old_claude_4 || before_4)
+    }
+
     /// Every model in the registry, with its family name as id (for `skein models`).
     pub fn all() -> impl Iterator<Item = ModelInfo> {
         MODELS

@@ -7,6 +7,8 @@ use std::time::Duration;
 use messages::{Message, ToolSpec};
 use serde::{Deserialize, Serialize};
 
+use crate::ResponseFormat;
+
 /// One request to a chat model: the conversation, the tools on offer and the [`ChatOptions`].
 ///
 /// ```
@@ -112,6 +114,9 @@ pub struct ChatOptions {
     pub stop: Vec<String>,
     /// Whether and which tool the model must call. Sent only with requests that offer tools.
     pub tool_choice: Option<ToolChoice>,
+    /// The shape the answer must take: free text (the default), a JSON object, or JSON valid
+    /// for a schema. Sent with or without tools.
+    pub response_format: Option<ResponseFormat>,
     /// Reasoning effort for reasoning models (OpenAI `reasoning_effort`, Anthropic
     /// `output_config.effort`, Gemini 3 `thinkingLevel`, the nearest level the model takes;
     /// Gemini 2.x a thinking budget).
@@ -143,6 +148,7 @@ impl fmt::Debug for ChatOptions {
             .field("max_tokens", &self.max_tokens)
             .field("stop", &self.stop)
             .field("tool_choice", &self.tool_choice)
+            .field("response_format", &self.response_format)
             .field("reasoning_effort", &self.reasoning_effort)
             .field("thinking_budget", &self.thinking_budget)
             .field("cache", &self.cache)

@@ -437,6 +437,7 @@ fn everything_request() -> ChatRequest {
         ],
         options: ChatOptions {
             tool_choice: Some(ToolChoice::Tool("screenshot".into())),
+            response_format: None,
             temperature: Some(0.2),
             max_tokens: Some(1000),
             stop: vec!["END".into()],

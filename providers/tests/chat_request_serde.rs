@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use providers::{
-    CacheBreakpoint, ChatOptions, ChatRequest, Message, PromptCache, ReasoningEffort, ToolChoice,
+    CacheBreakpoint, ChatOptions, ChatRequest, Message, PromptCache, ReasoningEffort,
+    ResponseFormat, ToolChoice,
 };
 
 fn every_option() -> ChatOptions {
@@ -14,6 +15,10 @@ fn every_option() -> ChatOptions {
         max_tokens: Some(u32::MAX),
         stop: vec!["\n\nHuman:".into(), String::new()],
         tool_choice: Some(ToolChoice::Tool("get_weather".into())),
+        response_format: Some(
+            ResponseFormat::json_schema("weather", serde_json::json!({"type": "object"}))
+                .strict(true),
+        ),
         reasoning_effort: Some(ReasoningEffort::Minimal),
         thinking_budget: Some(2048),
         cache: PromptCache {

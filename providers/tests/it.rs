@@ -25,6 +25,9 @@ mod deepseek;
 #[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
 #[path = "dialects.rs"]
 mod dialects;
+#[cfg(feature = "testing")]
+#[path = "echo_schema.rs"]
+mod echo_schema;
 #[path = "fuzz_targets.rs"]
 mod fuzz_targets;
 #[cfg(feature = "gemini")]
@@ -74,6 +77,9 @@ mod request_options;
 #[cfg(feature = "openai")]
 #[path = "responses_stateless_reasoning.rs"]
 mod responses_stateless_reasoning;
+#[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
+#[path = "structured_output.rs"]
+mod structured_output;
 #[cfg(any(
     feature = "openai",
     feature = "anthropic",

@@ -26,6 +26,8 @@ mod providers;
 mod reasoning_resent;
 #[path = "responses.rs"]
 mod responses;
+#[path = "structured_output.rs"]
+mod structured_output;
 #[path = "support/mod.rs"]
 mod support;
 #[path = "tool_protocols.rs"]

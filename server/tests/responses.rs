@@ -300,6 +300,7 @@ async fn health_and_openapi() {
             "max_tokens",
             "metadata",
             "model_config",
+            "response_format",
             "session_id",
             "system",
             "temperature",

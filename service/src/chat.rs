@@ -319,6 +319,9 @@ impl ChatService {
         if let Some(max_tokens) = spec.max_tokens {
             builder = builder.max_tokens(max_tokens);
         }
+        if let Some(format) = spec.response_format.clone() {
+            builder = builder.response_format(format);
+        }
         if let Some(timeout) = spec.tool_timeout {
             builder = builder.tool_timeout(timeout);
         }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use conversation_tree::{ConversationId, NodeId};
 use messages::{ContentPart, Message};
-use providers::{ModelConfig, ToolChoice};
+use providers::{ModelConfig, ResponseFormat, ToolChoice};
 
 /// How the model calls tools.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -128,6 +128,8 @@ pub struct RunSpec {
     pub temperature: Option<f64>,
     /// Output token limit; `None` leaves the provider's default.
     pub max_tokens: Option<u32>,
+    /// The answer's shape (JSON, or JSON valid for a schema); `None` is free text.
+    pub response_format: Option<ResponseFormat>,
     /// Ask the model to reason first.
     pub deep_thinking: bool,
     /// Compress the context near the model's window.
@@ -172,6 +174,7 @@ impl RunSpec {
             tool_timeout: None,
             temperature: None,
             max_tokens: None,
+            response_format: None,
             deep_thinking: false,
             compression: true,
             conversation: None,

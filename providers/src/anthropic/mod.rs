@@ -43,6 +43,7 @@
 //! [`decode_stream`] decodes a recorded stream body without HTTP (replays, benchmarks,
 //! fuzzing).
 
+mod answer_tool;
 mod content;
 mod error;
 mod request;
@@ -76,6 +77,8 @@ struct Messages {
     betas: Vec<String>,
     /// Whether thinking blocks go back: the configured policy, else the registry's.
     replay: crate::ReasoningReplay,
+    /// How a JSON answer is asked for: natively or through a forced tool.
+    json: request::JsonOutput,
 }
 
 /// Builds the Anthropic model for `config`.
@@ -83,7 +86,9 @@ pub(crate) fn from_config(
     config: &ModelConfig,
     info: ModelInfo,
 ) -> Result<Box<dyn ChatModel>, ProviderError> {
-    Ok(Box::new(model(config, info)?))
+    Ok(Box::new(answer_tool::AnswerAsText::new(model(
+        config, info,
+    )?)))
 }
 
 fn model(config: &ModelConfig, info: ModelInfo) -> Result<HttpModel<Messages>, ProviderError> {
@@ -105,6 +110,11 @@ fn model(config: &ModelConfig, info: ModelInfo) -> Result<HttpModel<Messages>, P
         replay: config
             .reasoning_replay
             .unwrap_or_else(|| info.reasoning_replay()),
+        json: if info.native_json_schema() {
+            request::JsonOutput::Native
+        } else {
+            request::JsonOutput::ForcedTool
+        },
     };
     let config = ModelConfig {
         default_headers: headers,
@@ -152,7 +162,14 @@ impl WireProtocol for Messages {
         request: &'a ChatRequest,
         stream: bool,
     ) -> Result<request::Built<'a>, ProviderError> {
-        request::build_replaying(&self.model, self.max_tokens, self.replay, request, stream)
+        request::build_replaying(
+            &self.model,
+            self.max_tokens,
+            self.replay,
+            self.json,
+            request,
+            stream,
+        )
     }
 
     /// One `anthropic-beta` joining the configured betas, the request's and those the body

@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use super::content::{Anchor, Block, CacheControl, Conversation, Turn};
 use crate::{
-    CacheBreakpoint, ChatRequest, ProviderError, ReasoningEffort, ReasoningReplay, ToolChoice,
+    CacheBreakpoint, ChatRequest, ProviderError, ReasoningEffort, ReasoningReplay, ResponseFormat,
+    ToolChoice,
 };
 
 /// The beta that lets `cache_control` take a one-hour `ttl`.
@@ -39,7 +40,7 @@ pub(super) struct Body<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     thinking: Option<Thinking>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    output_config: Option<OutputConfig>,
+    output_config: Option<OutputConfig<'a>>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     stream: bool,
 }
@@ -69,8 +70,43 @@ enum Thinking {
 }
 
 #[derive(Debug, Serialize)]
-struct OutputConfig {
-    effort: &'static str,
+struct OutputConfig<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    effort: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<OutputFormat<'a>>,
+}
+
+/// `output_config.format`: structured output, for the models that have it.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum OutputFormat<'a> {
+    JsonSchema { schema: &'a Value },
+}
+
+/// The tool a model without `output_config.format` is made to call with its answer as input
+/// (its calls come back to the caller as text).
+pub(super) const ANSWER_TOOL: &str = "json_answer";
+
+/// How a model takes a JSON [`ResponseFormat`](crate::ResponseFormat).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum JsonOutput {
+    /// `output_config.format` (Claude 4.5 models on).
+    Native,
+    /// A forced call of [`ANSWER_TOOL`] whose input schema is the answer's.
+    ForcedTool,
+}
+
+impl JsonOutput {
+    /// How `request` asks this model for JSON, if it does: `json_object` has no native form
+    /// (a format needs a schema), so it always goes through the tool.
+    pub(super) fn for_request(self, request: &ChatRequest) -> Option<JsonOutput> {
+        match request.options.response_format.as_ref()? {
+            ResponseFormat::Text => None,
+            ResponseFormat::JsonObject => Some(JsonOutput::ForcedTool),
+            ResponseFormat::JsonSchema(_) => Some(self),
+        }
+    }
 }
 
 /// A body plus the `anthropic-beta` features it needs; serialises as the body alone.
@@ -105,6 +141,7 @@ pub(super) fn build_replaying<'a>(
     model: &'a str,
     max_tokens: u32,
     replay: ReasoningReplay,
+    json: JsonOutput,
     request: &'a ChatRequest,
     stream: bool,
 ) -> Result<Built<'a>, ProviderError> {
@@ -112,6 +149,18 @@ pub(super) fn build_replaying<'a>(
     let mut conversation = Conversation::new(&request.messages, &replayed)?;
     let mut tools: Vec<Tool<'a>> = request.tools.iter().map(tool).collect();
     let mut tool_choice = request.tool_choice().map(self::tool_choice);
+    let json = json.for_request(request);
+    if json == Some(JsonOutput::ForcedTool) {
+        // Alone, the answer tool is forced; beside the caller's tools the model must call
+        // one of them, so a tool round still works and the answer still comes as the tool's
+        // input.
+        tool_choice = Some(if tools.is_empty() {
+            WireToolChoice::Tool { name: ANSWER_TOOL }
+        } else {
+            WireToolChoice::Any
+        });
+        tools.push(answer_tool(request));
+    }
     if tools.is_empty() {
         tools = tools_used(request);
         if !tools.is_empty() {
@@ -168,13 +217,7 @@ pub(super) fn build_replaying<'a>(
         temperature,
         stop_sequences: &request.options.stop,
         thinking,
-        output_config: request.options.reasoning_effort.map(|effort| OutputConfig {
-            effort: match effort {
-                ReasoningEffort::Minimal | ReasoningEffort::Low => "low",
-                ReasoningEffort::Medium => "medium",
-                ReasoningEffort::High => "high",
-            },
-        }),
+        output_config: output_config(request, json),
         stream,
     };
     Ok(Built { body, betas })
@@ -189,7 +232,58 @@ pub(super) fn build<'a>(
     request: &'a ChatRequest,
     stream: bool,
 ) -> Result<Built<'a>, ProviderError> {
-    build_replaying(model, max_tokens, ReasoningReplay::Always, request, stream)
+    build_replaying(
+        model,
+        max_tokens,
+        ReasoningReplay::Always,
+        JsonOutput::Native,
+        request,
+        stream,
+    )
+}
+
+/// `output_config`: the effort and, for a native JSON answer, the schema.
+fn output_config<'a>(
+    request: &'a ChatRequest,
+    json: Option<JsonOutput>,
+) -> Option<OutputConfig<'a>> {
+    let effort = request.options.reasoning_effort.map(|effort| match effort {
+        ReasoningEffort::Minimal | ReasoningEffort::Low => "low",
+        ReasoningEffort::Medium => "medium",
+        ReasoningEffort::High => "high",
+    });
+    let format = match (json, &request.options.response_format) {
+        (Some(JsonOutput::Native), Some(ResponseFormat::JsonSchema(format))) => {
+            Some(OutputFormat::JsonSchema {
+                schema: &format.schema,
+            })
+        }
+        _ => None,
+    };
+    (effort.is_some() || format.is_some()).then_some(OutputConfig { effort, format })
+}
+
+/// The tool whose input is the answer, for models without `output_config.format`.
+fn answer_tool(request: &ChatRequest) -> Tool<'_> {
+    let (description, input_schema) = match &request.options.response_format {
+        Some(ResponseFormat::JsonSchema(format)) => (
+            format
+                .description
+                .as_deref()
+                .unwrap_or("Give your final answer: the input of this tool is the answer."),
+            Cow::Borrowed(&format.schema),
+        ),
+        _ => (
+            "Give your final answer: the input of this tool is the answer, a JSON object.",
+            Cow::Owned(serde_json::json!({"type": "object"})),
+        ),
+    };
+    Tool {
+        name: ANSWER_TOOL,
+        description,
+        input_schema,
+        cache_control: None,
+    }
 }
 
 fn tool(spec: &ToolSpec) -> Tool<'_> {

@@ -6,6 +6,7 @@
 //!  "tools": [{"functionDeclarations": [{"name", "description", "parameters"}]}],
 //!  "toolConfig": {"functionCallingConfig": {"mode": "ANY", "allowedFunctionNames": […]}},
 //!  "generationConfig": {"temperature", "maxOutputTokens", "stopSequences",
+//!                       "responseMimeType": "application/json", "responseJsonSchema",
 //!                       "thinkingConfig": {"thinkingBudget" | "thinkingLevel", "includeThoughts"}}}
 //! ```
 //!
@@ -21,7 +22,10 @@ use serde_json::Value;
 
 use super::parts::{self, Part, ToolTurn};
 use super::schema;
-use crate::{ChatRequest, ModelInfo, ProviderError, ReasoningEffort, ReasoningReplay, ToolChoice};
+use crate::{
+    ChatRequest, ModelInfo, ProviderError, ReasoningEffort, ReasoningReplay, ResponseFormat,
+    ToolChoice,
+};
 
 /// What the body depends on besides the request.
 pub(super) struct Target<'a> {
@@ -137,6 +141,13 @@ struct FunctionCallingConfig<'a> {
 struct GenerationConfig<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     max_output_tokens: Option<u32>,
+    /// The answer's JSON Schema, as the caller gave it (Gemini reads JSON Schema itself here,
+    /// unlike the OpenAPI subset of `responseSchema`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_json_schema: Option<&'a Value>,
+    /// `application/json` for a JSON answer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_mime_type: Option<&'static str>,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     stop_sequences: &'a [String],
     /// The caller's temperature, as given.
@@ -149,6 +160,7 @@ struct GenerationConfig<'a> {
 impl GenerationConfig<'_> {
     fn is_empty(&self) -> bool {
         self.max_output_tokens.is_none()
+            && self.response_mime_type.is_none()
             && self.stop_sequences.is_empty()
             && self.temperature.is_none()
             && self.thinking_config.is_none()
@@ -313,8 +325,14 @@ fn generation_config<'a>(target: &Target<'_>, request: &'a ChatRequest) -> Gener
         }),
         (None, None) => None,
     };
+    let format = request.options.response_format.as_ref();
     GenerationConfig {
         max_output_tokens: request.options.max_tokens.or(target.max_tokens),
+        response_json_schema: format.and_then(ResponseFormat::schema),
+        // `text/plain` is Gemini's default: a text format sends nothing.
+        response_mime_type: format
+            .filter(|format| format.is_json())
+            .map(|_| "application/json"),
         stop_sequences: &request.options.stop,
         temperature: request.options.temperature,
         thinking_config,

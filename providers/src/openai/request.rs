@@ -33,7 +33,7 @@ use serde_json::Value;
 
 use super::wire::{data_url, file_name};
 use super::{Target, common_options};
-use crate::{ChatRequest, ProviderError, ToolChoice};
+use crate::{ChatRequest, JsonSchemaFormat, ProviderError, ResponseFormat, ToolChoice};
 
 /// Where a Chat assistant message carries its reasoning back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +67,9 @@ pub(crate) struct ChatBody<'a> {
     /// `minimal`, `low`, `medium` or `high`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reasoning_effort: Option<&'static str>,
+    /// The shape the answer must take.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) response_format: Option<WireResponseFormat<'a>>,
     /// Stop sequences.
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     pub(crate) stop: &'a [String],
@@ -89,6 +92,34 @@ pub(crate) struct ChatBody<'a> {
     /// while it became none yet): where a dialect places markers that end at a message.
     #[serde(skip)]
     pub(crate) ends: Vec<Option<usize>>,
+}
+
+/// `response_format`: Chat Completions nests the schema under `json_schema`.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub(crate) enum WireResponseFormat<'a> {
+    /// `{"type": "text"}`.
+    Text,
+    /// `{"type": "json_object"}`.
+    JsonObject,
+    /// `{"type": "json_schema", "json_schema": {…}}`.
+    JsonSchema {
+        /// The named schema, in the Responses API's field names.
+        json_schema: &'a JsonSchemaFormat,
+    },
+}
+
+impl<'a> WireResponseFormat<'a> {
+    /// The Chat Completions form of `format`.
+    pub(crate) fn of(format: &'a ResponseFormat) -> Self {
+        match format {
+            ResponseFormat::Text => WireResponseFormat::Text,
+            ResponseFormat::JsonObject => WireResponseFormat::JsonObject,
+            ResponseFormat::JsonSchema(json_schema) => {
+                WireResponseFormat::JsonSchema { json_schema }
+            }
+        }
+    }
 }
 
 /// `stream_options`.
@@ -381,6 +412,11 @@ pub(crate) fn body<'a>(
         model: target.model,
         prompt_cache_key: common.prompt_cache_key,
         reasoning_effort: request.options.reasoning_effort.map(|e| e.as_str()),
+        response_format: request
+            .options
+            .response_format
+            .as_ref()
+            .map(WireResponseFormat::of),
         stop: &request.options.stop,
         stream,
         stream_options: stream.then_some(StreamOptions {

@@ -6,11 +6,11 @@ use async_trait::async_trait;
 use messages::{ContentPart, Message, Role, ToolCall};
 use serde_json::{Value, json};
 
-use super::{example_for_schema, replay, word_deltas};
+use super::{example_for_schema, instance_with_text, replay, word_deltas};
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::{
     ChatModel, ChatRequest, ChatResponse, ECHO_MODEL_ID, EventStream, ModelInfo, Provider,
-    ProviderError, ToolChoice, collect,
+    ProviderError, ResponseFormat, ToolChoice, collect,
 };
 
 /// The `echo` debug model: answers with what it was sent, like simonw's `llm-echo`. No key,
@@ -23,6 +23,11 @@ use crate::{
 ///   since the last human message, all in one turn, with arguments built by
 ///   [`example_for_schema`]; ids are `echo_call_N`, unique in the conversation. Once every tool
 ///   was called it answers.
+/// - Asked for JSON valid for a schema ([`ResponseFormat::JsonSchema`]), it answers (once
+///   every tool was called) with a compact instance of the schema built by
+///   [`instance_with_text`]: free strings hold the prompt, numbers their minimum or 0, enums
+///   their first value, arrays one item, every property present. Asked for any JSON object
+///   ([`ResponseFormat::JsonObject`]), the usual report is one.
 /// - A prompt that is a JSON object `{"raw": "text"}` is answered with `text` verbatim; one
 ///   with `{"tool_calls": [{"name": …, "arguments": {…}}]}` makes it call exactly those tools.
 /// - The same object may also set, for trying out interruptions: `"reasoning": "text"`
@@ -212,6 +217,15 @@ fn answer(request: &ChatRequest) -> Vec<Chunk> {
                 )))
             })
             .collect();
+    }
+    if let Some(schema) = request
+        .options
+        .response_format
+        .as_ref()
+        .and_then(ResponseFormat::schema)
+    {
+        let instance = instance_with_text(schema, &prompt);
+        return text_chunks(&instance.to_string());
     }
     let report = json!({
         "prompt": prompt,

@@ -20,7 +20,7 @@ use crate::assemble::{Assembler, Chunk};
 use crate::{EventStream, ProviderError, StreamEvent};
 
 pub use echo::EchoModel;
-pub use schema::example_for_schema;
+pub use schema::{example_for_schema, instance_with_text};
 pub use scripted::{ScriptedModel, ScriptedResponse};
 
 /// Streams the events of `chunks`, sleeping `delay` before each event after the first, and

@@ -32,11 +32,37 @@ const MAX_DEPTH: usize = 16;
 /// );
 /// ```
 pub fn example_for_schema(schema: &Value) -> Value {
-    Generator { root: schema }.value(schema, 0)
+    Generator {
+        root: schema,
+        text: "example",
+    }
+    .value(schema, 0)
+}
+
+/// [`example_for_schema`] with `text` for every free string (one without `format`, `enum`,
+/// `const` or `default`), cut or padded to the string's length bounds: the `echo` model's
+/// answer to a JSON Schema response format, with the prompt as `text`.
+///
+/// ```
+/// use serde_json::json;
+/// use providers::testing::instance_with_text;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": {"name": {"type": "string"}, "age": {"type": "integer", "minimum": 18}},
+///     "required": ["name", "age"],
+///     "additionalProperties": false
+/// });
+/// assert_eq!(instance_with_text(&schema, "Ada"), json!({"name": "Ada", "age": 18}));
+/// ```
+pub fn instance_with_text(schema: &Value, text: &str) -> Value {
+    Generator { root: schema, text }.value(schema, 0)
 }
 
 struct Generator<'a> {
     root: &'a Value,
+    /// What free strings hold.
+    text: &'a str,
 }
 
 impl<'a> Generator<'a> {
@@ -112,7 +138,7 @@ impl<'a> Generator<'a> {
                     .collect();
                 Value::Array(values)
             }
-            "string" => string(object),
+            "string" => string(object, self.text),
             "integer" => integer(object),
             "number" => number(object),
             "boolean" => Value::Bool(true),
@@ -170,7 +196,7 @@ impl<'a> Generator<'a> {
     }
 }
 
-fn string(object: &Map<String, Value>) -> Value {
+fn string(object: &Map<String, Value>, free: &str) -> Value {
     let format = object.get("format").and_then(Value::as_str).unwrap_or("");
     let mut text = match format {
         "date-time" => "2024-01-01T00:00:00Z".to_owned(),
@@ -179,7 +205,7 @@ fn string(object: &Map<String, Value>) -> Value {
         "email" => "user@example.com".to_owned(),
         "uri" | "url" => "https://example.com/".to_owned(),
         "uuid" => "00000000-0000-4000-8000-000000000000".to_owned(),
-        _ => "example".to_owned(),
+        _ => free.to_owned(),
     };
     let len = |key: &str| {
         object

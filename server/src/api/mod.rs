@@ -23,6 +23,7 @@ pub(crate) mod limit;
 pub(crate) mod listen;
 pub(crate) mod openai;
 pub(crate) mod openapi;
+pub(crate) mod response_format;
 pub(crate) mod server;
 pub(crate) mod sse;
 pub(crate) mod state;

@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::openai::wire::{data_url, file_name};
 use crate::openai::{Target, common_options};
-use crate::{ChatRequest, Provider, ProviderError, ToolChoice};
+use crate::{ChatRequest, Provider, ProviderError, ResponseFormat, ToolChoice};
 
 /// A Responses API request body.
 #[derive(Debug, Serialize)]
@@ -39,10 +39,19 @@ pub(in crate::openai) struct ResponsesBody<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     temperature: Option<f64>,
+    /// `text.format`: the shape the answer must take.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<TextOptions<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_choice: Option<WireToolChoice<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<Tool<'a>>,
+}
+
+/// The `text` object. [`ResponseFormat`] serialises as the API's `text.format`.
+#[derive(Debug, Serialize)]
+struct TextOptions<'a> {
+    format: &'a ResponseFormat,
 }
 
 #[derive(Debug, Serialize)]
@@ -247,6 +256,11 @@ pub(in crate::openai) fn body<'a>(
         store: false,
         stream,
         temperature: common.temperature,
+        text: request
+            .options
+            .response_format
+            .as_ref()
+            .map(|format| TextOptions { format }),
         tool_choice,
         tools,
     })

@@ -28,6 +28,7 @@ use crate::api::chat_shell::schema::{
     McpServerRef, Metadata, ResponseRequest, SkillRef, TextFormatName, ToolModeName, ToolsConfig,
 };
 use crate::api::error::ApiError;
+use crate::api::response_format::{self, Layout};
 
 /// The temperature of a request that names none (unless the model reasons).
 pub const DEFAULT_TEMPERATURE: f64 = 0.7;
@@ -288,6 +289,11 @@ pub fn plan(
     }
     let (skills, preload_skills) = skills(&skill_refs, &mut problems);
     let tool_choice = tool_choice(request.tool_choice, &tools, &mut problems);
+    let response_format = request.response_format.and_then(|format| {
+        response_format::parse("response_format", format, Layout::Chat)
+            .map_err(|fault| problems.invalid(&fault.field, &fault.reason))
+            .ok()
+    });
 
     // Features.
     if features.clarification {
@@ -329,6 +335,7 @@ pub fn plan(
         tool_timeout: Some(tool_timeout),
         temperature,
         max_tokens,
+        response_format,
         deep_thinking: features.deep_thinking,
         compression: features.message_compression,
         tool_protocol,

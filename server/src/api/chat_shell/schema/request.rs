@@ -53,6 +53,13 @@ pub struct ResponseRequest {
     #[serde(default)]
     #[schema(value_type = Object)]
     pub tool_choice: Option<Value>,
+    /// The answer's shape, as in OpenAI Chat Completions: `{"type": "text"}`,
+    /// `{"type": "json_object"}` or `{"type": "json_schema", "json_schema": {"name",
+    /// "description", "schema", "strict"}}`. Honoured natively by every provider, with tools
+    /// too; the answer's text is the JSON.
+    #[serde(default)]
+    #[schema(value_type = Object, example = json!({"type": "json_schema", "json_schema": {"name": "person", "schema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}}}))]
+    pub response_format: Option<Value>,
     /// Optional behaviour.
     #[serde(default)]
     pub features: FeaturesConfig,

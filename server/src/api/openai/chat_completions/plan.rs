@@ -14,6 +14,7 @@ use super::schema::{
     InputReasoningDetail,
 };
 use crate::api::openai::error::OpenAiError;
+use crate::api::response_format::{self, Layout};
 
 /// The call `request` asks for, or the first field that cannot be honoured.
 pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayCall, OpenAiError> {
@@ -42,6 +43,13 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
         max_tokens: request.max_completion_tokens.or(request.max_tokens),
         stop: stop_sequences(request.stop)?,
         tool_choice: request.tool_choice.map(tool_choice).transpose()?,
+        response_format: request
+            .response_format
+            .map(|format| {
+                response_format::parse("response_format", format, Layout::Chat)
+                    .map_err(|fault| OpenAiError::invalid(fault.field, fault.reason))
+            })
+            .transpose()?,
         reasoning_effort: request
             .reasoning_effort
             .map(|effort| reasoning_effort("reasoning_effort", &effort))

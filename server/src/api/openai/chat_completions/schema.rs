@@ -53,6 +53,13 @@ pub struct ChatCompletionRequest {
     /// `minimal`, `low`, `medium` or `high`, for reasoning models.
     #[serde(default)]
     pub reasoning_effort: Option<String>,
+    /// The answer's shape: `{"type": "text"}`, `{"type": "json_object"}` or
+    /// `{"type": "json_schema", "json_schema": {"name", "description", "schema", "strict"}}`,
+    /// honoured natively by every provider, streamed or not, with or without tools. The answer
+    /// is the JSON text in `content`.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub response_format: Option<Value>,
     /// The end user, for the operator's logs.
     #[serde(default)]
     pub user: Option<String>,

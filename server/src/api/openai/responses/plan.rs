@@ -13,6 +13,7 @@ use crate::api::openai::chat_completions::plan::{
 };
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::responses::encode::reasoning_block;
+use crate::api::response_format::{self, Layout};
 
 /// A planned Responses request: the call on the new input, and what the answer repeats.
 #[derive(Debug)]
@@ -88,6 +89,14 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         temperature: request.temperature,
         max_tokens: request.max_output_tokens,
         tool_choice: request.tool_choice.map(tool_choice).transpose()?,
+        response_format: request
+            .text
+            .and_then(|text| text.format)
+            .map(|format| {
+                response_format::parse("text.format", format, Layout::Responses)
+                    .map_err(|fault| OpenAiError::invalid(fault.field, fault.reason))
+            })
+            .transpose()?,
         reasoning_effort: request
             .reasoning
             .and_then(|reasoning| reasoning.effort)

@@ -56,6 +56,9 @@ pub struct CreateResponseRequest {
     /// Reasoning options.
     #[serde(default)]
     pub reasoning: Option<ReasoningOptions>,
+    /// Text output options: `format`, the answer's shape.
+    #[serde(default)]
+    pub text: Option<TextOptions>,
     /// The end user, for the operator's logs.
     #[serde(default)]
     pub user: Option<String>,
@@ -72,6 +75,22 @@ pub struct ReasoningOptions {
     /// as its summary.
     #[serde(default)]
     pub summary: Option<String>,
+}
+
+/// `text`.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TextOptions {
+    /// `{"type": "text"}`, `{"type": "json_object"}` or `{"type": "json_schema", "name",
+    /// "description", "schema", "strict"}`, honoured natively by every provider, streamed or
+    /// not, with or without tools. The answer is a normal `output_text` message holding the
+    /// JSON text.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub format: Option<Value>,
+    /// `low`, `medium` or `high`: accepted; the model's own verbosity applies.
+    #[serde(default)]
+    pub verbosity: Option<String>,
 }
 
 /// One entry of `tools`: a function.
