@@ -104,6 +104,31 @@ pub struct Lookup {
     len: usize,
 }
 
+impl Lookup {
+    /// The answers of `transcript` (the one this lookup walked) that the store already held:
+    /// each AI message's index in `transcript`, with the stored node that matched it by
+    /// content. Answers the walk had to store as new branches are left out, as are the ones
+    /// before an anchor, which the walk did not look at.
+    ///
+    /// A matched node holds the whole answer as the model gave it, with the reasoning and
+    /// signatures a client may have dropped before sending the history back.
+    pub fn matched_answers(&self, transcript: &[Message]) -> Vec<(usize, NodeId)> {
+        let walked = transcript.get(self.offset..).unwrap_or_default();
+        self.path
+            .turns
+            .iter()
+            .filter(|turn| !turn.created)
+            .filter_map(|turn| {
+                let answer = walked
+                    .get(turn.start..)?
+                    .iter()
+                    .position(|message| message.role == Role::Ai)?;
+                Some((self.offset + turn.start + answer, turn.node))
+            })
+            .collect()
+    }
+}
+
 impl StoreLog {
     /// A log into `conversation` of `store`; `reuse` says when a stored answer may stand in
     /// for a call; `anchor` is the node a continued history ended at, with the history's length

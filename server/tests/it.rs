@@ -24,6 +24,8 @@ mod mcp;
 mod openai_responses;
 #[path = "providers.rs"]
 mod providers;
+#[path = "reasoning_resent.rs"]
+mod reasoning_resent;
 #[path = "request_fields.rs"]
 mod request_fields;
 #[path = "responses.rs"]

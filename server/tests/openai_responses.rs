@@ -569,8 +569,9 @@ async fn fields_that_cannot_be_honoured_are_refused_by_name() {
     let cases = [
         (json!({"model": "echo", "input": "x", "top_k": 3}), "top_k"),
         (
+            // An item no stored response of the caller holds (#22: references resolve).
             json!({"model": "echo", "input": [{"type": "item_reference", "id": "x"}]}),
-            "input[0].type",
+            "input[0].id",
         ),
         (
             json!({"model": "echo", "input": [{"role": "robot", "content": "x"}]}),

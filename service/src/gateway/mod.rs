@@ -4,7 +4,8 @@
 //! a client that resends its history finds that history's path instead of writing it again.
 //!
 //! [`Service::call`](crate::Service::call) answers a call (`answer.rs`); whole answers become
-//! the events a model would have streamed in `replay.rs`.
+//! the events a model would have streamed in `replay.rs`; a resent history gets the reasoning
+//! its client dropped back from the tree in `restore.rs`.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +26,7 @@ mod answer;
 mod logged;
 mod media;
 mod replay;
+mod restore;
 
 pub use answer::{Answer, Cache, Events, Failure, Provenance, Stopped};
 pub use replay::{answer_events, replay_events};
@@ -306,6 +308,18 @@ impl ChatService {
             )
             .await
             .map_err(store_error)?;
+        let matched = lookup.matched_answers(&request.messages);
+        let restored = restore::restore_reasoning(
+            self.store().as_ref(),
+            &config.model_id,
+            &mut request.messages,
+            &matched,
+        )
+        .await
+        .map_err(|error| store_error(AgentError::Store(error)))?;
+        if restored > 0 {
+            tracing::debug!(restored, "gave resent answers their stored reasoning back");
+        }
         let stored = log.cached(&lookup).await.map_err(store_error)?;
         let transcript = request.messages.clone();
         let (source, stored) = match stored {

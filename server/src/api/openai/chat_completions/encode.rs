@@ -7,6 +7,7 @@ use providers::{ChatResponse, FinishReason, StreamEvent, Usage};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::extra::ExtraContent;
 use crate::api::sse::{Frames, TextTemplate};
 
 /// One streamed chunk.
@@ -119,6 +120,9 @@ pub struct ToolCallDelta {
     pub kind: Option<&'static str>,
     /// The name (first piece) and argument text to append.
     pub function: FunctionDelta,
+    /// What the provider needs back with the call (Gemini's thought signature), once known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_content: Option<ExtraContent>,
 }
 
 /// The function part of a tool-call piece.
@@ -309,22 +313,40 @@ impl ChunkEncoder {
                     kind: first.then_some("function"),
                     id,
                     function: FunctionDelta { name, arguments },
+                    extra_content: None,
                 })]
             }
             StreamEvent::ToolCall(call) => {
                 // Providers that hand out whole calls only (no pieces) still reach the client.
-                if self
+                if let Some(index) = self
                     .streamed_calls
                     .iter()
-                    .any(|id| id.as_deref() == Some(call.id.as_str()))
+                    .position(|id| id.as_deref() == Some(call.id.as_str()))
                 {
-                    return Vec::new();
+                    // A streamed call's signature is known once the call is whole.
+                    return ExtraContent::of(&call)
+                        .map(|extra| {
+                            self.call_chunk(ToolCallDelta {
+                                index,
+                                id: None,
+                                kind: None,
+                                function: FunctionDelta {
+                                    name: None,
+                                    arguments: String::new(),
+                                },
+                                extra_content: Some(extra),
+                            })
+                        })
+                        .into_iter()
+                        .collect();
                 }
                 let index = self.calls;
                 self.calls += 1;
                 self.streamed_calls.resize(self.calls, None);
                 self.streamed_calls[index] = Some(call.id.clone());
+                let extra_content = ExtraContent::of(&call);
                 vec![self.call_chunk(ToolCallDelta {
+                    extra_content,
                     index,
                     id: Some(call.id),
                     kind: Some("function"),
@@ -435,6 +457,10 @@ pub struct MessageToolCall {
     pub kind: &'static str,
     /// The function and its arguments.
     pub function: FunctionCallOut,
+    /// What the provider needs back with the call (Gemini's thought signature); send it
+    /// back unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra_content: Option<ExtraContent>,
 }
 
 /// The function of a tool call.
@@ -479,6 +505,7 @@ fn assistant_message(message: &Message) -> AssistantMessage {
                 reasoning_details.extend(ReasoningDetail::of(block));
             }
             ContentPart::ToolCall(call) => tool_calls.push(MessageToolCall {
+                extra_content: ExtraContent::of(call),
                 id: call.id.clone(),
                 kind: "function",
                 function: FunctionCallOut {

@@ -3,9 +3,11 @@
 //! - `schema`: the request ([`ChatCompletionRequest`](schema::ChatCompletionRequest)).
 //! - `plan`: a request to a gateway call, each field honoured or refused.
 //! - `encode`: the answer as one `chat.completion` or as `chat.completion.chunk` events.
+//! - `extra`: `extra_content` on tool calls, where a Gemini call's signature travels.
 //! - `handlers`: the handler.
 
 pub mod encode;
+pub(crate) mod extra;
 pub(crate) mod handlers;
 pub(crate) mod plan;
 pub(crate) mod schema;

@@ -6,6 +6,7 @@ use providers::{ChatOptions, ChatRequest, ReasoningEffort, ToolChoice};
 use serde_json::{Value, json};
 use service::{GatewayCall, Logging, ModelRequest, Thread};
 
+use super::extra::ExtraContent;
 use super::schema::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
     FileInput, InputReasoningDetail,
@@ -259,11 +260,10 @@ fn tool_call(field: &str, call: ChatToolCall) -> Result<ToolCall, OpenAiError> {
             ),
         ));
     }
-    Ok(ToolCall::new(
-        call.id,
-        call.function.name,
-        call.function.arguments,
-    ))
+    Ok(ToolCall {
+        reasoning: call.extra_content.and_then(ExtraContent::reasoning),
+        ..ToolCall::new(call.id, call.function.name, call.function.arguments)
+    })
 }
 
 fn tool_response(

@@ -271,6 +271,10 @@ pub struct ChatToolCall {
     pub kind: String,
     /// The function called.
     pub function: FunctionCall,
+    /// What the provider needs back with the call, as the answer gave it (Gemini's thought
+    /// signature).
+    #[serde(default)]
+    pub extra_content: Option<super::extra::ExtraContent>,
 }
 
 /// The function of a tool call.

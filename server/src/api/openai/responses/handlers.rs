@@ -27,6 +27,7 @@ use crate::api::openai::responses::file_urls::fetch_file_urls;
 use crate::api::openai::responses::plan::{
     ResponsesCall, continue_after, name_outputs, response_call,
 };
+use crate::api::openai::responses::references;
 use crate::api::sse;
 use crate::api::state::App;
 
@@ -60,8 +61,9 @@ pub(crate) async fn create_response(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
     let mut request: CreateResponseRequest = read_request(&app, body)?;
-    fetch_file_urls(app.service.chat().media_fetcher(), request.input.as_mut()).await?;
     let model_name = request.model.trim().to_owned();
+    references::resolve(&app, caller, &mut request.input).await?;
+    fetch_file_urls(app.service.chat().media_fetcher(), request.input.as_mut()).await?;
     let planned = response_call(request)?;
     let (agent, permit) = admit(&app, caller, &planned.call)?;
     let owner = app.service.owner(caller);
@@ -280,7 +282,11 @@ pub(crate) async fn cancel_response(
 }
 
 /// The node of `caller`'s response `id`.
-async fn stored(app: &App, caller: Principal, id: &str) -> Result<Option<Node>, OpenAiError> {
+pub(super) async fn stored(
+    app: &App,
+    caller: Principal,
+    id: &str,
+) -> Result<Option<Node>, OpenAiError> {
     app.service
         .chat()
         .owned_answer(id, app.service.owner(caller))
@@ -289,7 +295,11 @@ async fn stored(app: &App, caller: Principal, id: &str) -> Result<Option<Node>, 
 }
 
 /// A stored response as a `response` object.
-async fn from_node(app: &App, id: &str, node: &Node) -> Result<ResponseObject, OpenAiError> {
+pub(super) async fn from_node(
+    app: &App,
+    id: &str,
+    node: &Node,
+) -> Result<ResponseObject, OpenAiError> {
     let turn = app
         .service
         .chat()

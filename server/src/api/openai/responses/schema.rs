@@ -15,8 +15,9 @@ pub struct CreateResponseRequest {
     /// provider.
     pub model: String,
     /// Text (one user message), or a list of items: messages (`role` and `content`, `type`
-    /// optional), `function_call`, `function_call_output` and `reasoning` items; at most
-    /// 10,000 of them.
+    /// optional), `function_call`, `function_call_output` and `reasoning` items, and
+    /// `item_reference`s to output items of the caller's stored responses; at most 10,000 of
+    /// them.
     #[serde(default, deserialize_with = "crate::api::bounded::optional_items")]
     #[schema(value_type = Option<Object>)]
     pub input: Option<Value>,
