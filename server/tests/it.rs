@@ -24,6 +24,8 @@ mod openai_responses;
 mod providers;
 #[path = "responses.rs"]
 mod responses;
+#[path = "routes.rs"]
+mod routes;
 #[path = "support/mod.rs"]
 mod support;
 #[path = "tool_protocols.rs"]

@@ -7,7 +7,8 @@
 //!
 //! What every protocol shares sits here: `server` (the router and serving), `state` (what
 //! every handler shares), `auth`, `guard`, `limit`, `listen`, `body`, `bounded`, `error`,
-//! `failure`, `openapi`, `health`, and `layers` (what every protocol's routes pass).
+//! `failure`, `openapi`, `health`, `layers` (what every protocol's routes pass), and
+//! `request_log` (the one log line of every request).
 
 pub(crate) mod auth;
 pub(crate) mod body;
@@ -22,5 +23,6 @@ pub(crate) mod limit;
 pub(crate) mod listen;
 pub(crate) mod openai;
 pub(crate) mod openapi;
+pub(crate) mod request_log;
 pub(crate) mod server;
 pub(crate) mod state;

@@ -1,11 +1,13 @@
-//! The OpenAI-compatible endpoints: Chat Completions, Responses and models, each in its
-//! folder, with every error in OpenAI's shape (`error`) so the official SDKs read it.
+//! The OpenAI-compatible endpoints: Chat Completions, Responses, models and embeddings, each
+//! in its folder, with every error in OpenAI's shape (`error`) so the official SDKs read it,
+//! those of paths and methods no route takes included (`unrouted`).
 
 pub(crate) mod chat_completions;
 pub mod error;
 pub(crate) mod gateway;
 pub(crate) mod models;
 pub(crate) mod responses;
+pub(crate) mod unrouted;
 
 use axum::Router;
 use axum::middleware;
@@ -34,6 +36,7 @@ pub(crate) fn router(app: &App) -> Routes {
         responses::handlers::get_response,
         responses::handlers::cancel_response,
         models::handlers::list_models,
+        models::handlers::retrieve_model,
     ),
     components(schemas(
         chat_completions::schema::ChatCompletionRequest,
@@ -44,6 +47,7 @@ pub(crate) fn router(app: &App) -> Routes {
         responses::encode::ResponseEvent,
         error::OpenAiErrorBody,
         models::schema::ModelList,
+        models::schema::ModelEntry,
     ))
 )]
 pub(crate) struct Doc;

@@ -20,6 +20,7 @@ use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
     admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
 };
+use crate::api::request_log::{RequestLog, watched};
 use crate::api::state::App;
 
 /// Creates a chat completion: `chat.completion.chunk` events, or one `chat.completion` body.
@@ -48,11 +49,13 @@ use crate::api::state::App;
 pub(crate) async fn create_chat_completion(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Principal>,
+    Extension(log): Extension<RequestLog>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
     let request: ChatCompletionRequest = read_request(&app, body)?;
     let model_name = request.model.trim().to_owned();
     let call = chat_completion(request)?;
+    log.model(&model_name, &call.model.config);
     let (agent, permit) = admit(&app, caller, &call)?;
     let include_usage = call.include_usage;
     let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
@@ -68,6 +71,7 @@ pub(crate) async fn create_chat_completion(
 
     match answer {
         Answer::Streamed { events, provenance } => {
+            let events = watched(events, &log);
             let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
             let mut response = sse(events.map(move |event| {
                 let _held = (&permit, &disconnect);
@@ -96,6 +100,7 @@ pub(crate) async fn create_chat_completion(
         } => {
             drop((permit, disconnect));
             let answer = answer.map_err(stopped_error)?;
+            log.usage(&answer.usage);
             let mut response =
                 axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();
             gateway_headers(&mut response, provenance, node);

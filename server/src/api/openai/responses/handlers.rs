@@ -28,6 +28,7 @@ use crate::api::openai::responses::encode::{
 use crate::api::openai::responses::plan::{
     ResponsesCall, continue_after, name_outputs, response_call,
 };
+use crate::api::request_log::{RequestLog, watched};
 use crate::api::state::App;
 
 /// Creates a response: a stream of Responses events, or one `response` object.
@@ -57,11 +58,13 @@ use crate::api::state::App;
 pub(crate) async fn create_response(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Principal>,
+    Extension(log): Extension<RequestLog>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
     let request: CreateResponseRequest = read_request(&app, body)?;
     let model_name = request.model.trim().to_owned();
     let planned = response_call(request)?;
+    log.model(&model_name, &planned.call.model.config);
     let (agent, permit) = admit(&app, caller, &planned.call)?;
     let owner = app.service.owner(caller);
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
@@ -115,6 +118,7 @@ pub(crate) async fn create_response(
 
     let (answer, provenance, node) = match answer {
         Answer::Streamed { events, provenance } => {
+            let events = watched(events, &log);
             // Ends at the answer's last item (logged before it comes), or `None` when a
             // stream ends without one.
             let events = events
@@ -171,6 +175,7 @@ pub(crate) async fn create_response(
     );
     drop((permit, registration, disconnect));
     let answer = answer.map_err(stopped_error)?;
+    log.usage(&answer.usage);
     for event in answer_events(&answer) {
         encoder.encode(event);
     }
