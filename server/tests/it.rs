@@ -22,6 +22,8 @@ mod mcp;
 mod openai_responses;
 #[path = "providers.rs"]
 mod providers;
+#[path = "request_log.rs"]
+mod request_log;
 #[path = "responses.rs"]
 mod responses;
 #[path = "routes.rs"]
