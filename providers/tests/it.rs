@@ -25,6 +25,9 @@ mod deepseek;
 #[cfg(all(feature = "openai", feature = "anthropic", feature = "gemini"))]
 #[path = "dialects.rs"]
 mod dialects;
+#[cfg(all(feature = "openai", feature = "gemini", feature = "testing"))]
+#[path = "embeddings.rs"]
+mod embeddings;
 #[path = "fuzz_targets.rs"]
 mod fuzz_targets;
 #[cfg(feature = "gemini")]
