@@ -4,6 +4,8 @@
 
 #[path = "chat_completions.rs"]
 mod chat_completions;
+#[path = "embeddings.rs"]
+mod embeddings;
 #[path = "fuzz_targets.rs"]
 mod fuzz_targets;
 #[path = "hostile_clients.rs"]

@@ -3,6 +3,7 @@
 //! those of paths and methods no route takes included (`unrouted`).
 
 pub(crate) mod chat_completions;
+pub(crate) mod embeddings;
 pub mod error;
 pub(crate) mod gateway;
 pub(crate) mod models;
@@ -23,7 +24,8 @@ pub(crate) fn router(app: &App) -> Routes {
     let routes = Router::new()
         .merge(chat_completions::router(app))
         .merge(responses::router(app))
-        .merge(models::router());
+        .merge(models::router())
+        .merge(embeddings::router(app));
     layers::authenticated(app, routes).layer(middleware::from_fn(error::openai_errors))
 }
 
@@ -37,6 +39,7 @@ pub(crate) fn router(app: &App) -> Routes {
         responses::handlers::cancel_response,
         models::handlers::list_models,
         models::handlers::retrieve_model,
+        embeddings::handlers::create_embeddings,
     ),
     components(schemas(
         chat_completions::schema::ChatCompletionRequest,
@@ -48,6 +51,8 @@ pub(crate) fn router(app: &App) -> Routes {
         error::OpenAiErrorBody,
         models::schema::ModelList,
         models::schema::ModelEntry,
+        embeddings::schema::EmbeddingsRequest,
+        embeddings::schema::EmbeddingList,
     ))
 )]
 pub(crate) struct Doc;
