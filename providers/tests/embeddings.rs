@@ -42,8 +42,8 @@ async fn openai_embeddings_send_the_reference_body_and_read_vectors_in_index_ord
         .respond_with(ResponseTemplate::new(200).set_body_json(answer))
         .mount(&server)
         .await;
-    let model = embedding_model_from_config(&config("text-embedding-3-small", &server.uri()))
-        .unwrap();
+    let model =
+        embedding_model_from_config(&config("text-embedding-3-small", &server.uri())).unwrap();
     let request = EmbeddingRequest {
         dimensions: Some(2),
         user: Some("user-7".into()),
@@ -88,8 +88,8 @@ async fn openai_token_arrays_pass_through_and_failures_are_retried() {
         })))
         .mount(&server)
         .await;
-    let model = embedding_model_from_config(&config("text-embedding-ada-002", &server.uri()))
-        .unwrap();
+    let model =
+        embedding_model_from_config(&config("text-embedding-ada-002", &server.uri())).unwrap();
     let request = EmbeddingRequest {
         input: EmbeddingInput::Tokens(vec![vec![791, 3691, 574]]),
         dimensions: None,
@@ -112,8 +112,8 @@ async fn openai_errors_are_read_and_never_hold_the_key() {
             "type": "invalid_request_error", "param": null, "code": "invalid_api_key"}})))
         .mount(&server)
         .await;
-    let model = embedding_model_from_config(&config("text-embedding-3-small", &server.uri()))
-        .unwrap();
+    let model =
+        embedding_model_from_config(&config("text-embedding-3-small", &server.uri())).unwrap();
     let error = model
         .embed(&EmbeddingRequest::texts(["x"]))
         .await
@@ -141,7 +141,10 @@ async fn gemini_batch_embeds_with_output_dimensionality() {
         ..EmbeddingRequest::texts(["What is the meaning of life?", "How do I bake a cake?"])
     };
     let embeddings = model.embed(&request).await.unwrap();
-    assert_eq!(embeddings.vectors, [vec![0.1, 0.2, 0.3], vec![0.3, 0.4, 0.5]]);
+    assert_eq!(
+        embeddings.vectors,
+        [vec![0.1, 0.2, 0.3], vec![0.3, 0.4, 0.5]]
+    );
     assert_eq!(embeddings.input_tokens, 0, "Gemini reports no token count");
     let one = |text: &str| {
         json!({"model": "models/gemini-embedding-001",
@@ -160,7 +163,10 @@ async fn gemini_batch_embeds_with_output_dimensionality() {
         user: None,
     };
     let error = model.embed(&tokens).await.unwrap_err();
-    assert!(matches!(error, ProviderError::Unsupported { .. }), "{error}");
+    assert!(
+        matches!(error, ProviderError::Unsupported { .. }),
+        "{error}"
+    );
     assert!(error.to_string().contains("token arrays"), "{error}");
     assert_eq!(sent(&server).await.len(), 1);
 }
@@ -187,7 +193,10 @@ async fn echo_embeds_offline_deterministically() {
         .embed(&EmbeddingRequest::texts(["one two three"]))
         .await
         .unwrap();
-    assert_eq!(first.vectors[0].len(), providers::ECHO_DEFAULT_DIMENSIONS as usize);
+    assert_eq!(
+        first.vectors[0].len(),
+        providers::ECHO_DEFAULT_DIMENSIONS as usize
+    );
     assert_eq!(first.input_tokens, 3);
     let again = model
         .embed(&EmbeddingRequest::texts(["one two three"]))

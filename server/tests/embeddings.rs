@@ -37,7 +37,10 @@ async fn echo_embeds_offline_as_floats_or_base64() {
     assert_eq!(status, 200, "{floats}");
     assert_eq!(floats["object"], "list");
     assert_eq!(floats["model"], "echo");
-    assert_eq!(floats["usage"], json!({"prompt_tokens": 3, "total_tokens": 3}));
+    assert_eq!(
+        floats["usage"],
+        json!({"prompt_tokens": 3, "total_tokens": 3})
+    );
     let data = floats["data"].as_array().unwrap();
     assert_eq!(data.len(), 2);
     for (index, item) in data.iter().enumerate() {
@@ -76,12 +79,32 @@ async fn echo_embeds_offline_as_floats_or_base64() {
 async fn inputs_and_models_that_cannot_embed_are_named() {
     let server = TestServer::start(ServerConfig::default()).await;
     for (body, param, needle) in [
-        (json!({"model": "echo", "input": ["a", "", 3]}), "input", "`input[1]`, `input[2]`"),
-        (json!({"model": "echo", "input": ["a", ""]}), "input", "`input[1]`"),
+        (
+            json!({"model": "echo", "input": ["a", "", 3]}),
+            "input",
+            "`input[1]`, `input[2]`",
+        ),
+        (
+            json!({"model": "echo", "input": ["a", ""]}),
+            "input",
+            "`input[1]`",
+        ),
         (json!({"model": "echo", "input": []}), "input", "is empty"),
-        (json!({"model": "echo", "input": {"text": "a"}}), "input", "must be a string"),
-        (json!({"model": "echo", "input": "a", "dimensions": 0}), "dimensions", "is 0"),
-        (json!({"model": "echo", "input": "a", "dimensions": 5000}), "dimensions", "1 to 4096"),
+        (
+            json!({"model": "echo", "input": {"text": "a"}}),
+            "input",
+            "must be a string",
+        ),
+        (
+            json!({"model": "echo", "input": "a", "dimensions": 0}),
+            "dimensions",
+            "is 0",
+        ),
+        (
+            json!({"model": "echo", "input": "a", "dimensions": 5000}),
+            "dimensions",
+            "1 to 4096",
+        ),
         (
             json!({"model": "claude-sonnet-4-5", "input": "a"}),
             "model",
@@ -92,7 +115,11 @@ async fn inputs_and_models_that_cannot_embed_are_named() {
             "input",
             "token arrays",
         ),
-        (json!({"model": "echo", "input": "a", "colour": "red"}), "colour", "unknown field"),
+        (
+            json!({"model": "echo", "input": "a", "colour": "red"}),
+            "colour",
+            "unknown field",
+        ),
     ] {
         let (status, answer) = embed(&server, &body).await;
         assert_eq!(status, 400, "{body} → {answer}");
@@ -102,7 +129,11 @@ async fn inputs_and_models_that_cannot_embed_are_named() {
         assert!(message.contains(needle), "{body} → {message}");
     }
     // A provider without a key on this server.
-    let (status, answer) = embed(&server, &json!({"model": "text-embedding-3-small", "input": "a"})).await;
+    let (status, answer) = embed(
+        &server,
+        &json!({"model": "text-embedding-3-small", "input": "a"}),
+    )
+    .await;
     assert_eq!(status, 404);
     assert_eq!(answer["error"]["code"], "model_not_found");
     // Token ids are accepted (echo hashes them).
@@ -158,7 +189,10 @@ async fn openai_and_gemini_models_embed_through_the_server_keys() {
     .await;
     assert_eq!(status, 200, "{openai}");
     assert_eq!(openai["data"][0]["embedding"], json!([0.5, -0.25]));
-    assert_eq!(openai["usage"], json!({"prompt_tokens": 5, "total_tokens": 5}));
+    assert_eq!(
+        openai["usage"],
+        json!({"prompt_tokens": 5, "total_tokens": 5})
+    );
 
     let (status, gemini) = embed(
         &server,

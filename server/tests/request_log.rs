@@ -143,6 +143,9 @@ async fn each_request_logs_one_line_without_secrets() {
 
     server.stop().await;
     let logged = captured.text();
-    assert!(!logged.contains(TOKEN), "the bearer token was logged:\n{logged}");
+    assert!(
+        !logged.contains(TOKEN),
+        "the bearer token was logged:\n{logged}"
+    );
     assert!(!logged.contains(PROMPT), "the prompt was logged:\n{logged}");
 }

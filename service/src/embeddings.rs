@@ -32,7 +32,8 @@ impl ChatService {
         model: &str,
         request: &EmbeddingRequest,
     ) -> Result<Embeddings, EmbedError> {
-        let mut config = resolve_model_config(&ModelRequest::new(model), &self.keys, &self.base_urls);
+        let mut config =
+            resolve_model_config(&ModelRequest::new(model), &self.keys, &self.base_urls);
         config.limits = self.limits.clone();
         let model = embedding_model_from_config(&config);
         // A model that cannot embed at all is told so before any word about keys.

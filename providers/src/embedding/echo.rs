@@ -37,8 +37,14 @@ impl EmbeddingModel for EchoEmbedding {
         }
         let (vectors, tokens) = match &request.input {
             EmbeddingInput::Texts(texts) => (
-                texts.iter().map(|text| unit_vector(text.as_bytes(), dimensions)).collect(),
-                texts.iter().map(|text| text.split_whitespace().count()).sum::<usize>(),
+                texts
+                    .iter()
+                    .map(|text| unit_vector(text.as_bytes(), dimensions))
+                    .collect(),
+                texts
+                    .iter()
+                    .map(|text| text.split_whitespace().count())
+                    .sum::<usize>(),
             ),
             EmbeddingInput::Tokens(arrays) => (
                 arrays

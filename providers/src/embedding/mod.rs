@@ -182,7 +182,9 @@ impl EmbeddingModel for Redacting {
 
 #[cfg(feature = "openai")]
 fn openai(config: &ModelConfig) -> Result<Box<dyn EmbeddingModel>, ProviderError> {
-    Ok(Box::new(crate::openai::embed::OpenAiEmbedding::new(config)?))
+    Ok(Box::new(crate::openai::embed::OpenAiEmbedding::new(
+        config,
+    )?))
 }
 
 #[cfg(not(feature = "openai"))]
@@ -192,7 +194,9 @@ fn openai(config: &ModelConfig) -> Result<Box<dyn EmbeddingModel>, ProviderError
 
 #[cfg(feature = "gemini")]
 fn gemini(config: &ModelConfig) -> Result<Box<dyn EmbeddingModel>, ProviderError> {
-    Ok(Box::new(crate::gemini::embed::GeminiEmbedding::new(config)?))
+    Ok(Box::new(crate::gemini::embed::GeminiEmbedding::new(
+        config,
+    )?))
 }
 
 #[cfg(not(feature = "gemini"))]

@@ -38,12 +38,7 @@ impl OpenAiEmbedding {
             provider,
             model: config.model_id.trim().to_owned(),
             url: format!("{base}/embeddings"),
-            http: HttpClient::new(
-                provider,
-                config,
-                &auth,
-                crate::http::retryable_status,
-            )?,
+            http: HttpClient::new(provider, config, &auth, crate::http::retryable_status)?,
         })
     }
 }

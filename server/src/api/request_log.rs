@@ -157,7 +157,11 @@ pub(crate) async fn log_requests(mut request: Request, next: Next) -> Response {
     request.extensions_mut().insert(log.clone());
     let mut response = next.run(request).await;
     // A route that chose the id itself (Chat Shell takes one from its body too) keeps it.
-    let id = match response.headers().get(REQUEST_ID).filter(|value| usable_id(value)) {
+    let id = match response
+        .headers()
+        .get(REQUEST_ID)
+        .filter(|value| usable_id(value))
+    {
         Some(id) => id.clone(),
         None => {
             let id = asked_id.unwrap_or_else(|| {

@@ -29,7 +29,12 @@ pub(crate) async fn openai_unrouted(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let status = response.status();
     let answered = response.headers().contains_key(header::CONTENT_TYPE);
-    if answered || !matches!(status, StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED) {
+    if answered
+        || !matches!(
+            status,
+            StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
+        )
+    {
         return response;
     }
     let answer = if status == StatusCode::NOT_FOUND {

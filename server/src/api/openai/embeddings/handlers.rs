@@ -160,7 +160,10 @@ fn read_array(items: &[Value]) -> Result<EmbeddingInput, String> {
             .map(|(index, _)| format!("`input[{index}]`"))
             .collect();
         if !empty.is_empty() {
-            return Err(format!("empty strings at {}; send some text", empty.join(", ")));
+            return Err(format!(
+                "empty strings at {}; send some text",
+                empty.join(", ")
+            ));
         }
         let texts = items.iter().filter_map(Value::as_str).map(str::to_owned);
         return Ok(EmbeddingInput::Texts(texts.collect()));
@@ -182,7 +185,9 @@ fn read_array(items: &[Value]) -> Result<EmbeddingInput, String> {
         .map(|(index, _)| format!("`input[{index}]`"))
         .collect();
     if wrong.is_empty() {
-        return Ok(EmbeddingInput::Tokens(arrays.into_iter().flatten().collect()));
+        return Ok(EmbeddingInput::Tokens(
+            arrays.into_iter().flatten().collect(),
+        ));
     }
     Err(format!(
         "mixes kinds of input or holds something else at {}; send strings only, token ids \

@@ -55,20 +55,17 @@ pub(crate) async fn retrieve_model(
         let info = ModelInfo::lookup(providers::detect_provider(None, &id), &id);
         info.known.then(|| registry_entry(&app, info))
     };
-    listed
-        .or_else(snapshot)
-        .map(Json)
-        .ok_or_else(|| {
-            OpenAiError::new(
-                StatusCode::NOT_FOUND,
-                "model_not_found",
-                format!(
-                    "the model `{id}` does not exist on this server; GET /v1/models lists those \
+    listed.or_else(snapshot).map(Json).ok_or_else(|| {
+        OpenAiError::new(
+            StatusCode::NOT_FOUND,
+            "model_not_found",
+            format!(
+                "the model `{id}` does not exist on this server; GET /v1/models lists those \
                      it serves"
-                ),
-            )
-            .with_param("model")
-        })
+            ),
+        )
+        .with_param("model")
+    })
 }
 
 /// The entry of a model the registry knows.
