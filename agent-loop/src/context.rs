@@ -271,7 +271,25 @@ impl ConversationContext {
 
     /// One round: the model's answer, the tool messages answering its calls and what the
     /// calls were.
-    pub(crate) fn with_round(mut self, round: Round, counter: &TokenCounter) -> Self {
+    pub(crate) fn with_round(self, round: Round, counter: &TokenCounter) -> Self {
+        let tokens = counter.count(&round.answer.message)
+            + round
+                .tools
+                .iter()
+                .map(|tool| counter.count(tool))
+                .sum::<usize>();
+        self.add_round(round, tokens)
+    }
+
+    /// The round whose answer ends the run, as [`with_round`](Self::with_round) but without
+    /// counting its tokens: only a next request would read the count, and tokenising a long
+    /// answer costs about as much as relaying it. The context's [`tokens`](Self::tokens)
+    /// leave this round out.
+    pub(crate) fn with_last_round(self, round: Round) -> Self {
+        self.add_round(round, 0)
+    }
+
+    fn add_round(mut self, round: Round, tokens: usize) -> Self {
         let Round {
             answer,
             tools,
@@ -279,8 +297,7 @@ impl ConversationContext {
             errors,
             tool_round,
         } = round;
-        self.tokens += counter.count(&answer.message)
-            + tools.iter().map(|tool| counter.count(tool)).sum::<usize>();
+        self.tokens += tokens;
         self.conversation.add_round(answer.message, tools);
         if tool_round {
             self.tool_rounds += 1;

@@ -19,7 +19,8 @@ pub const TARGETS: [&str; 6] = [
 pub const USAGE: &str = "\
 [--seconds S] [--concurrency 50,200] [--rounds N] [--deltas N] [--delay-ms MS]
 [--only direct,skein,skein-chat,skein-responses,nginx,litellm]
-[--skein PATH] [--nginx PATH | --nginx-note TEXT] [--litellm PATH | --litellm-note TEXT]
+[--skein PATH] [--baseline-skein PATH] [--nginx PATH | --nginx-note TEXT]
+[--litellm PATH | --litellm-note TEXT]
 [--work-dir DIR] [--provider-nagle on|off] [--samples-dir DIR]";
 
 /// What the harness is asked to do.
@@ -38,6 +39,9 @@ pub struct Options {
     pub delay_ms: u64,
     /// The `skein` binary (its rows are skipped without it).
     pub skein: Option<PathBuf>,
+    /// Another `skein` binary (the build before a change) measured beside `skein` in every
+    /// round, in alternating order, so that the two builds compare on the same machine state.
+    pub baseline_skein: Option<PathBuf>,
     /// The nginx executable (its rows are skipped without it).
     pub nginx: Option<PathBuf>,
     /// Why nginx is not measured, shown in its rows.
@@ -66,6 +70,7 @@ impl Default for Options {
             deltas: 500,
             delay_ms: 1,
             skein: None,
+            baseline_skein: None,
             nginx: None,
             nginx_note: None,
             litellm: None,
@@ -106,6 +111,7 @@ impl Options {
                 "--deltas" => options.deltas = number(value)? as usize,
                 "--delay-ms" => options.delay_ms = number(value)?,
                 "--skein" => options.skein = path(),
+                "--baseline-skein" => options.baseline_skein = path(),
                 "--nginx" => options.nginx = path(),
                 "--nginx-note" => options.nginx_note = Some(value.clone()),
                 "--litellm" => options.litellm = path(),

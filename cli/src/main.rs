@@ -43,9 +43,9 @@ Examples:
   skein logs --tree                             the last conversation as a tree
   skein models                                  models, context windows, keys set
   skein chain check transcript.json             validate a transcript
-  skein serve --listen 127.0.0.1:8080           the HTTP API (POST /v1/response)
+  skein serve --listen 127.0.0.1:8080           Chat Shell and OpenAI-compatible HTTP API
 
-Keys come from OPENAI_API_KEY, ANTHROPIC_API_KEY and GEMINI_API_KEY."
+Keys come from OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY and OPENROUTER_API_KEY."
 )]
 struct Cli {
     /// The log database: a SQLite file or a postgres:// URL [default: skein/logs.db in the

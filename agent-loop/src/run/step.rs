@@ -29,7 +29,7 @@ impl Run<'_> {
         let text = answer.message.text();
         if calls.is_empty() {
             let stop = self.stop_reason(&answer.finish);
-            let context = context.with_round(Round::plain(answer), counter);
+            let context = context.with_last_round(Round::plain(answer));
             return Ok(Next::Done(self.finish(context, text, stop, None)));
         }
         if answer.finish == FinishReason::Length {
@@ -91,13 +91,13 @@ impl Run<'_> {
             Reply::Answer(text) => {
                 self.emitter.content(&text);
                 let stop = self.stop_reason(&answer.finish);
-                let context = context.with_round(Round::plain(answer), counter);
+                let context = context.with_last_round(Round::plain(answer));
                 return Ok(Next::Done(self.finish(context, text, stop, None)));
             }
             // The last answer the limit allows, but not in the answer section: take it whole.
             _ if self.forced => {
                 self.emitter.content(&raw);
-                let context = context.with_round(Round::plain(answer), counter);
+                let context = context.with_last_round(Round::plain(answer));
                 return Ok(Next::Done(self.finish(
                     context,
                     raw,

@@ -14,6 +14,7 @@ use providers::{
 };
 use tokio::sync::oneshot;
 
+use super::logged::logged;
 use super::replay::replay_events;
 use super::{CallLog, GatewayCall, GatewayError, Logging, Source};
 use crate::config::AgentAlias;
@@ -327,57 +328,6 @@ fn has_output(message: &Message) -> bool {
     })
 }
 
-/// A model's answer as it streams, logged as it passes: the item that ends it (`Done`, a
-/// failure, or the cancellation `cancel` asks for) is passed on only after the log holds the
-/// answer and how it ended (and `told` knows its node). A stream dropped before its end (the
-/// client went away) is logged as cancelled.
-fn logged(
-    events: BoxStream<'static, Result<StreamEvent, ProviderError>>,
-    pending: PendingLog,
-    told: oneshot::Sender<NodeId>,
-    cancel: CancellationToken,
-) -> Events {
-    let state = Some((events, pending, told, cancel));
-    futures::stream::unfold(state, |state| async move {
-        let (mut events, mut pending, told, cancel) = state?;
-        let next = tokio::select! {
-            biased;
-            () = cancel.cancelled() => None,
-            event = events.next() => Some(event),
-        };
-        let item = match next {
-            None => Err(Stopped::Cancelled),
-            Some(Some(Ok(event))) => {
-                if let Some(log) = &mut pending.log {
-                    log.saw(&event);
-                }
-                pending.answer.push_ref(&event);
-                if !pending.answer.is_done() {
-                    return Some((Ok(event), Some((events, pending, told, cancel))));
-                }
-                Ok(event)
-            }
-            // A stream that already began can only report its failure in-band.
-            Some(Some(Err(error))) => Err(Stopped::Failed(Failure::Provider(error))),
-            Some(None) => Err(Stopped::Failed(Failure::Provider(
-                ProviderError::StreamTruncated {
-                    provider: None,
-                    detail: "the provider's stream ended before the answer was whole".into(),
-                },
-            ))),
-        };
-        let status = match &item {
-            Ok(_) => ResponseStatus::Completed,
-            Err(stopped) => stopped.status(),
-        };
-        if let Some(node) = pending.commit(status, None).await {
-            let _ = told.send(node);
-        }
-        Some((item, None))
-    })
-    .boxed()
-}
-
 /// The answer events an agent event stands for (at most two): its answer text and reasoning,
 /// its end, or its failure. The event is taken whole, so a delta's text moves on uncopied.
 fn agent_events(event: AgentEvent) -> impl Iterator<Item = Result<StreamEvent, Stopped>> {
@@ -421,10 +371,10 @@ async fn collect(mut events: Events) -> Result<ChatResponse, Stopped> {
 /// The log of an answer: written when the answer ends (whole, failed or cancelled), or, when
 /// the client goes away first, with what was streamed as cancelled, so that no exchange is
 /// missing from the tree.
-struct PendingLog {
-    log: Option<CallLog>,
+pub(super) struct PendingLog {
+    pub(super) log: Option<CallLog>,
     /// What streamed so far (a whole answer is logged as it is instead).
-    answer: ResponseBuilder,
+    pub(super) answer: ResponseBuilder,
     runs: Arc<Runs>,
 }
 
@@ -449,7 +399,7 @@ impl PendingLog {
     /// Starts writing the answer, ended with `status`, as a task of its own: a client that
     /// goes away while it is written does not cut the write short, and a graceful shutdown
     /// waits for it. The receiver is told the node (`None` when the store failed).
-    fn write(
+    pub(super) fn write(
         &mut self,
         status: ResponseStatus,
         whole: Option<Arc<ChatResponse>>,

@@ -21,6 +21,7 @@ use crate::owner::sha256_hex;
 use crate::spec::ModelRequest;
 
 mod answer;
+mod logged;
 mod replay;
 
 pub use answer::{Answer, Cache, Events, Failure, Provenance, Stopped};

@@ -30,14 +30,15 @@ const USAGE: &str = "\
 usage: cargo xtask bench gateway [--seconds S] [--concurrency 50,200] [--rounds N] [--deltas N]
                                  [--delay-ms MS]
                                  [--only direct,skein,skein-chat,skein-responses,nginx,litellm]
-                                 [--no-litellm] [--no-nginx] [--provider-nagle on|off]
-                                 [--samples-dir DIR]
+                                 [--no-litellm] [--no-nginx] [--baseline-skein PATH]
+                                 [--provider-nagle on|off] [--samples-dir DIR]
 
 Runs the loopback provider alone, `skein serve`, nginx and LiteLLM's proxy in front of it, each
 with the same client, for S seconds (default 20) per row, N rounds (default 3) of every target
 in turn at each concurrency (default 50 and 200), the provider streaming N deltas per answer
 (default 500) MS apart (default 1). --no-litellm skips installing and running LiteLLM,
---no-nginx skips nginx. --provider-nagle on serves the provider with
+--no-nginx skips nginx. --baseline-skein measures another skein binary (the build before a
+change) beside this tree's in every round. --provider-nagle on serves the provider with
 server::testing::StreamingProvider. --samples-dir writes every stream's start, time to first
 event and time to first token to DIR/<row>.tsv.";
 

@@ -17,6 +17,8 @@ use crate::targets::{
 /// One row of the report: one target, one concurrency, one round.
 pub(crate) struct Row {
     pub(crate) kind: Kind,
+    /// Whether this is the `--baseline-skein` build's row.
+    pub(crate) baseline: bool,
     pub(crate) concurrency: usize,
     /// 1 to `--rounds`.
     pub(crate) round: usize,
@@ -26,8 +28,17 @@ pub(crate) struct Row {
 }
 
 impl Row {
-    pub(crate) fn name(&self) -> &'static str {
-        self.kind.name()
+    pub(crate) fn name(&self) -> String {
+        name(self.kind, self.baseline)
+    }
+}
+
+/// A target's name, marked when it is the baseline build's.
+pub(crate) fn name(kind: Kind, baseline: bool) -> String {
+    if baseline {
+        format!("{} (baseline)", kind.name())
+    } else {
+        kind.name().to_owned()
     }
 }
 
@@ -62,19 +73,22 @@ pub(crate) fn drive(options: Options) -> Result<(), String> {
                 .into_iter()
                 .filter(|kind| options.wants(kind.id()))
             {
-                eprintln!(
-                    "\n==> {} at {concurrency} streams, round {round}",
-                    kind.name()
-                );
-                let at = RowAt {
-                    kind,
-                    concurrency,
-                    round,
-                };
-                let row = run_row(&runtime, &options, &work_dir, at, &expected)
-                    .unwrap_or_else(|message| at.row(None, Some(message)));
-                print_row_line(&row);
-                rows.push(row);
+                for baseline in builds(&options, kind, round) {
+                    let at = RowAt {
+                        kind,
+                        baseline,
+                        concurrency,
+                        round,
+                    };
+                    eprintln!(
+                        "\n==> {} at {concurrency} streams, round {round}",
+                        name(kind, baseline)
+                    );
+                    let row = run_row(&runtime, &options, &work_dir, at, &expected)
+                        .unwrap_or_else(|message| at.row(None, Some(message)));
+                    print_row_line(&row);
+                    rows.push(row);
+                }
             }
         }
     }
@@ -88,7 +102,7 @@ pub(crate) fn drive(options: Options) -> Result<(), String> {
         .filter_map(|row| row.measured.as_ref())
         .map(|measured| measured.failed)
         .sum();
-    let mut unmeasured: Vec<&str> = rows
+    let mut unmeasured: Vec<String> = rows
         .iter()
         .filter(|row| {
             row.measured.is_none() && matches!(row.kind, Kind::Direct | Kind::SkeinResponse)
@@ -115,10 +129,24 @@ pub(crate) fn drive(options: Options) -> Result<(), String> {
     Ok(())
 }
 
+/// The builds a round measures of `kind` (`true`: the baseline): with a baseline, each Skein
+/// target in both, the first of the two alternating from round to round.
+fn builds(options: &Options, kind: Kind, round: usize) -> Vec<bool> {
+    match (
+        kind.is_skein() && options.baseline_skein.is_some(),
+        round % 2,
+    ) {
+        (false, _) => vec![false],
+        (true, 0) => vec![false, true],
+        (true, _) => vec![true, false],
+    }
+}
+
 /// Which row is being measured.
 #[derive(Clone, Copy)]
 struct RowAt {
     kind: Kind,
+    baseline: bool,
     concurrency: usize,
     round: usize,
 }
@@ -127,6 +155,7 @@ impl RowAt {
     fn row(self, measured: Option<Measured>, note: Option<String>) -> Row {
         Row {
             kind: self.kind,
+            baseline: self.baseline,
             concurrency: self.concurrency,
             round: self.round,
             measured,
@@ -145,10 +174,12 @@ fn run_row(
 ) -> Result<Row, String> {
     let RowAt {
         kind,
+        baseline,
         concurrency,
         round,
     } = at;
-    let tag = format!("{}-{concurrency}-{round}", kind.id());
+    let build = if baseline { "-baseline" } else { "" };
+    let tag = format!("{}{build}-{concurrency}-{round}", kind.id());
     let skip = |note: String| Ok(at.row(None, Some(note)));
     let relay_binary =
         match kind {

@@ -1,7 +1,6 @@
 //! `POST /v1/response`: plan, acquire a slot, prepare, then stream the run's events (or
 //! answer once, when streaming is off).
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use agent_loop::AgentEvent;
@@ -9,7 +8,6 @@ use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use conversation_tree::ResponseStatus;
 use futures::channel::mpsc;
@@ -29,6 +27,7 @@ use crate::api::chat_shell::schema::{ResponseBody, ResponseRequest, ToolActivity
 use crate::api::error::ApiError;
 use crate::api::failure::FailureKind;
 use crate::api::request_log::RequestLog;
+use crate::api::sse;
 use crate::api::state::App;
 
 /// Events buffered between a run and a slow client before the run waits.
@@ -169,14 +168,13 @@ pub(crate) async fn create_response(
         });
     }
     let mut encoder = ChatShellEncoder::default();
-    let events = receiver.map(move |event| {
+    let answer = sse::response(receiver, move |event, frames| {
         let _keep_until_the_stream_is_dropped = &disconnect;
         let mut frame = encoder.encode(&event);
         frame.set_conversation_id(&client_conversation);
-        let data = serde_json::to_string(&frame).unwrap_or_default();
-        Ok::<_, Infallible>(Event::default().event(frame.name()).data(data))
+        frames.event(frame.name(), &frame);
     });
-    Ok(with_request_id(Sse::new(events), &planned.request_id))
+    Ok(with_request_id(answer, &planned.request_id))
 }
 
 /// What `event` tells the request's log line: when the run's first output came (one flag test

@@ -7,6 +7,8 @@ use providers::{ChatResponse, FinishReason, StreamEvent, Usage};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::api::sse::{Frames, TextTemplate};
+
 /// One streamed chunk.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 pub struct ChatCompletionChunk {
@@ -197,12 +199,14 @@ pub struct ChunkEncoder {
     streamed_calls: Vec<Option<String>>,
     calls: usize,
     usage: Option<Usage>,
+    /// A text delta's chunk after the first, but for its text: most chunks of an answer.
+    text_chunk: Option<TextTemplate>,
 }
 
 impl ChunkEncoder {
     /// An encoder for completion `id` of `model`.
     pub fn new(id: String, model: String, created: u64, include_usage: bool) -> Self {
-        ChunkEncoder {
+        let mut encoder = ChunkEncoder {
             id,
             model,
             created,
@@ -211,6 +215,38 @@ impl ChunkEncoder {
             streamed_calls: Vec::new(),
             calls: 0,
             usage: None,
+            text_chunk: None,
+        };
+        encoder.text_chunk = TextTemplate::new(|text| ChatCompletionChunk {
+            id: encoder.id.clone(),
+            object: "chat.completion.chunk",
+            created: encoder.created,
+            model: encoder.model.clone(),
+            choices: vec![ChunkChoice {
+                index: 0,
+                delta: Delta {
+                    content: Some(text),
+                    ..Delta::default()
+                },
+                finish_reason: None,
+            }],
+            usage: encoder.include_usage.then_some(None),
+        });
+        encoder
+    }
+
+    /// Writes the chunks `event` adds as `data:` events: those of [`encode`](Self::encode),
+    /// a text delta after the first chunk from its template.
+    pub(crate) fn write(&mut self, event: StreamEvent, frames: &mut Frames) {
+        match (&event, &self.text_chunk) {
+            (StreamEvent::TextDelta(text), Some(template)) if self.started && !text.is_empty() => {
+                frames.data_in(template, text);
+            }
+            _ => {
+                for chunk in self.encode(event) {
+                    frames.data(&chunk);
+                }
+            }
         }
     }
 
@@ -459,5 +495,42 @@ fn assistant_message(message: &Message) -> AssistantMessage {
         reasoning_content: (!reasoning.is_empty()).then_some(reasoning),
         tool_calls,
         reasoning_details,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use providers::FinishReason;
+
+    use super::*;
+
+    fn events() -> Vec<StreamEvent> {
+        vec![
+            StreamEvent::TextDelta("Hel".into()),
+            StreamEvent::TextDelta("lo \"you\"\n".into()),
+            StreamEvent::ReasoningDelta { text: "hm".into() },
+            StreamEvent::TextDelta(String::new()),
+            StreamEvent::TextDelta("!".into()),
+            StreamEvent::Usage(Usage::default()),
+            StreamEvent::Done {
+                finish: FinishReason::Stop,
+            },
+        ]
+    }
+
+    #[test]
+    fn written_chunks_are_the_encoded_chunks_serialised() {
+        for include_usage in [false, true] {
+            let new = || ChunkEncoder::new("chatcmpl-1".into(), "m".into(), 7, include_usage);
+            let (mut writer, mut encoder) = (new(), new());
+            let (mut written, mut serialised) = (Frames::default(), Frames::default());
+            for event in events() {
+                writer.write(event.clone(), &mut written);
+                for chunk in encoder.encode(event) {
+                    serialised.data(&chunk);
+                }
+            }
+            assert_eq!(written.take(), serialised.take());
+        }
     }
 }

@@ -1,6 +1,5 @@
 //! `POST /v1/chat/completions`: OpenAI's Chat Completions in front of every provider.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use agent_loop::CancellationToken;
@@ -8,9 +7,8 @@ use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
-use futures::{Stream, StreamExt as _};
+use futures::StreamExt as _;
 use service::{Answer, Principal};
 
 use super::schema::ChatCompletionRequest;
@@ -21,6 +19,7 @@ use crate::api::openai::gateway::{
     admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
 };
 use crate::api::request_log::{RequestLog, watched};
+use crate::api::sse;
 use crate::api::state::App;
 
 /// Creates a chat completion: `chat.completion.chunk` events, or one `chat.completion` body.
@@ -73,23 +72,20 @@ pub(crate) async fn create_chat_completion(
         Answer::Streamed { events, provenance } => {
             let events = watched(events, &log);
             let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
-            let mut response = sse(events.map(move |event| {
+            // The answer's events, then the end of the stream (`[DONE]`, as OpenAI's streams
+            // end).
+            let events = events
+                .map(Some)
+                .chain(futures::stream::once(async { None }));
+            let mut response = sse::response(events, move |event, frames| {
                 let _held = (&permit, &disconnect);
                 match event {
-                    Ok(event) => encoder
-                        .encode(event)
-                        .iter()
-                        .map(|chunk| serde_json::to_string(chunk).unwrap_or_default())
-                        .collect::<Vec<_>>(),
+                    Some(Ok(event)) => encoder.write(event, frames),
                     // A stream that already began can only report its failure in-band.
-                    Err(stopped) => {
-                        vec![
-                            serde_json::to_string(stopped_error(stopped).body())
-                                .unwrap_or_default(),
-                        ]
-                    }
+                    Some(Err(stopped)) => frames.data(stopped_error(stopped).body()),
+                    None => frames.text("[DONE]"),
                 }
-            }));
+            });
             gateway_headers(&mut response, provenance, None);
             Ok(response)
         }
@@ -107,13 +103,4 @@ pub(crate) async fn create_chat_completion(
             Ok(response)
         }
     }
-}
-
-/// The SSE answer of a stream of `data:` payloads, ended by `[DONE]` as OpenAI's streams are.
-fn sse(frames: impl Stream<Item = Vec<String>> + Send + 'static) -> Response {
-    let events = frames
-        .flat_map(futures::stream::iter)
-        .chain(futures::stream::once(async { "[DONE]".to_owned() }))
-        .map(|data| Ok::<_, Infallible>(Event::default().data(data)));
-    Sse::new(events).into_response()
 }

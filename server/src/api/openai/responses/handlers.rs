@@ -2,14 +2,12 @@
 //! OpenAI's Responses API in front of every provider, each response a node of the
 //! conversation tree that `previous_response_id` continues (after a restart too).
 
-use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
-use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use conversation_tree::{Node, ResponseStatus};
 use futures::{Stream, StreamExt as _};
@@ -29,6 +27,7 @@ use crate::api::openai::responses::plan::{
     ResponsesCall, continue_after, name_outputs, response_call,
 };
 use crate::api::request_log::{RequestLog, watched};
+use crate::api::sse;
 use crate::api::state::App;
 
 /// Creates a response: a stream of Responses events, or one `response` object.
@@ -394,9 +393,5 @@ fn json(response: ResponseObject) -> Response {
 
 /// The SSE answer: each event named by its type (`no-cache`, as every SSE answer is).
 fn sse(events: impl Stream<Item = ResponseEvent> + Send + 'static) -> Response {
-    let events = events.map(|event| {
-        let data = serde_json::to_string(&event).unwrap_or_default();
-        Ok::<_, Infallible>(Event::default().event(event.name()).data(data))
-    });
-    Sse::new(events).into_response()
+    sse::response(events, |event, frames| frames.event(event.name(), &event))
 }

@@ -1,0 +1,361 @@
+//! Server-sent events answers: each event serialised once, straight into the bytes that go out,
+//! and every event that is ready when the connection asks for more sent as one body chunk.
+//!
+//! A relay pays per chunk, not per byte: each chunk is an HTTP chunk of its own and, when the
+//! connection writes it before the next is ready, a `writev` of its own. An answer's events are
+//! written here as `event: <name>\ndata: <json>\n\n` into one buffer while the stream has more
+//! ready (a burst of deltas one read of the provider brought, a replayed answer, the first
+//! events of a Responses stream), and the buffer goes out as one chunk when the stream has
+//! nothing more for now, or when it holds [`BATCH_BYTES`].
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll, Wake, Waker};
+
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use bytes::{BufMut as _, Bytes, BytesMut};
+use futures::Stream;
+use futures::task::AtomicWaker;
+use http::{HeaderValue, header};
+use hyper::body::{Body as HttpBody, Frame, SizeHint};
+use serde::Serialize;
+
+/// A chunk grows to at most about this many bytes while more events are ready (one event may
+/// pass it): the connection's unsent bytes are bounded near this size anyway, and a client
+/// sees a long burst of events in pieces instead of all at its end.
+pub(crate) const BATCH_BYTES: usize = 16 * 1024;
+
+/// Room reserved before a batch is written: a text delta's event in any protocol fits.
+const EVENT_BYTES: usize = 512;
+
+/// An event whose JSON is the same every time but for one string (a text delta's chunk):
+/// rendered once around a mark, so that each event costs the escaping of its string alone
+/// instead of the serialisation of the whole value.
+#[derive(Debug)]
+pub(crate) struct TextTemplate {
+    before: Vec<u8>,
+    after: Vec<u8>,
+}
+
+impl TextTemplate {
+    /// The JSON of `render(mark)` cut around the mark's string; `None` when the mark is not
+    /// in it exactly once (a value that already holds it).
+    pub(crate) fn new<T: Serialize>(render: impl FnOnce(String) -> T) -> Option<Self> {
+        const MARK: &str = "\u{1}text\u{1}";
+        let json = serde_json::to_vec(&render(MARK.to_owned())).ok()?;
+        let mark = serde_json::to_vec(MARK).ok()?;
+        let find = |bytes: &[u8]| bytes.windows(mark.len()).position(|w| w == mark);
+        let at = find(&json)?;
+        if find(&json[at + 1..]).is_some() {
+            return None;
+        }
+        Some(TextTemplate {
+            before: json[..at].to_vec(),
+            after: json[at + mark.len()..].to_vec(),
+        })
+    }
+}
+
+/// The events of a batch, as they will be sent.
+#[derive(Debug, Default)]
+pub(crate) struct Frames {
+    bytes: BytesMut,
+}
+
+impl Frames {
+    /// An event named `name` whose data is `data` as JSON.
+    pub(crate) fn event(&mut self, name: &str, data: &impl Serialize) {
+        self.bytes.put_slice(b"event: ");
+        self.bytes.put_slice(name.as_bytes());
+        self.bytes.put_u8(b'\n');
+        self.json_data(data);
+    }
+
+    /// An unnamed event whose data is `data` as JSON.
+    pub(crate) fn data(&mut self, data: &impl Serialize) {
+        self.json_data(data);
+    }
+
+    /// An unnamed event whose data is `template`'s JSON with `text` in its place.
+    pub(crate) fn data_in(&mut self, template: &TextTemplate, text: &str) {
+        self.bytes.put_slice(b"data: ");
+        self.bytes.put_slice(&template.before);
+        // A string always serialises.
+        let _ = serde_json::to_writer((&mut self.bytes).writer(), text);
+        self.bytes.put_slice(&template.after);
+        self.bytes.put_slice(b"\n\n");
+    }
+
+    /// An unnamed event whose data is `text`, a single line (`[DONE]`).
+    pub(crate) fn text(&mut self, text: &str) {
+        debug_assert!(
+            !text.contains(['\n', '\r']),
+            "SSE data on one line: {text:?}"
+        );
+        self.bytes.put_slice(b"data: ");
+        self.bytes.put_slice(text.as_bytes());
+        self.bytes.put_slice(b"\n\n");
+    }
+
+    /// `data: <json>\n\n`. Compact JSON holds no line break (strings escape theirs), so one
+    /// `data:` line carries it. A value that cannot be serialised (never one of ours) is
+    /// sent as an event without data, as an empty string was before.
+    fn json_data(&mut self, data: &impl Serialize) {
+        let start = self.bytes.len();
+        self.bytes.put_slice(b"data: ");
+        if serde_json::to_writer((&mut self.bytes).writer(), data).is_ok() {
+            self.bytes.put_slice(b"\n\n");
+        } else {
+            self.bytes.truncate(start);
+            self.bytes.put_u8(b'\n');
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// What was written since the last take, as one chunk; the buffer's spare room (or the
+    /// whole allocation, once the chunks sent from it are dropped) is reused.
+    pub(crate) fn take(&mut self) -> Bytes {
+        self.bytes.split().freeze()
+    }
+}
+
+/// A `text/event-stream` answer (`Cache-Control: no-cache`) whose events are what `encode`
+/// writes for each item of `items`.
+pub(crate) fn response<S, F>(items: S, encode: F) -> Response
+where
+    S: Stream + Send + 'static,
+    F: FnMut(S::Item, &mut Frames) + Send + Unpin + 'static,
+{
+    let woken = Arc::new(Woken::default());
+    let body = EventBody {
+        items: Box::pin(items),
+        encode,
+        frames: Frames::default(),
+        ended: false,
+        waiting: false,
+        waker: Waker::from(Arc::clone(&woken)),
+        woken,
+    };
+    let mut response = Body::new(body).into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    response
+}
+
+/// The body of [`response`]: polls the items while they are ready, then sends what they wrote.
+///
+/// The connection polls its body whenever its task runs (after each write, for its reads),
+/// and polling a stream that is not ready can cost as much as taking an item from it (an
+/// agent's run is polled through every layer down to the provider's socket). So once the items
+/// are pending, they are polled again only after they have woken the task.
+struct EventBody<S, F> {
+    items: Pin<Box<S>>,
+    encode: F,
+    frames: Frames,
+    ended: bool,
+    /// The items were pending when last polled.
+    waiting: bool,
+    /// The waker the items are polled with: notes the wake, then wakes the connection's task.
+    waker: Waker,
+    woken: Arc<Woken>,
+}
+
+/// Whether the items woke the task since they were last polled, and the task to wake.
+#[derive(Debug, Default)]
+struct Woken {
+    since_poll: AtomicBool,
+    task: AtomicWaker,
+}
+
+impl Wake for Woken {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.since_poll.store(true, Ordering::Release);
+        self.task.wake();
+    }
+}
+
+impl<S, F> HttpBody for EventBody<S, F>
+where
+    S: Stream,
+    F: FnMut(S::Item, &mut Frames) + Unpin,
+{
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+        let this = self.get_mut();
+        this.woken.task.register(cx.waker());
+        // Cleared before the items are polled: a wake that comes while they are is kept for
+        // the next call.
+        let woken = this.woken.since_poll.swap(false, Ordering::AcqRel);
+        if this.waiting && !woken {
+            return Poll::Pending;
+        }
+        this.waiting = false;
+        if this.frames.len() == 0 {
+            this.frames.bytes.reserve(EVENT_BYTES);
+        }
+        let mut items_cx = Context::from_waker(&this.waker);
+        while !this.ended && this.frames.len() < BATCH_BYTES {
+            match this.items.as_mut().poll_next(&mut items_cx) {
+                Poll::Ready(Some(item)) => (this.encode)(item, &mut this.frames),
+                Poll::Ready(None) => this.ended = true,
+                Poll::Pending => {
+                    this.waiting = true;
+                    break;
+                }
+            }
+        }
+        if this.frames.len() > 0 {
+            Poll::Ready(Some(Ok(Frame::data(this.frames.take()))))
+        } else if this.ended {
+            Poll::Ready(None)
+        } else {
+            Poll::Pending
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.ended && self.frames.len() == 0
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt as _;
+    use http_body_util::BodyExt as _;
+
+    use super::*;
+
+    async fn chunks(response: Response) -> Vec<Bytes> {
+        let mut body = response.into_body();
+        let mut chunks = Vec::new();
+        while let Some(frame) = body.frame().await {
+            if let Ok(data) = frame.expect("an infallible body").into_data() {
+                chunks.push(data);
+            }
+        }
+        chunks
+    }
+
+    #[tokio::test]
+    async fn ready_events_go_out_as_one_chunk_in_the_sse_format() {
+        let items = futures::stream::iter([1, 2]).chain(futures::stream::once(async { 0 }));
+        let response = response(items, |n: u32, frames| match n {
+            0 => frames.text("[DONE]"),
+            1 => frames.event("count", &serde_json::json!({"n": n, "line": "a\nb"})),
+            _ => frames.data(&n),
+        });
+        assert_eq!(
+            response.headers()[header::CONTENT_TYPE],
+            "text/event-stream"
+        );
+        assert_eq!(response.headers()[header::CACHE_CONTROL], "no-cache");
+        let chunks = chunks(response).await;
+        let text: Vec<&[u8]> = chunks.iter().map(|chunk| &chunk[..]).collect();
+        assert_eq!(
+            text,
+            [
+                &b"event: count\ndata: {\"line\":\"a\\nb\",\"n\":1}\n\ndata: 2\n\ndata: [DONE]\n\n"
+                    [..]
+            ]
+        );
+    }
+
+    #[test]
+    fn a_template_gives_the_json_of_the_value_it_was_rendered_from() {
+        let render =
+            |text: String| serde_json::json!({"id": "c-1", "choices": [{"content": text}], "n": 2});
+        let template = TextTemplate::new(render).expect("the mark is in the value once");
+        for text in ["w1 ", "a \"quoted\"\nline \u{1}", ""] {
+            let mut templated = Frames::default();
+            templated.data_in(&template, text);
+            let mut serialised = Frames::default();
+            serialised.data(&render(text.to_owned()));
+            assert_eq!(templated.take(), serialised.take());
+        }
+        assert!(TextTemplate::new(|text: String| [text.clone(), text]).is_none());
+    }
+
+    #[tokio::test]
+    async fn events_that_come_apart_go_out_apart() {
+        let (sender, receiver) = futures::channel::mpsc::unbounded::<u32>();
+        let mut body = response(receiver, |n, frames| frames.data(&n)).into_body();
+        sender.unbounded_send(1).expect("open");
+        let first = body.frame().await.expect("a frame").expect("infallible");
+        assert_eq!(first.into_data().expect("data"), "data: 1\n\n");
+        sender.unbounded_send(2).expect("open");
+        drop(sender);
+        let second = body.frame().await.expect("a frame").expect("infallible");
+        assert_eq!(second.into_data().expect("data"), "data: 2\n\n");
+        assert!(body.frame().await.is_none());
+    }
+
+    #[test]
+    fn pending_items_are_polled_again_only_once_they_woke_the_task() {
+        use std::sync::atomic::AtomicUsize;
+
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (sender, mut receiver) = futures::channel::mpsc::unbounded::<u32>();
+        let counted = futures::stream::poll_fn({
+            let polls = Arc::clone(&polls);
+            move |cx| {
+                polls.fetch_add(1, Ordering::Relaxed);
+                receiver.poll_next_unpin(cx)
+            }
+        });
+        let mut body = response(counted, |n, frames| frames.data(&n)).into_body();
+        let waker = futures::task::noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        assert!(Pin::new(&mut body).poll_frame(&mut cx).is_pending());
+        assert!(Pin::new(&mut body).poll_frame(&mut cx).is_pending());
+        assert_eq!(
+            polls.load(Ordering::Relaxed),
+            1,
+            "polled again without a wake"
+        );
+        sender.unbounded_send(7).expect("open");
+        let Poll::Ready(Some(Ok(frame))) = Pin::new(&mut body).poll_frame(&mut cx) else {
+            panic!("the item that woke the task is not sent");
+        };
+        assert_eq!(frame.into_data().expect("data"), "data: 7\n\n");
+        assert_eq!(
+            polls.load(Ordering::Relaxed),
+            3,
+            "the item, then pending again"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_long_burst_is_cut_near_the_batch_size() {
+        let text = "x".repeat(1000);
+        let items = futures::stream::iter(0..100);
+        let chunks = chunks(response(items, move |_, frames| frames.data(&text))).await;
+        assert!(chunks.len() > 1, "one chunk of {} bytes", chunks[0].len());
+        for chunk in &chunks {
+            assert!(chunk.len() < BATCH_BYTES + 1100, "{} bytes", chunk.len());
+        }
+        let total: usize = chunks.iter().map(Bytes::len).sum();
+        assert_eq!(total, 100 * "data: \"\"\n\n".len() + 100 * 1000);
+    }
+}
