@@ -13,7 +13,7 @@ pub(crate) const MAX_INPUTS: usize = 2048;
 pub struct EmbeddingsRequest {
     /// What to embed: a string, an array of strings, an array of token ids, or an array of
     /// token-id arrays (OpenAI models only). At most 2048 inputs, none empty.
-    #[schema(value_type = Object)]
+    #[schema(schema_with = input_schema)]
     pub input: Value,
     /// The embedding model: `echo` (offline), an OpenAI model (`text-embedding-3-small`, …) or
     /// a Gemini one (`gemini-embedding-001`, …).
@@ -73,4 +73,41 @@ pub struct EmbeddingUsage {
     pub prompt_tokens: u64,
     /// The same: embeddings generate nothing.
     pub total_tokens: u64,
+}
+
+/// `input`'s schema: one of the four shapes OpenAI takes.
+fn input_schema() -> utoipa::openapi::Schema {
+    use utoipa::openapi::RefOr;
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, OneOfBuilder, Schema, Type};
+
+    let text = || {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+    };
+    let token = || {
+        ObjectBuilder::new()
+            .schema_type(Type::Integer)
+            .minimum(Some(0))
+            .maximum(Some(u32::MAX))
+    };
+    let array = |items: Schema| {
+        ArrayBuilder::new()
+            .items(RefOr::T(items))
+            .min_items(Some(1))
+            .max_items(Some(MAX_INPUTS))
+    };
+    OneOfBuilder::new()
+        .item(text())
+        .item(array(Schema::Object(text().build())))
+        .item(array(Schema::Object(token().build())))
+        .item(array(Schema::Array(
+            array(Schema::Object(token().build())).build(),
+        )))
+        .description(Some(
+            "A string, an array of strings, an array of token ids, or an array of token-id \
+             arrays",
+        ))
+        .build()
+        .into()
 }
