@@ -160,7 +160,7 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
     ));
     say(format_args!(
         "skein: POST /v1/response (Chat Shell), POST /v1/chat/completions, POST /v1/responses, \
-         GET /v1/models, GET /health, GET /openapi.json; Ctrl-C stops"
+         GET /v1/models, POST /v1/embeddings, GET /health, GET /openapi.json; Ctrl-C stops"
     ));
     server.serve(listener, shutdown_signal()).await?;
     say(format_args!("skein: stopped"));

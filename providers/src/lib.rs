@@ -38,6 +38,9 @@
 //! - [`ChatRequest`]: messages, tools ([`ToolSpec`]) and [`ChatOptions`] (temperature, max
 //!   tokens, stop, [`ToolChoice`], [`ResponseFormat`] (structured output),
 //!   [`ReasoningEffort`] / thinking budget, [`PromptCache`] hints, extra headers).
+//! - [`EmbeddingModel`] (`embed`) and [`embedding_model_from_config`]: OpenAI's
+//!   `/embeddings`, Gemini's `batchEmbedContents` and the offline `echo`
+//!   ([`EmbeddingRequest`] → [`Embeddings`]), under the same HTTP core as chat.
 //! - [`ModelConfig`] (model id, protocol, endpoint, key, headers, plus [`RetryPolicy`],
 //!   [`Timeouts`] and [`Limits`]),
 //!   [`detect_provider`] (alias → id prefix → OpenAI), [`model_from_config`].
@@ -68,6 +71,7 @@
 mod assemble;
 mod collect;
 mod config;
+mod embedding;
 mod error;
 mod event;
 mod factory;
@@ -111,6 +115,11 @@ pub mod fuzzing;
 pub use assemble::{MAX_OPEN_BLOCKS, MAX_TOOL_CALLS};
 pub use collect::{ResponseBuilder, collect};
 pub use config::{ApiFormat, Limits, ModelConfig, RetryPolicy, Timeouts};
+#[cfg(feature = "testing")]
+pub use embedding::{ECHO_DEFAULT_DIMENSIONS, ECHO_MAX_DIMENSIONS, EchoEmbedding};
+pub use embedding::{
+    EmbeddingInput, EmbeddingModel, EmbeddingRequest, Embeddings, embedding_model_from_config,
+};
 pub use error::{Limit, ProviderError, TimeoutPhase};
 pub use event::StreamEvent;
 pub use factory::model_from_config;

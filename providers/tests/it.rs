@@ -31,6 +31,9 @@ mod dialects;
 #[cfg(feature = "testing")]
 #[path = "echo_schema.rs"]
 mod echo_schema;
+#[cfg(all(feature = "openai", feature = "gemini", feature = "testing"))]
+#[path = "embeddings.rs"]
+mod embeddings;
 #[path = "fuzz_targets.rs"]
 mod fuzz_targets;
 #[cfg(feature = "gemini")]

@@ -2,7 +2,8 @@
 //!
 //! - [`ResponseRequest`] and its parts: the body of `POST /v1/response` (Chat Shell).
 //! - [`ResponseBody`]: its answer when `features.streaming` is false.
-//! - [`ModelList`]: the answer of `GET /v1/models`.
+//! - [`ModelList`]: the answer of `GET /v1/models`; [`ModelEntry`] that of `GET /v1/models/{id}`.
+//! - [`EmbeddingsRequest`] and [`EmbeddingList`]: `POST /v1/embeddings` (OpenAI's shapes).
 //! - [`ChatCompletionRequest`]: the body of `POST /v1/chat/completions` (OpenAI's shape).
 //! - [`CreateResponseRequest`]: the body of `POST /v1/responses` (OpenAI's shape).
 //! - The SSE events' payloads are the encoders' types ([`crate::encode`]).
@@ -18,6 +19,9 @@ pub use crate::api::health::HealthBody;
 pub use crate::api::openai::chat_completions::schema::{
     ChatCompletionRequest, ChatContent, ChatContentPart, ChatMessage, ChatTool, ChatToolCall,
     FunctionCall, FunctionDefinition, ImageUrl, InputReasoningDetail, StreamOptions,
+};
+pub use crate::api::openai::embeddings::schema::{
+    EmbeddingList, EmbeddingObject, EmbeddingUsage, EmbeddingsRequest, EncodingFormat,
 };
 pub use crate::api::openai::models::schema::{ModelEntry, ModelList};
 pub use crate::api::openai::responses::schema::{

@@ -4,6 +4,8 @@
 
 #[path = "chat_completions.rs"]
 mod chat_completions;
+#[path = "embeddings.rs"]
+mod embeddings;
 #[path = "fuzz_targets.rs"]
 mod fuzz_targets;
 #[path = "hostile_clients.rs"]
@@ -28,8 +30,12 @@ mod providers;
 mod reasoning_resent;
 #[path = "request_fields.rs"]
 mod request_fields;
+#[path = "request_log.rs"]
+mod request_log;
 #[path = "responses.rs"]
 mod responses;
+#[path = "routes.rs"]
+mod routes;
 #[path = "structured_output.rs"]
 mod structured_output;
 #[path = "support/mod.rs"]

@@ -54,6 +54,7 @@
 
 mod chat;
 pub mod config;
+mod embeddings;
 mod error;
 mod gateway;
 pub mod keys;
@@ -71,6 +72,7 @@ pub mod store;
 
 pub use chat::{ChatService, PreparedRun, RunError};
 pub use config::ServiceConfig;
+pub use embeddings::EmbedError;
 pub use error::ServiceError;
 pub use gateway::{
     Anchor, Answer, Cache, Events, Failure, GatewayCall, GatewayError, Logging, Provenance,

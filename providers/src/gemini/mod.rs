@@ -45,6 +45,7 @@
 //! [`decode_stream`] decodes a recorded `alt=sse` body without HTTP (replaying recordings,
 //! benchmarks, fuzzing).
 
+pub(crate) mod embed;
 mod error;
 mod parts;
 mod request;

@@ -18,6 +18,7 @@
 //! without HTTP (replaying recordings, benchmarks, fuzzing).
 
 pub(crate) mod dialect;
+pub(crate) mod embed;
 pub(crate) mod error;
 pub(crate) mod request;
 mod responses;

@@ -24,9 +24,10 @@ use crate::api::state::App;
 pub(crate) type Routes = Router<Arc<App>>;
 
 /// `route` reads a JSON body: the content type must be JSON (415), and the whole body must
-/// arrive within the body limit (413) and the body read timeout (408).
+/// arrive within the body limit (413) and the body read timeout (408). A method the route
+/// does not take is answered 405 before any of this (the check is a route layer).
 pub(crate) fn json_body(app: &App, route: MethodRouter<Arc<App>>) -> MethodRouter<Arc<App>> {
-    route.layer(middleware::from_fn_with_state(
+    route.route_layer(middleware::from_fn_with_state(
         Arc::clone(&app.guard),
         read_json_body,
     ))

@@ -7,8 +7,9 @@
 //!
 //! What every protocol shares sits here: `server` (the router and serving), `state` (what
 //! every handler shares), `auth`, `guard`, `limit`, `listen`, `body`, `bounded`, `error`,
-//! `failure`, `openapi`, `health`, `layers` (what every protocol's routes pass) and `sse` (the
-//! event-stream body every protocol's encoder writes into).
+//! `failure`, `openapi`, `health`, `layers` (what every protocol's routes pass), `sse` (the
+//! event-stream body every protocol's encoder writes into) and `request_log` (the one log line
+//! of every request).
 
 pub(crate) mod auth;
 pub(crate) mod body;
@@ -23,6 +24,7 @@ pub(crate) mod limit;
 pub(crate) mod listen;
 pub(crate) mod openai;
 pub(crate) mod openapi;
+pub(crate) mod request_log;
 pub(crate) mod response_format;
 pub(crate) mod server;
 pub(crate) mod sse;

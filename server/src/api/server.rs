@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use axum::Router;
+use axum::middleware;
 use axum::routing::get;
 use conversation_tree::Store;
 use service::store::StoreKind;
@@ -12,7 +13,7 @@ use tokio::net::TcpListener;
 use crate::api::error::ServerError;
 use crate::api::layers::{self, Routes};
 use crate::api::state::{App, check};
-use crate::api::{chat_shell, health, openai, openapi};
+use crate::api::{chat_shell, health, openai, openapi, request_log};
 use crate::config::ServerConfig;
 
 /// The Chat Shell service: build one from a [`ServerConfig`], mount its [`router`](Self::router)
@@ -62,7 +63,9 @@ impl Server {
 
     /// The routes: `POST /v1/response`, `POST /v1/response/{id}/cancel`,
     /// `POST /v1/chat/completions`, `POST /v1/responses`, `GET /v1/responses/{id}`,
-    /// `POST /v1/responses/{id}/cancel`, `GET /v1/models`, `GET /health`, `GET /openapi.json`.
+    /// `POST /v1/responses/{id}/cancel`, `GET /v1/models`, `GET /v1/models/{id}`,
+    /// `POST /v1/embeddings`, `GET /health`, `GET /openapi.json`. Any other path under `/v1/`,
+    /// or a route asked with a method it does not take, is answered in OpenAI's error shape.
     ///
     /// Authentication reads the peer address from `ConnectInfo<SocketAddr>`: serve with
     /// `into_make_service_with_connect_info::<SocketAddr>()` (as [`serve`](Self::serve)
@@ -79,11 +82,19 @@ impl Server {
             // is refused whatever it asks for.
             .fallback_service(layers::guarded(app, Router::new()).with_state(Arc::clone(app)))
             .with_state(Arc::clone(app));
-        // Outermost: CORS (when configured) answers preflights before anything else.
-        match &app.cors {
+        // CORS (when configured) answers preflights before anything else.
+        let router = match &app.cors {
             Some(cors) => router.layer(cors.clone()),
             None => router,
-        }
+        };
+        // Every request, refused or answered, gets its id and its log line (a layer of the
+        // routes, so it reads the matched route's template).
+        let router = router.layer(middleware::from_fn(request_log::log_requests));
+        // Outside the routes, where the router's own 405 carries its `Allow`: a path or method
+        // no route takes under `/v1/` is answered in OpenAI's error shape.
+        Router::new()
+            .fallback_service(router)
+            .layer(middleware::from_fn(openai::unrouted::openai_unrouted))
     }
 
     /// Serves on `listener` until `signal` completes, then shuts down gracefully: no new

@@ -26,6 +26,7 @@ use crate::api::chat_shell::plan::plan;
 use crate::api::chat_shell::schema::{ResponseBody, ResponseRequest, ToolActivity};
 use crate::api::error::ApiError;
 use crate::api::failure::FailureKind;
+use crate::api::request_log::RequestLog;
 use crate::api::sse;
 use crate::api::state::App;
 
@@ -65,6 +66,7 @@ details}. Without streaming: one JSON body.",
 pub(crate) async fn create_response(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Principal>,
+    Extension(log): Extension<RequestLog>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -106,6 +108,10 @@ pub(crate) async fn create_response(
     planned.spec.owner = owner;
     let client_conversation = conversation.client;
 
+    log.model(
+        &planned.spec.model.config.model_id,
+        &planned.spec.model.config,
+    );
     let response_id = new_response_id();
     planned.spec.response_id = Some(response_id.clone());
     let span = tracing::info_span!(
@@ -132,7 +138,9 @@ pub(crate) async fn create_response(
         async move {
             let _permit = permit;
             let mut events = prepared.stream(run_cancel);
+            let mut output_seen = false;
             while let Some(event) = events.next().await {
+                note(&log, &event, &mut output_seen);
                 // The run logs its end before its last event: a cancel racing it is told
                 // how it really ended.
                 if let Some(status) = ended(&event) {
@@ -167,6 +175,23 @@ pub(crate) async fn create_response(
         frames.event(frame.name(), &frame);
     });
     Ok(with_request_id(answer, &planned.request_id))
+}
+
+/// What `event` tells the request's log line: when the run's first output came (one flag test
+/// per event), and the tokens of the whole run.
+fn note(log: &RequestLog, event: &AgentEvent, output_seen: &mut bool) {
+    match event {
+        AgentEvent::ContentDelta { .. }
+        | AgentEvent::ReasoningDelta { .. }
+        | AgentEvent::ToolStart { .. }
+            if !*output_seen =>
+        {
+            *output_seen = true;
+            log.first_output();
+        }
+        AgentEvent::ResponseDone { usage, .. } => log.usage(usage),
+        _ => {}
+    }
 }
 
 /// How the run ended, when `event` is its last.

@@ -1,13 +1,16 @@
-//! The OpenAI-compatible endpoints: Chat Completions, Responses and models, each in its
-//! folder, with every error in OpenAI's shape (`error`) so the official SDKs read it.
+//! The OpenAI-compatible endpoints: Chat Completions, Responses, models and embeddings, each
+//! in its folder, with every error in OpenAI's shape (`error`) so the official SDKs read it,
+//! those of paths and methods no route takes included (`unrouted`).
 
 pub(crate) mod chat_completions;
+pub(crate) mod embeddings;
 pub mod error;
 pub(crate) mod gateway;
 pub(crate) mod media;
 pub(crate) mod models;
 pub(crate) mod options;
 pub(crate) mod responses;
+pub(crate) mod unrouted;
 
 use axum::Router;
 use axum::middleware;
@@ -23,7 +26,8 @@ pub(crate) fn router(app: &App) -> Routes {
     let routes = Router::new()
         .merge(chat_completions::router(app))
         .merge(responses::router(app))
-        .merge(models::router());
+        .merge(models::router())
+        .merge(embeddings::router(app));
     layers::authenticated(app, routes).layer(middleware::from_fn(error::openai_errors))
 }
 
@@ -36,6 +40,8 @@ pub(crate) fn router(app: &App) -> Routes {
         responses::handlers::get_response,
         responses::handlers::cancel_response,
         models::handlers::list_models,
+        models::handlers::retrieve_model,
+        embeddings::handlers::create_embeddings,
     ),
     components(schemas(
         chat_completions::schema::ChatCompletionRequest,
@@ -46,6 +52,9 @@ pub(crate) fn router(app: &App) -> Routes {
         responses::encode::ResponseEvent,
         error::OpenAiErrorBody,
         models::schema::ModelList,
+        models::schema::ModelEntry,
+        embeddings::schema::EmbeddingsRequest,
+        embeddings::schema::EmbeddingList,
     ))
 )]
 pub(crate) struct Doc;

@@ -18,6 +18,7 @@ use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
     admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
 };
+use crate::api::request_log::{RequestLog, watched};
 use crate::api::sse;
 use crate::api::state::App;
 
@@ -47,11 +48,13 @@ use crate::api::state::App;
 pub(crate) async fn create_chat_completion(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Principal>,
+    Extension(log): Extension<RequestLog>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
     let request: ChatCompletionRequest = read_request(&app, body)?;
     let model_name = request.model.trim().to_owned();
     let call = chat_completion(request)?;
+    log.model(&model_name, &call.model.config);
     let (agent, permit) = admit(&app, caller, &call)?;
     let include_usage = call.include_usage;
     let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
@@ -67,6 +70,7 @@ pub(crate) async fn create_chat_completion(
 
     match answer {
         Answer::Streamed { events, provenance } => {
+            let events = watched(events, &log);
             let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
             // The answer's events, then the end of the stream (`[DONE]`, as OpenAI's streams
             // end).
@@ -92,6 +96,7 @@ pub(crate) async fn create_chat_completion(
         } => {
             drop((permit, disconnect));
             let answer = answer.map_err(stopped_error)?;
+            log.usage(&answer.usage);
             let mut response =
                 axum::Json(ChatCompletion::new(id, model_name, created, &answer)).into_response();
             gateway_headers(&mut response, provenance, node);

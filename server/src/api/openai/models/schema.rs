@@ -1,4 +1,4 @@
-//! The answer of `GET /v1/models`, in OpenAI's list shape.
+//! The answers of `GET /v1/models` (OpenAI's list shape) and `GET /v1/models/{id}` (one model).
 
 use serde::Serialize;
 use utoipa::ToSchema;

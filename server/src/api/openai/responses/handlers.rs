@@ -28,6 +28,7 @@ use crate::api::openai::responses::plan::{
     ResponsesCall, continue_after, name_outputs, response_call,
 };
 use crate::api::openai::responses::references;
+use crate::api::request_log::{RequestLog, watched};
 use crate::api::sse;
 use crate::api::state::App;
 
@@ -58,6 +59,7 @@ use crate::api::state::App;
 pub(crate) async fn create_response(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Principal>,
+    Extension(log): Extension<RequestLog>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
     let mut request: CreateResponseRequest = read_request(&app, body)?;
@@ -65,6 +67,7 @@ pub(crate) async fn create_response(
     references::resolve(&app, caller, &mut request.input).await?;
     fetch_file_urls(app.service.chat().media_fetcher(), request.input.as_mut()).await?;
     let planned = response_call(request)?;
+    log.model(&model_name, &planned.call.model.config);
     let (agent, permit) = admit(&app, caller, &planned.call)?;
     let owner = app.service.owner(caller);
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
@@ -119,6 +122,7 @@ pub(crate) async fn create_response(
 
     let (answer, provenance, node) = match answer {
         Answer::Streamed { events, provenance } => {
+            let events = watched(events, &log);
             // Ends at the answer's last item (logged before it comes), or `None` when a
             // stream ends without one.
             let events = events
@@ -175,6 +179,7 @@ pub(crate) async fn create_response(
     );
     drop((permit, registration, disconnect));
     let answer = answer.map_err(stopped_error)?;
+    log.usage(&answer.usage);
     for event in answer_events(&answer) {
         encoder.encode(event);
     }
