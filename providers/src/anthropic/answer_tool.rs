@@ -48,6 +48,10 @@ impl<M: ChatModel> ChatModel for AnswerAsText<M> {
         self.inner.info()
     }
 
+    fn unsupported_options(&self, options: &crate::ChatOptions) -> Vec<&'static str> {
+        self.inner.unsupported_options(options)
+    }
+
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         let uses_tool = self.uses_tool(&request);
         let mut response = self.inner.complete(request).await?;
