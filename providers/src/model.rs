@@ -36,6 +36,7 @@ pub trait ChatModel: Send + Sync {
     /// wire (a scripted or echo model) honours every option by ignoring it.
     ///
     /// ```
+    /// # #[cfg(feature = "anthropic")] {
     /// use providers::{ChatModel, ChatOptions, ModelConfig, model_from_config};
     ///
     /// let config = ModelConfig {
@@ -46,6 +47,7 @@ pub trait ChatModel: Send + Sync {
     /// let options = ChatOptions { seed: Some(1), top_p: Some(0.9), ..ChatOptions::default() };
     /// // Anthropic takes `top_p` but has no seed.
     /// assert_eq!(model.unsupported_options(&options), ["seed"]);
+    /// # }
     /// ```
     fn unsupported_options(&self, options: &ChatOptions) -> Vec<&'static str> {
         let _ = options;
