@@ -91,6 +91,9 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     crate::schemathesis::run(&[])?;
     // Client compatibility: the official `openai` Python SDK against a live `skein serve`.
     crate::openai_sdk::run(&[])?;
+    // The clients people use (openai-python, openai-agents, langchain-openai, pydantic-ai,
+    // llm, the Vercel AI SDK, openai npm), each asserting only on what it returns.
+    crate::clients::run(&[])?;
     // Each optional part alone must build and pass its tests.
     for (krate, features) in FEATURE_SETS {
         step(

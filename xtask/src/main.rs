@@ -2,7 +2,7 @@
 //!
 //! - `cargo xtask ci`: everything CI checks, in the order a failure is cheapest to find: format,
 //!   lints, tests (nextest when installed, else `cargo test`; doc tests too), API fuzzing with
-//!   schemathesis, docs.
+//!   schemathesis, the official `openai` SDK, the real OpenAI clients, docs.
 //! - `cargo xtask pg start | stop | status`: a throwaway PostgreSQL cluster for the tests.
 //! - `cargo xtask bench`: the server load scenario (200 concurrent streams for 30 s);
 //!   `cargo xtask bench gateway`: `skein serve` beside nginx and LiteLLM's proxy.
@@ -13,7 +13,7 @@
 //! - `cargo xtask clients [CLIENT…]`: real OpenAI clients (openai-python, openai-agents,
 //!   langchain-openai, pydantic-ai, `llm`, the Vercel AI SDK, openai npm) against a live
 //!   `skein serve` with the echo model and recorded providers; one line per check and a summary
-//!   table (not yet a step of `ci`).
+//!   table (also a step of `ci`).
 //! - `cargo xtask mcp-servers`: installs the real MCP servers the `mcp` crate's tests run
 //!   against (npm's server-everything, the Python `mcp` SDK) under `target/xtask-mcp/` (also a
 //!   step of `ci`).
@@ -41,7 +41,7 @@ usage: cargo xtask <command>
 
 commands:
   ci       format check, clippy -D warnings, tests (nextest + doc tests), schemathesis,
-           cargo doc -D warnings
+           openai-sdk, clients, feature sets, cargo doc -D warnings
   pg       start | stop | status: a throwaway PostgreSQL cluster for the tests
   bench    server load: 200 concurrent streams x 30 s, p99 time to first event, CPU per delta
   bench gateway
