@@ -569,7 +569,8 @@ async fn fields_that_cannot_be_honoured_are_refused_by_name() {
     let cases = [
         (json!({"model": "echo", "input": "x", "top_k": 3}), "top_k"),
         (
-            // An item no stored response of the caller holds (#22: references resolve).
+            // A reference resolves only to an item of the caller's stored responses; `x` names none,
+            // so the id is what is wrong.
             json!({"model": "echo", "input": [{"type": "item_reference", "id": "x"}]}),
             "input[0].id",
         ),

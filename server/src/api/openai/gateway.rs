@@ -41,7 +41,8 @@ const CACHE: &str = "skein-cache";
 /// The conversation-tree node of a non-streamed answer.
 const NODE_ID: &str = "skein-node-id";
 /// Request fields the provider could not honour, left out under the operator's
-/// `drop_unsupported_params` (comma-separated, as LiteLLM users know it).
+/// `drop_unsupported_params`, comma-separated, so a client can tell which of its fields had no
+/// effect.
 const DROPPED_PARAMS: &str = "x-skein-dropped-params";
 
 /// Says how the gateway answered: `no-cache`, the chain repairs, whether the tree answered,
