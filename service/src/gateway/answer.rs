@@ -179,8 +179,12 @@ impl Service {
         cancel: CancellationToken,
     ) -> Result<(Opened, Provenance), GatewayError> {
         if let Some(agent) = agent {
-            let events = self.agent_run(agent, call, principal, cancel).await?;
-            return Ok((Opened::Events { events, node: None }, Provenance::default()));
+            let (events, dropped) = self.agent_run(agent, call, principal, cancel).await?;
+            let provenance = Provenance {
+                dropped,
+                ..Provenance::default()
+            };
+            return Ok((Opened::Events { events, node: None }, provenance));
         }
         let reuse = if self.config().reuse_deterministic_answers {
             Reuse::Deterministic
@@ -243,20 +247,24 @@ impl Service {
     }
 
     /// An agent alias's run on the client's messages, as the events of its answer (the
-    /// service's own tool activity is not the client's to see).
+    /// service's own tool activity is not the client's to see), and the request fields left
+    /// out under the operator's policy for the alias's model
+    /// ([`ServiceConfig::agent_unsupported_params`](crate::ServiceConfig::agent_unsupported_params)).
     async fn agent_run(
         &self,
         agent: &AgentAlias,
         call: GatewayCall,
         principal: Principal,
         cancel: CancellationToken,
-    ) -> Result<Events, GatewayError> {
+    ) -> Result<(Events, Vec<&'static str>), GatewayError> {
         let name = call.model.config.model_id.clone();
-        let options = call.request.options;
-        let mut spec = RunSpec::new(
-            ModelRequest::new(agent.model.clone()),
-            RunInput::Messages(call.request.messages),
-        );
+        let model = ModelRequest::new(agent.model.clone());
+        let mut options = call.request.options;
+        let policy = self.config().agent_unsupported_params(&name, &agent.model);
+        let dropped =
+            self.chat()
+                .screen_for_agent(&name, &model, &mut options, call.unsupported, policy)?;
+        let mut spec = RunSpec::new(model, RunInput::Messages(call.request.messages));
         spec.system.clone_from(&agent.system);
         spec.tools = agent.builtin_tools().map(str::to_owned).collect();
         if agent.searches_knowledge() {
@@ -276,10 +284,11 @@ impl Service {
                 name,
                 error: Box::new(error),
             })?;
-        Ok(prepared
+        let events = prepared
             .stream(cancel)
             .flat_map(|event| futures::stream::iter(agent_events(event)))
-            .boxed())
+            .boxed();
+        Ok((events, dropped))
     }
 }
 
