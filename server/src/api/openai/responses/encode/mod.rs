@@ -4,6 +4,7 @@
 //! client's tool calls are `function_call` items.
 
 mod object;
+mod settings;
 mod stream;
 
 pub use object::{
@@ -11,6 +12,7 @@ pub use object::{
     ResponseFailure, ResponseObject, ResponseState, ResponseUsage, SummaryText, encrypted_content,
     reasoning_block,
 };
+pub use settings::{DEFAULT_TEMPERATURE, ReasoningSettings, ResponseSettings, TextSettings};
 pub use stream::{EventKind, ResponseEncoder, ResponseEvent};
 
 #[cfg(test)]
