@@ -132,6 +132,7 @@ async fn the_echo_model_answers_a_typed_run_with_tools() {
 
 /// A lesson with bounds the schema states and serde does not check: only the schema
 /// catches an answer outside them.
+#[cfg(feature = "validate")]
 #[derive(Debug, PartialEq, Deserialize, schemars::JsonSchema)]
 struct Rated {
     #[schemars(range(min = 1, max = 5))]
