@@ -72,8 +72,15 @@ pub trait ChatModel: Send + Sync {
     /// let model = model_from_config(&config).unwrap();
     /// let schema = serde_json::json!({"type": "object"});
     /// let format = ResponseFormat::json_schema("answer", schema);
+    /// let strict = format.clone().strict(true);
     /// assert!(!model.guarantees_schema(&format));
-    /// assert!(model.guarantees_schema(&format.strict(true)));
+    /// assert!(model.guarantees_schema(&strict));
+    /// // A compatible server may take `strict` and ignore it.
+    /// let local = ModelConfig {
+    ///     base_url: Some("http://127.0.0.1:8000/v1".into()),
+    ///     ..config
+    /// };
+    /// assert!(!model_from_config(&local).unwrap().guarantees_schema(&strict));
     /// # }
     /// ```
     fn guarantees_schema(&self, format: &ResponseFormat) -> bool {
