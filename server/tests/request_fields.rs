@@ -445,7 +445,9 @@ async fn an_agent_alias_follows_the_policy_of_its_model() {
         "logit_bias,verbosity"
     );
     let _ = response.text().await;
+    // What Gemini does take reaches it from the agent's call.
     let sent = &received(&mock).await[0];
+    assert_eq!(sent["generationConfig"]["seed"], json!(7), "{sent}");
     assert!(sent.get("logit_bias").is_none(), "{sent}");
 
     let response = post(&server, "/v1/chat/completions", &body("skein/strict")).await;

@@ -306,7 +306,9 @@ impl ChatService {
             let _ = tools.add_dyn(self.tools.silent_exit());
         }
 
+        // The run's own settings below go over the further options, never under them.
         let mut builder = Agent::builder()
+            .options(spec.options.clone())
             .model(model)
             .tools(tools)
             .redactor(Arc::clone(&self.redactor))

@@ -246,9 +246,9 @@ impl Service {
         ))
     }
 
-    /// An agent alias's run on the client's messages, as the events of its answer (the
-    /// service's own tool activity is not the client's to see), and the request fields left
-    /// out under the operator's policy for the alias's model
+    /// An agent alias's run on the client's messages and options (but its tool choice), as
+    /// the events of its answer (the service's own tool activity is not the client's to see),
+    /// and the request fields left out under the operator's policy for the alias's model
     /// ([`ServiceConfig::agent_unsupported_params`](crate::ServiceConfig::agent_unsupported_params)).
     async fn agent_run(
         &self,
@@ -264,6 +264,9 @@ impl Service {
         let dropped =
             self.chat()
                 .screen_for_agent(&name, &model, &mut options, call.unsupported, policy)?;
+        // The client's tool choice names the client's tools, which an alias does not offer:
+        // its own tools are the agent's to choose.
+        options.tool_choice = None;
         let mut spec = RunSpec::new(model, RunInput::Messages(call.request.messages));
         spec.system.clone_from(&agent.system);
         spec.tools = agent.builtin_tools().map(str::to_owned).collect();
@@ -273,6 +276,7 @@ impl Service {
         spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
         spec.temperature = options.temperature;
         spec.max_tokens = options.max_tokens;
+        spec.options = options;
         spec.label = call.label;
         spec.owner = Some(self.owner(principal).to_owned());
         spec.log = call.logging == Logging::On;
