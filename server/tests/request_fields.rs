@@ -437,3 +437,41 @@ async fn legacy_functions_are_read_as_tools() {
     );
     server.stop().await;
 }
+
+/// `n` above 1 asks for several choices, which Skein does not give: refused by default, and
+/// answered with one choice (the header naming `n`) when the operator drops what cannot be
+/// honoured. Outside OpenAI's 1 to 128 it is refused whatever the policy.
+#[tokio::test]
+async fn several_choices_fall_under_the_policy() {
+    let body = |n: u32| json!({"model": "echo", "messages": [{"role": "user", "content": "{\"raw\": \"one\"}"}], "n": n});
+    let refusing = TestServer::start(ServerConfig::default()).await;
+    let response = post(&refusing, "/v1/chat/completions", &body(2)).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "unsupported_parameter");
+    assert_eq!(error["error"]["param"], "n");
+    refusing.stop().await;
+
+    let dropping = TestServer::start(ServerConfig {
+        service: ServiceConfig {
+            drop_unsupported_params: true,
+            ..ServiceConfig::default()
+        },
+        ..ServerConfig::default()
+    })
+    .await;
+    let response = post(&dropping, "/v1/chat/completions", &body(3)).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()[DROPPED].to_str().unwrap(), "n");
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["choices"].as_array().map(Vec::len), Some(1));
+    assert_eq!(answer["choices"][0]["message"]["content"], "one");
+    for n in [0, 129] {
+        let response = post(&dropping, "/v1/chat/completions", &body(n)).await;
+        assert_eq!(response.status(), 400, "n = {n}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["code"], "invalid_value", "n = {n}");
+        assert_eq!(error["error"]["param"], "n", "n = {n}");
+    }
+    dropping.stop().await;
+}
