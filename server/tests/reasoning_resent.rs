@@ -746,3 +746,75 @@ async fn a_garbled_signature_in_a_call_id_is_refused_naming_the_field() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn an_unstored_responses_call_id_continues_through_chat_completions() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        GEMINI_STREAM,
+        &[
+            "gemini/stream_function_call_signature.sse",
+            "gemini/stream_text_after_function_call.sse",
+        ],
+    )
+    .await;
+    let server = TestServer::start(keyed(&mock, &[])).await;
+    let (question, function) = gemini_round();
+    let mut tool = function.clone();
+    tool["type"] = json!("function");
+    let first = streamed_response(
+        post(
+            &server,
+            "/v1/responses",
+            None,
+            &json!({"model": "gemini-2.5-flash", "tools": [tool], "store": false,
+                    "stream": true, "input": question}),
+        )
+        .await,
+    )
+    .await;
+    let call = first["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "function_call")
+        .unwrap();
+    // As the Agents SDK's Chat Completions model turns the items into messages: the
+    // `call_id` becomes the tool call's id, nothing else comes along.
+    let call_id = call["call_id"].clone();
+    let answered = chunks(
+        post(
+            &server,
+            "/v1/chat/completions",
+            None,
+            &json!({"model": "gemini-2.5-flash", "stream": true, "store": false,
+            "tools": [{"type": "function", "function": function}],
+            "messages": [
+                {"role": "user", "content": question},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": call_id, "type": "function",
+                     "function": {"name": call["name"], "arguments": call["arguments"]}}]},
+                {"role": "tool", "tool_call_id": call_id, "content": "{\"country\": \"France\"}"},
+            ]}),
+        )
+        .await,
+    )
+    .await;
+    assert!(
+        answered
+            .iter()
+            .any(|chunk| chunk["choices"][0]["finish_reason"] == "stop")
+    );
+    let sent = received(&mock).await;
+    let part = call_part(&sent[1]);
+    assert_eq!(
+        signature_bytes(&part["thoughtSignature"]),
+        recorded_gemini_signature()
+    );
+    // The provider's own id (none on the wire: the adapter minted it) goes back, never the
+    // carrier.
+    assert!(part["functionCall"].get("id").is_none(), "{part}");
+    assert!(!sent[1].to_string().contains("~s1."), "{}", sent[1]);
+    server.stop().await;
+}
