@@ -36,21 +36,6 @@ pub struct ServiceConfig {
     pub max_tool_rounds: u32,
     /// The built-in tools and their limits.
     pub tools: ToolsConfig,
-    /// How images and files a client names by URL are fetched for a provider that needs
-    /// their bytes (Gemini takes no web URL; Responses `file_url` for every provider):
-    /// `http_get`'s rules plus public addresses only, with `allow_private` listing internal
-    /// hosts in `http_get`'s allow-list syntax, `max_bytes` (default 20 MiB) and
-    /// `timeout_secs` (default 30). A URL refused or too large is a 400 naming it.
-    ///
-    /// ```
-    /// let config: service::ServiceConfig = serde_json::from_str(
-    ///     r#"{"media_fetch": {"allow_private": ["media.internal"], "max_bytes": 1048576}}"#,
-    /// )?;
-    /// assert_eq!(config.media_fetch.max_bytes, 1_048_576);
-    /// assert_eq!(config.media_fetch.timeout_secs, 30);
-    /// # Ok::<(), serde_json::Error>(())
-    /// ```
-    pub media_fetch: tools::MediaFetchPolicy,
     /// How much a provider may make the service buffer (one SSE event, an error body, a
     /// non-streamed answer): a provider, or a client's `base_url` where allowed, that sends
     /// more gets its answer ended with an error naming the cap.
@@ -99,6 +84,21 @@ pub struct ServiceConfig {
     /// Settings of single models, by the model id clients send
     /// (`claude-sonnet-4-5: {drop_unsupported_params: true}`). None by default.
     pub models: BTreeMap<String, ModelSettings>,
+    /// How media a provider cannot read by URL is fetched for it (Gemini takes no web URL:
+    /// an image or file a client names by one is fetched and sent inline), on every endpoint
+    /// and in agent runs: public addresses only unless `allow_private` names a host
+    /// (`media.internal`, `10.0.0.5:8080`), at most `max_bytes` (20 MiB) within
+    /// `timeout_secs` (30).
+    ///
+    /// ```
+    /// let config: service::ServiceConfig = serde_json::from_str(
+    ///     r#"{"media_fetch": {"allow_private": ["media.internal"], "max_bytes": 1048576}}"#,
+    /// )?;
+    /// assert_eq!(config.media_fetch.max_bytes, 1_048_576);
+    /// assert_eq!(config.media_fetch.timeout_secs, 30);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub media_fetch: tools::MediaFetchPolicy,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -112,7 +112,6 @@ impl Default for ServiceConfig {
             allow_request_base_url: false,
             max_tool_rounds: DEFAULT_MAX_TOOL_ROUNDS,
             tools: ToolsConfig::default(),
-            media_fetch: tools::MediaFetchPolicy::default(),
             provider_limits: providers::Limits::default(),
             reuse_deterministic_answers: false,
             agents: std::collections::BTreeMap::new(),
@@ -124,6 +123,7 @@ impl Default for ServiceConfig {
             token_knowledge_bases: Vec::new(),
             drop_unsupported_params: false,
             models: BTreeMap::new(),
+            media_fetch: tools::MediaFetchPolicy::default(),
             keys: ProviderKeys::default(),
         }
     }
