@@ -235,6 +235,54 @@ async fn unknown_fields_are_named_all_at_once() {
     server.stop().await;
 }
 
+/// The fields both endpoints share are read from one flattened part of each request: an
+/// unknown field next to them is still named (with every other one, in the order sent: here
+/// sorted, as `json!` writes keys), and a
+/// shared field of the wrong shape is still named as the parameter at fault.
+#[tokio::test]
+async fn shared_fields_leave_unknown_and_wrong_fields_named() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    for (path, body) in [
+        (
+            "/v1/chat/completions",
+            json!({"model": "echo", "messages": [{"role": "user", "content": "Hi"}]}),
+        ),
+        ("/v1/responses", json!({"model": "echo", "input": "Hi"})),
+    ] {
+        let mut unknown = body.clone();
+        let fields = unknown.as_object_mut().unwrap();
+        fields.insert("zeta".into(), json!(1));
+        fields.insert("top_p".into(), json!(0.5));
+        fields.insert("user".into(), json!("u-1"));
+        fields.insert("alpha".into(), json!({"nested": true}));
+        let response = post(&server, path, &unknown).await;
+        assert_eq!(response.status(), 400, "{path}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["code"], "unknown_parameter", "{path}");
+        assert_eq!(error["error"]["param"], "alpha, zeta", "{path}");
+
+        let mut wrong = body.clone();
+        wrong["top_p"] = json!("high");
+        let response = post(&server, path, &wrong).await;
+        assert_eq!(response.status(), 400, "{path}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["type"], "invalid_request_error", "{path}");
+        assert_eq!(error["error"]["param"], "top_p", "{path}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("`top_p`: invalid type: string \"high\""),
+            "{path}: {message}"
+        );
+
+        let mut shared = body;
+        shared["top_p"] = json!(0.5);
+        shared["metadata"] = json!({"k": "v"});
+        let response = post(&server, path, &shared).await;
+        assert_eq!(response.status(), 200, "{path}");
+    }
+    server.stop().await;
+}
+
 /// Gemini cannot be told to make one call at a time, nor to bias tokens: by default the
 /// request is refused naming both fields and the provider, before anything is sent.
 #[tokio::test]
