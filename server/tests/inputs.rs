@@ -4,35 +4,13 @@
 
 use crate::support;
 
-use providers::Provider;
 use serde_json::{Value, json};
-use server::ServerConfig;
-use server::schema::Secret;
-use service::ServiceConfig;
-use service::config::ProviderBaseUrls;
-use service::keys::ProviderKeys;
-use support::{TestServer, client, received, replay};
+use support::{TestServer, client, keyed, received, replay};
 use wiremock::MockServer;
 
 /// A server whose OpenAI, Anthropic and Gemini models all use `mock`.
 async fn server(mock: &MockServer) -> TestServer {
-    let mut keys = ProviderKeys::default();
-    keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
-    keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
-    keys.set(Provider::Google, Secret::new("g-server-test"));
-    TestServer::start(ServerConfig {
-        service: ServiceConfig {
-            keys,
-            base_urls: ProviderBaseUrls::from([
-                (Provider::OpenAi, format!("{}/v1", mock.uri())),
-                (Provider::Anthropic, mock.uri()),
-                (Provider::Google, format!("{}/v1beta", mock.uri())),
-            ]),
-            ..ServiceConfig::default()
-        },
-        ..ServerConfig::default()
-    })
-    .await
+    TestServer::start(keyed(mock)).await
 }
 
 async fn post(server: &TestServer, path: &str, body: &Value) -> (u16, Value) {
