@@ -175,30 +175,31 @@ async fn logit_bias() {
     .await;
 }
 
+/// Where each API asks for log probabilities at all: the switch `logprobs` sets, and that
+/// `top_logprobs` sends with it. Anthropic has none, so `field` falls to the policy.
+fn logprobs_switch(field: &'static str) -> [(&'static str, Outcome); 5] {
+    [
+        (CHAT, Sent("/logprobs", json!(true))),
+        (
+            RESPONSES,
+            Sent("/include", json!(["message.output_text.logprobs"])),
+        ),
+        (ANTHROPIC, Policy(field)),
+        (
+            GEMINI,
+            Sent("/generationConfig/responseLogprobs", json!(true)),
+        ),
+        (OPENROUTER, Sent("/logprobs", json!(true))),
+    ]
+}
+
 #[tokio::test]
 async fn logprobs() {
     let options = ChatOptions {
         logprobs: true,
         ..ChatOptions::default()
     };
-    check(
-        options,
-        &[],
-        &[
-            (CHAT, Sent("/logprobs", json!(true))),
-            (
-                RESPONSES,
-                Sent("/include", json!(["message.output_text.logprobs"])),
-            ),
-            (ANTHROPIC, Policy("logprobs")),
-            (
-                GEMINI,
-                Sent("/generationConfig/responseLogprobs", json!(true)),
-            ),
-            (OPENROUTER, Sent("/logprobs", json!(true))),
-        ],
-    )
-    .await;
+    check(options, &[], &logprobs_switch("logprobs")).await;
 }
 
 #[tokio::test]
@@ -220,24 +221,7 @@ async fn top_logprobs() {
     )
     .await;
     // Each API takes the count only beside the switch, which goes out with it.
-    check(
-        options,
-        &[],
-        &[
-            (CHAT, Sent("/logprobs", json!(true))),
-            (
-                RESPONSES,
-                Sent("/include", json!(["message.output_text.logprobs"])),
-            ),
-            (ANTHROPIC, Policy("top_logprobs")),
-            (
-                GEMINI,
-                Sent("/generationConfig/responseLogprobs", json!(true)),
-            ),
-            (OPENROUTER, Sent("/logprobs", json!(true))),
-        ],
-    )
-    .await;
+    check(options, &[], &logprobs_switch("top_logprobs")).await;
 }
 
 #[tokio::test]

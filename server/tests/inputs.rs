@@ -13,6 +13,15 @@ async fn server(mock: &MockServer) -> TestServer {
     TestServer::start(keyed(mock)).await
 }
 
+/// A server in front of a mock that answers Claude with a recorded streamed text, and the
+/// mock.
+async fn claude_server() -> (MockServer, TestServer) {
+    let mock = MockServer::start().await;
+    replay(&mock, "/v1/messages", &["anthropic/stream_text.sse"]).await;
+    let server = server(&mock).await;
+    (mock, server)
+}
+
 async fn post(server: &TestServer, path: &str, body: &Value) -> (u16, Value) {
     let response = client()
         .post(server.url(path))
@@ -100,9 +109,7 @@ async fn a_system_message_after_a_tool_round_is_accepted_on_every_provider() {
 
 #[tokio::test]
 async fn responses_take_system_items_anywhere_and_keep_instructions_first() {
-    let mock = MockServer::start().await;
-    replay(&mock, "/v1/messages", &["anthropic/stream_text.sse"]).await;
-    let server = server(&mock).await;
+    let (mock, server) = claude_server().await;
     let (status, body) = post(
         &server,
         "/v1/responses",
@@ -137,9 +144,7 @@ async fn responses_take_system_items_anywhere_and_keep_instructions_first() {
 
 #[tokio::test]
 async fn media_parts_reach_anthropic_as_image_and_document_blocks() {
-    let mock = MockServer::start().await;
-    replay(&mock, "/v1/messages", &["anthropic/stream_text.sse"]).await;
-    let server = server(&mock).await;
+    let (mock, server) = claude_server().await;
     let (status, body) = post(
         &server,
         "/v1/chat/completions",

@@ -338,25 +338,38 @@ async fn streamed_response(response: reqwest::Response) -> Value {
     last.data["response"].clone()
 }
 
-#[tokio::test]
-async fn item_references_stand_for_the_stored_items_with_their_reasoning() {
+/// The question of the recorded Claude tool round.
+const CLAUDE_QUESTION: &str = "Which version? Then a joke.";
+
+/// The one tool of the recorded Claude tool round, as a Responses client declares it.
+fn version_tool() -> Value {
+    json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}])
+}
+
+/// A server in front of the recorded Claude tool round (and the provider mock), with the
+/// round's first response, streamed over Responses: the reasoning, then the call.
+async fn claude_first_response() -> (MockServer, TestServer, Value) {
     let mock = MockServer::start().await;
     replay_claude_tool_round(&mock).await;
     let server = TestServer::start(keyed(&mock)).await;
-    let tools =
-        json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}]);
-    let question = "Which version? Then a joke.";
     let first = streamed_response(
         post(
             &server,
             "/v1/responses",
             None,
-            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
-                    "input": question}),
+            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": version_tool(),
+                    "input": CLAUDE_QUESTION}),
         )
         .await,
     )
     .await;
+    (mock, server, first)
+}
+
+#[tokio::test]
+async fn item_references_stand_for_the_stored_items_with_their_reasoning() {
+    let (mock, server, first) = claude_first_response().await;
+    let (tools, question) = (version_tool(), CLAUDE_QUESTION);
     let output = first["output"].as_array().unwrap();
     assert_eq!(output[0]["type"], "reasoning");
     assert_eq!(output[1]["type"], "function_call");
@@ -548,23 +561,8 @@ async fn without_a_stored_conversation_the_signature_rides_in_extra_content() {
 
 #[tokio::test]
 async fn reasoning_items_sent_back_without_encrypted_content_get_their_signature_back() {
-    let mock = MockServer::start().await;
-    replay_claude_tool_round(&mock).await;
-    let server = TestServer::start(keyed(&mock)).await;
-    let tools =
-        json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}]);
-    let question = "Which version? Then a joke.";
-    let first = streamed_response(
-        post(
-            &server,
-            "/v1/responses",
-            None,
-            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
-                    "input": question}),
-        )
-        .await,
-    )
-    .await;
+    let (mock, server, first) = claude_first_response().await;
+    let (tools, question) = (version_tool(), CLAUDE_QUESTION);
     // The Agents SDK sends the reasoning item back without `encrypted_content` unless it
     // asked for it with `include`.
     let mut items = first["output"].as_array().unwrap().clone();

@@ -43,6 +43,25 @@ async fn server_for(provider: Provider, base_url: String, service: ServiceConfig
     .await
 }
 
+/// A server whose OpenAI models go to a mock replaying a recorded streamed answer, and the
+/// mock.
+async fn replayed_openai() -> (MockServer, TestServer) {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/chat/completions",
+        &["openai/chat_stream_text_after_tool.sse"],
+    )
+    .await;
+    let server = server_for(
+        Provider::OpenAi,
+        format!("{}/v1", mock.uri()),
+        ServiceConfig::default(),
+    )
+    .await;
+    (mock, server)
+}
+
 fn weather_tool_chat() -> Value {
     json!({"type": "function", "function": {"name": "get_weather", "description": "Weather of a city.",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
@@ -140,19 +159,7 @@ async fn every_documented_field_is_accepted_by_the_echo_model() {
 /// OpenAI's Chat Completions has a field for each: they reach the provider as sent.
 #[tokio::test]
 async fn every_documented_chat_field_reaches_a_replayed_openai() {
-    let mock = MockServer::start().await;
-    replay(
-        &mock,
-        "/v1/chat/completions",
-        &["openai/chat_stream_text_after_tool.sse"],
-    )
-    .await;
-    let server = server_for(
-        Provider::OpenAi,
-        format!("{}/v1", mock.uri()),
-        ServiceConfig::default(),
-    )
-    .await;
+    let (mock, server) = replayed_openai().await;
     let response = post(&server, "/v1/chat/completions", &every_chat_field("gpt-4o")).await;
     assert_eq!(response.status(), 200);
     let _ = response.text().await;
@@ -417,19 +424,7 @@ async fn the_policy_can_be_set_per_model() {
 /// The deprecated `functions` / `function_call` are read as `tools` / `tool_choice`.
 #[tokio::test]
 async fn legacy_functions_are_read_as_tools() {
-    let mock = MockServer::start().await;
-    replay(
-        &mock,
-        "/v1/chat/completions",
-        &["openai/chat_stream_text_after_tool.sse"],
-    )
-    .await;
-    let server = server_for(
-        Provider::OpenAi,
-        format!("{}/v1", mock.uri()),
-        ServiceConfig::default(),
-    )
-    .await;
+    let (mock, server) = replayed_openai().await;
     let body = json!({
         "model": "gpt-4o",
         "messages": [{"role": "user", "content": "Hi"}],
