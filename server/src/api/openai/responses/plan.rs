@@ -13,7 +13,7 @@ use crate::api::openai::chat_completions::plan::{
 };
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::media;
-use crate::api::openai::options::{SharedFields, given, unserved};
+use crate::api::openai::options::{EndpointFields, given, unserved};
 use crate::api::openai::responses::encode::reasoning_block;
 use crate::api::openai::signed_ids;
 use crate::api::response_format::{self, Layout};
@@ -36,7 +36,7 @@ pub(crate) struct ResponsesCall {
 
 /// The call `request` asks for, or the first field that cannot be honoured.
 pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesCall, OpenAiError> {
-    check_common(&request.model, request.temperature)?;
+    check_common(&request.model, request.shared.temperature)?;
     if let Some(truncation) = request.truncation.as_deref()
         && !matches!(truncation, "auto" | "disabled")
     {
@@ -57,7 +57,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
                 .as_ref()
                 .is_some_and(|entries| !entries.is_empty()),
         ),
-        ("moderation", given(request.moderation.as_ref())),
+        ("moderation", given(request.shared.moderation.as_ref())),
     ]);
     if let Some(summary) = request
         .reasoning
@@ -110,7 +110,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         .text
         .map_or((None, None), |text| (text.format, text.verbosity));
     let options = ChatOptions {
-        temperature: request.temperature,
+        temperature: request.shared.temperature,
         max_tokens: request.max_output_tokens,
         tool_choice: request.tool_choice.map(tool_choice).transpose()?,
         response_format: format
@@ -133,21 +133,12 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         .iter()
         .flatten()
         .any(|include| include == "message.output_text.logprobs");
-    let options = SharedFields {
-        top_p: request.top_p,
+    let own = EndpointFields {
         logprobs,
-        top_logprobs: request.top_logprobs,
-        parallel_tool_calls: request.parallel_tool_calls,
-        user: request.user,
-        safety_identifier: request.safety_identifier,
-        service_tier: request.service_tier,
-        metadata: request.metadata,
-        prompt_cache_key: request.prompt_cache_key,
-        prompt_cache_retention: request.prompt_cache_retention,
         verbosity: verbosity.map(|value| ("text.verbosity", value)),
-        ..SharedFields::default()
-    }
-    .into_options(options)?;
+        ..EndpointFields::default()
+    };
+    let options = request.shared.into_options(own, options)?;
     let logging = match request.store {
         Some(false) => Logging::Off,
         _ => Logging::On,
