@@ -30,6 +30,7 @@ impl ChatOptions {
     /// Whether the option named `field` (an OpenAI request-field name of
     /// [`OPTIONAL_FIELDS`]) asks for something: set at all, or for `parallel_tool_calls`, set
     /// to `false` (`true` is every provider's default).
+    #[cfg(any(feature = "__http", test))]
     pub(crate) fn asks_for(&self, field: &str) -> bool {
         match field {
             "stop" => !self.stop.is_empty(),
@@ -96,6 +97,7 @@ where
 
 /// The options of `options` among `never` (fields an API has no equivalent of) that ask for
 /// something, in [`OPTIONAL_FIELDS`] order.
+#[cfg(any(feature = "__http", test))]
 pub(crate) fn unsupported(options: &ChatOptions, never: &[&'static str]) -> Vec<&'static str> {
     OPTIONAL_FIELDS
         .into_iter()
@@ -105,6 +107,7 @@ pub(crate) fn unsupported(options: &ChatOptions, never: &[&'static str]) -> Vec<
 
 /// What OpenAI's Responses API has no place for: stop sequences and the sampling controls of
 /// Chat Completions only.
+#[cfg(feature = "openai")]
 pub(crate) const OPENAI_RESPONSES: &[&str] = &[
     "stop",
     "seed",
@@ -115,6 +118,7 @@ pub(crate) const OPENAI_RESPONSES: &[&str] = &[
 
 /// What Anthropic's Messages API has no place for (`parallel_tool_calls: false` becomes
 /// `tool_choice.disable_parallel_tool_use`).
+#[cfg(feature = "anthropic")]
 pub(crate) const ANTHROPIC: &[&str] = &[
     "seed",
     "presence_penalty",
@@ -127,6 +131,7 @@ pub(crate) const ANTHROPIC: &[&str] = &[
 
 /// What Gemini's `generateContent` has no place for: token biases, verbosity, and a way to
 /// forbid several calls in one answer.
+#[cfg(feature = "gemini")]
 pub(crate) const GEMINI: &[&str] = &["logit_bias", "parallel_tool_calls", "verbosity"];
 
 #[cfg(test)]
@@ -155,6 +160,7 @@ mod tests {
         assert_eq!(options, ChatOptions::default());
     }
 
+    #[cfg(feature = "gemini")]
     #[test]
     fn parallel_tool_calls_true_is_every_providers_default() {
         let options = ChatOptions {

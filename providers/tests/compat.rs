@@ -10,77 +10,11 @@
 use crate::support;
 
 use providers::{
-    ApiFormat, ChatOptions, ChatRequest, Message, ModelConfig, ReasoningEffort, ServiceTier,
-    ToolChoice, ToolSpec, Verbosity, model_from_config,
+    ChatOptions, ChatRequest, Message, ReasoningEffort, ServiceTier, ToolChoice, ToolSpec,
+    Verbosity,
 };
 use serde_json::{Value, json};
-use support::{Replay, config};
-
-/// One API: (name, model, `model` alias, API format, POST path, base URL suffix, recorded
-/// non-streamed answer).
-struct Api {
-    name: &'static str,
-    model_id: &'static str,
-    alias: Option<&'static str>,
-    format: Option<ApiFormat>,
-    path: &'static str,
-    suffix: &'static str,
-    answer: &'static str,
-}
-
-const CHAT: &str = "openai chat";
-const RESPONSES: &str = "openai responses";
-const ANTHROPIC: &str = "anthropic";
-const GEMINI: &str = "gemini";
-const OPENROUTER: &str = "openrouter";
-
-const APIS: &[Api] = &[
-    Api {
-        name: CHAT,
-        model_id: "gpt-4o",
-        alias: None,
-        format: None,
-        path: "/v1/chat/completions",
-        suffix: "/v1",
-        answer: "openai/chat_text.json",
-    },
-    Api {
-        name: RESPONSES,
-        model_id: "gpt-4o",
-        alias: None,
-        format: Some(ApiFormat::Responses),
-        path: "/v1/responses",
-        suffix: "/v1",
-        answer: "openai/responses_reasoning_encrypted.json",
-    },
-    Api {
-        name: ANTHROPIC,
-        model_id: "claude-sonnet-4-5",
-        alias: None,
-        format: None,
-        path: "/v1/messages",
-        suffix: "",
-        answer: "anthropic/message_text_after_tool.json",
-    },
-    Api {
-        name: GEMINI,
-        model_id: "gemini-2.5-flash",
-        alias: None,
-        format: None,
-        path: "/v1beta/models/gemini-2.5-flash:generateContent",
-        suffix: "/v1beta",
-        answer: "gemini/generate_text_after_function_responses.json",
-    },
-    Api {
-        name: OPENROUTER,
-        model_id: "anthropic/claude-sonnet-4.5",
-        alias: Some("openrouter"),
-        format: None,
-        path: "/api/v1/chat/completions",
-        suffix: "/api/v1",
-        answer: "openai/chat_text.json",
-    },
-];
+use support::apis::{ANTHROPIC, APIS, Api, CHAT, GEMINI, OPENROUTER, RESPONSES, api, weather};
 
 /// What one API does with an option.
 enum Outcome {
@@ -93,29 +27,9 @@ enum Outcome {
 }
 use Outcome::{Kept, Policy, Sent};
 
-fn api(name: &str) -> &'static Api {
-    APIS.iter()
-        .find(|api| api.name == name)
-        .expect("a known API")
-}
-
-fn weather() -> ToolSpec {
-    ToolSpec {
-        name: "get_weather".into(),
-        description: "Weather of a city.".into(),
-        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-    }
-}
-
 /// The body `api` sends for `request`, and what the model says it cannot honour.
 async fn sent(api: &Api, request: ChatRequest) -> (Value, Vec<&'static str>) {
-    let replay = Replay::fixture(api.path, api.answer).await;
-    let config = ModelConfig {
-        model: api.alias.map(str::to_owned),
-        api_format: api.format,
-        ..config(api.model_id, &format!("{}{}", replay.url(), api.suffix))
-    };
-    let model = model_from_config(&config).expect("builds");
+    let (replay, model) = api.model().await;
     let unsupported = model.unsupported_options(&request.options);
     // An adapter may refuse an option it cannot honour before sending (the Responses API's
     // stop sequences); a policy row checks only that the option is named.
@@ -261,30 +175,31 @@ async fn logit_bias() {
     .await;
 }
 
+/// Where each API asks for log probabilities at all: the switch `logprobs` sets, and that
+/// `top_logprobs` sends with it. Anthropic has none, so `field` falls to the policy.
+fn logprobs_switch(field: &'static str) -> [(&'static str, Outcome); 5] {
+    [
+        (CHAT, Sent("/logprobs", json!(true))),
+        (
+            RESPONSES,
+            Sent("/include", json!(["message.output_text.logprobs"])),
+        ),
+        (ANTHROPIC, Policy(field)),
+        (
+            GEMINI,
+            Sent("/generationConfig/responseLogprobs", json!(true)),
+        ),
+        (OPENROUTER, Sent("/logprobs", json!(true))),
+    ]
+}
+
 #[tokio::test]
 async fn logprobs() {
     let options = ChatOptions {
         logprobs: true,
         ..ChatOptions::default()
     };
-    check(
-        options,
-        &[],
-        &[
-            (CHAT, Sent("/logprobs", json!(true))),
-            (
-                RESPONSES,
-                Sent("/include", json!(["message.output_text.logprobs"])),
-            ),
-            (ANTHROPIC, Policy("logprobs")),
-            (
-                GEMINI,
-                Sent("/generationConfig/responseLogprobs", json!(true)),
-            ),
-            (OPENROUTER, Sent("/logprobs", json!(true))),
-        ],
-    )
-    .await;
+    check(options, &[], &logprobs_switch("logprobs")).await;
 }
 
 #[tokio::test]
@@ -306,24 +221,7 @@ async fn top_logprobs() {
     )
     .await;
     // Each API takes the count only beside the switch, which goes out with it.
-    check(
-        options,
-        &[],
-        &[
-            (CHAT, Sent("/logprobs", json!(true))),
-            (
-                RESPONSES,
-                Sent("/include", json!(["message.output_text.logprobs"])),
-            ),
-            (ANTHROPIC, Policy("top_logprobs")),
-            (
-                GEMINI,
-                Sent("/generationConfig/responseLogprobs", json!(true)),
-            ),
-            (OPENROUTER, Sent("/logprobs", json!(true))),
-        ],
-    )
-    .await;
+    check(options, &[], &logprobs_switch("top_logprobs")).await;
 }
 
 #[tokio::test]

@@ -3,83 +3,9 @@
 
 use crate::support;
 
-use providers::{
-    ApiFormat, ChatModel, ChatOptions, ChatRequest, Message, ModelConfig, ProviderError,
-    ToolChoice, ToolSpec, model_from_config,
-};
+use providers::{ChatOptions, ChatRequest, Message, ProviderError, ToolChoice, ToolSpec};
 use serde_json::Value;
-use support::{Replay, config};
-
-/// One API: (name, model, `model` alias, API format, POST path, base URL suffix, recorded
-/// non-streamed answer).
-struct Api {
-    name: &'static str,
-    model_id: &'static str,
-    alias: Option<&'static str>,
-    format: Option<ApiFormat>,
-    path: &'static str,
-    suffix: &'static str,
-    answer: &'static str,
-}
-
-const APIS: &[Api] = &[
-    Api {
-        name: "openai chat",
-        model_id: "gpt-4o",
-        alias: None,
-        format: None,
-        path: "/v1/chat/completions",
-        suffix: "/v1",
-        answer: "openai/chat_text.json",
-    },
-    Api {
-        name: "openai responses",
-        model_id: "gpt-4o",
-        alias: None,
-        format: Some(ApiFormat::Responses),
-        path: "/v1/responses",
-        suffix: "/v1",
-        answer: "openai/responses_reasoning_encrypted.json",
-    },
-    Api {
-        name: "openrouter",
-        model_id: "anthropic/claude-sonnet-4.5",
-        alias: Some("openrouter"),
-        format: None,
-        path: "/api/v1/chat/completions",
-        suffix: "/api/v1",
-        answer: "openai/chat_text.json",
-    },
-    Api {
-        name: "anthropic",
-        model_id: "claude-sonnet-4-5",
-        alias: None,
-        format: None,
-        path: "/v1/messages",
-        suffix: "",
-        answer: "anthropic/message_text_after_tool.json",
-    },
-    Api {
-        name: "gemini",
-        model_id: "gemini-2.5-flash",
-        alias: None,
-        format: None,
-        path: "/v1beta/models/gemini-2.5-flash:generateContent",
-        suffix: "/v1beta",
-        answer: "gemini/generate_text_after_function_responses.json",
-    },
-];
-
-async fn model(api: &Api) -> (Replay, Box<dyn ChatModel>) {
-    let replay = Replay::fixture(api.path, api.answer).await;
-    let config = ModelConfig {
-        model: api.alias.map(str::to_owned),
-        api_format: api.format,
-        ..config(api.model_id, &format!("{}{}", replay.url(), api.suffix))
-    };
-    let model = model_from_config(&config).expect("builds");
-    (replay, model)
-}
+use support::apis::{APIS, weather};
 
 /// Every key of `body`, at any depth.
 fn keys(body: &Value, out: &mut Vec<String>) {
@@ -107,7 +33,7 @@ async fn a_tool_choice_without_tools_is_not_sent() {
             ToolChoice::Required,
             ToolChoice::Tool("get_weather".into()),
         ] {
-            let (replay, model) = model(api).await;
+            let (replay, model) = api.model().await;
             let request = ChatRequest::new(vec![Message::human("Hi")]).with_options(ChatOptions {
                 tool_choice: Some(choice.clone()),
                 ..ChatOptions::default()
@@ -129,13 +55,9 @@ async fn a_tool_choice_without_tools_is_not_sent() {
 /// With tools, the choice still goes out (the fix above must not lose it).
 #[tokio::test]
 async fn a_tool_choice_with_tools_is_sent() {
-    let tool = ToolSpec {
-        name: "get_weather".into(),
-        description: "Weather of a city.".into(),
-        parameters: serde_json::json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-    };
+    let tool = weather();
     for api in APIS {
-        let (replay, model) = model(api).await;
+        let (replay, model) = api.model().await;
         let request = ChatRequest::new(vec![Message::human("Hi")])
             .with_tools(vec![tool.clone()])
             .with_options(ChatOptions {
@@ -162,7 +84,7 @@ async fn a_tool_choice_with_tools_is_sent() {
 async fn a_temperature_json_cannot_carry_is_refused_before_sending() {
     for api in APIS {
         for temperature in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-            let (replay, model) = model(api).await;
+            let (replay, model) = api.model().await;
             let request = ChatRequest::new(vec![Message::human("Hi")]).with_options(ChatOptions {
                 temperature: Some(temperature),
                 ..ChatOptions::default()
@@ -212,7 +134,7 @@ async fn odd_requests_do_not_panic() {
     ];
     for api in APIS {
         for request in &requests {
-            let (_replay, model) = model(api).await;
+            let (_replay, model) = api.model().await;
             // Either outcome is fine; a panic is not.
             let _ = model.complete(request.clone()).await;
         }

@@ -5,9 +5,10 @@ use crate::support;
 
 use providers::{
     ApiFormat, ChatModel, ChatOptions, ChatRequest, FinishReason, Message, ModelConfig,
-    ResponseFormat, ToolSpec, model_from_config,
+    ResponseFormat, model_from_config,
 };
 use serde_json::{Value, json};
+use support::apis::weather;
 use support::{Canned, Replay, config, fixture_text, streamed};
 
 fn schema() -> Value {
@@ -19,14 +20,6 @@ fn schema() -> Value {
     })
 }
 
-fn weather_tool() -> ToolSpec {
-    ToolSpec {
-        name: "get_weather".into(),
-        description: "Weather of a city.".into(),
-        parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}}),
-    }
-}
-
 fn request(format: ResponseFormat, tools: bool) -> ChatRequest {
     let request =
         ChatRequest::new(vec![Message::human("Weather in SF?")]).with_options(ChatOptions {
@@ -34,7 +27,7 @@ fn request(format: ResponseFormat, tools: bool) -> ChatRequest {
             ..ChatOptions::default()
         });
     if tools {
-        request.with_tools(vec![weather_tool()])
+        request.with_tools(vec![weather()])
     } else {
         request
     }

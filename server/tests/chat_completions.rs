@@ -11,7 +11,7 @@ use server::schema::Secret;
 use service::ServiceConfig;
 use service::config::ProviderBaseUrls;
 use service::keys::ProviderKeys;
-use support::{TestServer, client, received, replay};
+use support::{CLAUDE_SIGNATURE, TestServer, client, received, replay};
 use wiremock::MockServer;
 
 /// The `data:` payloads of a Chat Completions stream, `[DONE]` included as a string.
@@ -185,9 +185,6 @@ async fn client_tools_come_back_as_tool_calls_and_are_not_run() {
     server.stop().await;
 }
 
-/// The signature of the thinking block in `anthropic/stream_thinking_tool_use.sse`.
-const SIGNATURE: &str = "EoQDCm0IDhgCKkCDzGs2kL2PgnDCZU/nM2wG2P1VIXCRHVnhDDzBQxNF1fl4QBXEKLxRItNJ2MwFdW9eeZPhsxSQIxD54cv3zs29MhljbGF1ZGUtaGFpa3UtNC01LTIwMjUxMDAxOABCCHRoaW5raW5nEgy/OWlwTmmqUjC6L70aDJ4P0R5NfuIe9U5zAiIwCxPduXS2UxCNxJCee3i91qK3cAyAgxCjL2wkQ5UD56iX1hXGOyuNaiH5k+dF5OCQKsQBxiAo+NjC61hV8nRYtaiP+C4inOcuMKuTG9Z1rysxTXkKBTl3oMiOlnEPHHPpKpg4sYF2G5VoTg8JTon20hdZw4GfTEVupnU1qAmnMqyAgke9SoV7HBW/PyA/FxL/q33xJ2gKFiD+BsgI9Z0koMmFKCvm2MoYE6u+ONEwKdFQXL1FKRW6t/bYbJGrLJLwxilsL82h9j4xjggjMn8Npvpn+zsrDPW/8PuLd4Pu+/EsjoneYwyxQQtUVgzhVGhhANWRjSBwUxgB";
-
 #[tokio::test]
 async fn anthropic_thinking_is_reasoning_content_and_comes_back() {
     let mock = MockServer::start().await;
@@ -222,7 +219,7 @@ async fn anthropic_thinking_is_reasoning_content_and_comes_back() {
     assert_eq!(details.len(), 1, "{details:?}");
     assert_eq!(details[0]["type"], "reasoning.text");
     assert_eq!(details[0]["text"], json!(reasoning));
-    assert_eq!(details[0]["signature"], json!(SIGNATURE));
+    assert_eq!(details[0]["signature"], json!(CLAUDE_SIGNATURE));
     let call = chunks
         .iter()
         .find_map(|chunk| chunk.pointer("/choices/0/delta/tool_calls/0"))
@@ -262,7 +259,7 @@ async fn anthropic_thinking_is_reasoning_content_and_comes_back() {
     assert_eq!(turn["role"], "assistant");
     assert_eq!(turn["content"][0]["type"], "thinking");
     assert_eq!(turn["content"][0]["thinking"], json!(reasoning));
-    assert_eq!(turn["content"][0]["signature"], json!(SIGNATURE));
+    assert_eq!(turn["content"][0]["signature"], json!(CLAUDE_SIGNATURE));
     assert_eq!(turn["content"][1]["type"], "tool_use");
     assert_eq!(
         sent[0]["messages"][2]["content"][0]["tool_use_id"],

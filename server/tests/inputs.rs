@@ -4,14 +4,8 @@
 
 use crate::support;
 
-use providers::Provider;
 use serde_json::{Value, json};
-use server::ServerConfig;
-use server::schema::Secret;
-use service::ServiceConfig;
-use service::config::ProviderBaseUrls;
-use service::keys::ProviderKeys;
-use support::{TestServer, client, received, replay};
+use support::{TestServer, client, keyed, received, replay};
 use wiremock::MockServer;
 
 /// A server whose OpenAI, Anthropic and Gemini models all use `mock`.
@@ -21,24 +15,18 @@ async fn server(mock: &MockServer) -> TestServer {
 
 /// [`server`], fetching media under `media_fetch`.
 async fn server_fetching(mock: &MockServer, media_fetch: tools::MediaFetchPolicy) -> TestServer {
-    let mut keys = ProviderKeys::default();
-    keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
-    keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
-    keys.set(Provider::Google, Secret::new("g-server-test"));
-    TestServer::start(ServerConfig {
-        service: ServiceConfig {
-            keys,
-            base_urls: ProviderBaseUrls::from([
-                (Provider::OpenAi, format!("{}/v1", mock.uri())),
-                (Provider::Anthropic, mock.uri()),
-                (Provider::Google, format!("{}/v1beta", mock.uri())),
-            ]),
-            media_fetch,
-            ..ServiceConfig::default()
-        },
-        ..ServerConfig::default()
-    })
-    .await
+    let mut config = keyed(mock);
+    config.service.media_fetch = media_fetch;
+    TestServer::start(config).await
+}
+
+/// A server in front of a mock that answers Claude with a recorded streamed text, and the
+/// mock.
+async fn claude_server() -> (MockServer, TestServer) {
+    let mock = MockServer::start().await;
+    replay(&mock, "/v1/messages", &["anthropic/stream_text.sse"]).await;
+    let server = server(&mock).await;
+    (mock, server)
 }
 
 async fn post(server: &TestServer, path: &str, body: &Value) -> (u16, Value) {
@@ -128,9 +116,7 @@ async fn a_system_message_after_a_tool_round_is_accepted_on_every_provider() {
 
 #[tokio::test]
 async fn responses_take_system_items_anywhere_and_keep_instructions_first() {
-    let mock = MockServer::start().await;
-    replay(&mock, "/v1/messages", &["anthropic/stream_text.sse"]).await;
-    let server = server(&mock).await;
+    let (mock, server) = claude_server().await;
     let (status, body) = post(
         &server,
         "/v1/responses",
@@ -165,9 +151,7 @@ async fn responses_take_system_items_anywhere_and_keep_instructions_first() {
 
 #[tokio::test]
 async fn media_parts_reach_anthropic_as_image_and_document_blocks() {
-    let mock = MockServer::start().await;
-    replay(&mock, "/v1/messages", &["anthropic/stream_text.sse"]).await;
-    let server = server(&mock).await;
+    let (mock, server) = claude_server().await;
     let (status, body) = post(
         &server,
         "/v1/chat/completions",
@@ -301,7 +285,7 @@ async fn the_configured_media_policy_lets_a_listed_host_through_up_to_its_limit(
             .mount(&mock)
             .await;
     }
-    let config: ServiceConfig = serde_json::from_value(json!({"media_fetch": {
+    let config: service::ServiceConfig = serde_json::from_value(json!({"media_fetch": {
         "allow_private": [mock.address().to_string()],
         "max_bytes": 64,
     }}))
@@ -386,30 +370,18 @@ async fn uploaded_file_ids_and_bad_media_are_refused_by_name() {
 /// A server whose `skein/vision` agent runs `gemini-2.5-flash` at `mock`, fetching media
 /// from the hosts of `allow_private` (none: public addresses only).
 async fn agent_server(mock: &MockServer, allow_private: Vec<String>) -> TestServer {
-    let mut keys = ProviderKeys::default();
-    keys.set(Provider::Google, Secret::new("g-server-test"));
     let agent = service::config::AgentAlias {
         model: "gemini-2.5-flash".into(),
         tools: vec!["calculator".into()],
         ..Default::default()
     };
-    TestServer::start(ServerConfig {
-        service: ServiceConfig {
-            keys,
-            base_urls: ProviderBaseUrls::from([(
-                Provider::Google,
-                format!("{}/v1beta", mock.uri()),
-            )]),
-            agents: [("skein/vision".to_owned(), agent)].into_iter().collect(),
-            media_fetch: tools::MediaFetchPolicy {
-                allow_private,
-                ..tools::MediaFetchPolicy::default()
-            },
-            ..ServiceConfig::default()
-        },
-        ..ServerConfig::default()
-    })
-    .await
+    let mut config = keyed(mock);
+    config.service.agents = [("skein/vision".to_owned(), agent)].into_iter().collect();
+    config.service.media_fetch = tools::MediaFetchPolicy {
+        allow_private,
+        ..tools::MediaFetchPolicy::default()
+    };
+    TestServer::start(config).await
 }
 
 /// The `parts` of each Gemini request `mock` received.

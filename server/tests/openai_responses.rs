@@ -4,14 +4,14 @@
 
 use crate::support;
 
-use providers::Provider;
 use serde_json::{Value, json};
 use server::ServerConfig;
 use server::schema::Secret;
 use service::ServiceConfig;
-use service::config::ProviderBaseUrls;
-use service::keys::ProviderKeys;
-use support::{Sse, TestServer, client, events, names, received, replay};
+use support::{
+    CLAUDE_SIGNATURE, Sse, TestServer, client, events, keyed, names, received, replay,
+    replay_claude_tool_round,
+};
 use wiremock::MockServer;
 
 async fn create(server: &TestServer, body: &Value) -> reqwest::Response {
@@ -245,25 +245,6 @@ async fn instructions_are_not_inherited_by_a_continued_response() {
     server.stop().await;
 }
 
-fn keyed(mock: &MockServer) -> ServerConfig {
-    let mut keys = ProviderKeys::default();
-    keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
-    keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
-    keys.set(Provider::Google, Secret::new("g-server-test"));
-    ServerConfig {
-        service: ServiceConfig {
-            keys,
-            base_urls: ProviderBaseUrls::from([
-                (Provider::OpenAi, format!("{}/v1", mock.uri())),
-                (Provider::Anthropic, mock.uri()),
-                (Provider::Google, format!("{}/v1beta", mock.uri())),
-            ]),
-            ..ServiceConfig::default()
-        },
-        ..ServerConfig::default()
-    }
-}
-
 /// The function call items of a response.
 fn calls(response: &Value) -> Vec<Value> {
     response["output"]
@@ -339,21 +320,10 @@ async fn an_openai_tool_round_trip_continues_with_the_function_output() {
     server.stop().await;
 }
 
-/// The signature of the thinking block in `anthropic/stream_thinking_tool_use.sse`.
-const SIGNATURE: &str = "EoQDCm0IDhgCKkCDzGs2kL2PgnDCZU/nM2wG2P1VIXCRHVnhDDzBQxNF1fl4QBXEKLxRItNJ2MwFdW9eeZPhsxSQIxD54cv3zs29MhljbGF1ZGUtaGFpa3UtNC01LTIwMjUxMDAxOABCCHRoaW5raW5nEgy/OWlwTmmqUjC6L70aDJ4P0R5NfuIe9U5zAiIwCxPduXS2UxCNxJCee3i91qK3cAyAgxCjL2wkQ5UD56iX1hXGOyuNaiH5k+dF5OCQKsQBxiAo+NjC61hV8nRYtaiP+C4inOcuMKuTG9Z1rysxTXkKBTl3oMiOlnEPHHPpKpg4sYF2G5VoTg8JTon20hdZw4GfTEVupnU1qAmnMqyAgke9SoV7HBW/PyA/FxL/q33xJ2gKFiD+BsgI9Z0koMmFKCvm2MoYE6u+ONEwKdFQXL1FKRW6t/bYbJGrLJLwxilsL82h9j4xjggjMn8Npvpn+zsrDPW/8PuLd4Pu+/EsjoneYwyxQQtUVgzhVGhhANWRjSBwUxgB";
-
 #[tokio::test]
 async fn anthropic_thinking_is_a_reasoning_item_and_a_continuation_sends_it_back() {
     let mock = MockServer::start().await;
-    replay(
-        &mock,
-        "/v1/messages",
-        &[
-            "anthropic/stream_thinking_tool_use.sse",
-            "anthropic/stream_text_after_tool.sse",
-        ],
-    )
-    .await;
+    replay_claude_tool_round(&mock).await;
     let server = TestServer::start(keyed(&mock)).await;
     let tools =
         json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}]);
@@ -387,7 +357,7 @@ async fn anthropic_thinking_is_a_reasoning_item_and_a_continuation_sends_it_back
     assert_eq!(turn["role"], "assistant");
     assert_eq!(turn["content"][0]["type"], "thinking");
     assert_eq!(turn["content"][0]["thinking"], json!(summary));
-    assert_eq!(turn["content"][0]["signature"], SIGNATURE);
+    assert_eq!(turn["content"][0]["signature"], CLAUDE_SIGNATURE);
     assert_eq!(turn["content"][1]["type"], "tool_use");
     let result = &sent[1]["messages"][2]["content"][0];
     assert_eq!(result["tool_use_id"], "toolu_01825dXWLSoJwCst1qTsiWdb");

@@ -7,39 +7,15 @@
 
 use crate::support;
 
-use providers::Provider;
 use serde_json::{Value, json};
 use server::ServerConfig;
 use server::schema::Secret;
-use service::ServiceConfig;
-use service::config::ProviderBaseUrls;
-use service::keys::ProviderKeys;
-use support::{TestServer, client, events, received, replay};
+use support::{
+    CLAUDE_SIGNATURE, TestServer, client, events, keyed, received, replay, replay_claude_tool_round,
+};
 use wiremock::MockServer;
 
 const GEMINI_STREAM: &str = "/v1beta/models/gemini-2.5-flash:streamGenerateContent";
-
-/// A server whose OpenAI, Anthropic and Gemini models all use `mock`, callable with `tokens`
-/// (none: loopback callers only).
-fn keyed(mock: &MockServer, tokens: &[&str]) -> ServerConfig {
-    let mut keys = ProviderKeys::default();
-    keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
-    keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
-    keys.set(Provider::Google, Secret::new("g-server-test"));
-    ServerConfig {
-        tokens: tokens.iter().map(|token| Secret::new(*token)).collect(),
-        service: ServiceConfig {
-            keys,
-            base_urls: ProviderBaseUrls::from([
-                (Provider::OpenAi, format!("{}/v1", mock.uri())),
-                (Provider::Anthropic, mock.uri()),
-                (Provider::Google, format!("{}/v1beta", mock.uri())),
-            ]),
-            ..ServiceConfig::default()
-        },
-        ..ServerConfig::default()
-    }
-}
 
 /// `POST path` with `body`, as the caller of `token` when there is one.
 async fn post(
@@ -181,7 +157,7 @@ async fn a_gemini_round_resent_through_chat_completions_gets_its_signature_back(
         ],
     )
     .await;
-    let server = TestServer::start(keyed(&mock, &[])).await;
+    let server = TestServer::start(keyed(&mock)).await;
     let (_, turn_two) = gemini_chat_turn_one(&server, None).await;
     // Resent as openai-python and LangChain resend it: the message they parsed, nothing more.
     let answered = chunks(post(&server, "/v1/chat/completions", None, &turn_two).await).await;
@@ -211,7 +187,7 @@ async fn a_gemini_round_resent_as_responses_items_gets_its_signature_back() {
         ],
     )
     .await;
-    let server = TestServer::start(keyed(&mock, &[])).await;
+    let server = TestServer::start(keyed(&mock)).await;
     let (question, function) = gemini_round();
     let mut tool = function.clone();
     tool["type"] = json!("function");
@@ -259,22 +235,11 @@ async fn a_gemini_round_resent_as_responses_items_gets_its_signature_back() {
     server.stop().await;
 }
 
-/// The signature of the thinking block in `anthropic/stream_thinking_tool_use.sse`.
-const ANTHROPIC_SIGNATURE: &str = "EoQDCm0IDhgCKkCDzGs2kL2PgnDCZU/nM2wG2P1VIXCRHVnhDDzBQxNF1fl4QBXEKLxRItNJ2MwFdW9eeZPhsxSQIxD54cv3zs29MhljbGF1ZGUtaGFpa3UtNC01LTIwMjUxMDAxOABCCHRoaW5raW5nEgy/OWlwTmmqUjC6L70aDJ4P0R5NfuIe9U5zAiIwCxPduXS2UxCNxJCee3i91qK3cAyAgxCjL2wkQ5UD56iX1hXGOyuNaiH5k+dF5OCQKsQBxiAo+NjC61hV8nRYtaiP+C4inOcuMKuTG9Z1rysxTXkKBTl3oMiOlnEPHHPpKpg4sYF2G5VoTg8JTon20hdZw4GfTEVupnU1qAmnMqyAgke9SoV7HBW/PyA/FxL/q33xJ2gKFiD+BsgI9Z0koMmFKCvm2MoYE6u+ONEwKdFQXL1FKRW6t/bYbJGrLJLwxilsL82h9j4xjggjMn8Npvpn+zsrDPW/8PuLd4Pu+/EsjoneYwyxQQtUVgzhVGhhANWRjSBwUxgB";
-
 #[tokio::test]
 async fn an_anthropic_thinking_round_resent_without_reasoning_gets_its_thinking_back() {
     let mock = MockServer::start().await;
-    replay(
-        &mock,
-        "/v1/messages",
-        &[
-            "anthropic/stream_thinking_tool_use.sse",
-            "anthropic/stream_text_after_tool.sse",
-        ],
-    )
-    .await;
-    let server = TestServer::start(keyed(&mock, &[])).await;
+    replay_claude_tool_round(&mock).await;
+    let server = TestServer::start(keyed(&mock)).await;
     let tools = json!([{"type": "function", "function": {"name": "fixed_version", "parameters": {"type": "object"}}}]);
     let question = "Which version? Then a joke.";
     let first = chunks(
@@ -317,7 +282,7 @@ async fn an_anthropic_thinking_round_resent_without_reasoning_gets_its_thinking_
     let turn = &sent[1]["messages"][1];
     assert_eq!(turn["role"], "assistant");
     assert_eq!(turn["content"][0]["type"], "thinking", "{turn}");
-    assert_eq!(turn["content"][0]["signature"], ANTHROPIC_SIGNATURE);
+    assert_eq!(turn["content"][0]["signature"], CLAUDE_SIGNATURE);
     assert!(
         turn["content"][0]["thinking"]
             .as_str()
@@ -346,7 +311,11 @@ async fn another_callers_identical_history_gets_no_signature_of_the_first() {
         ],
     )
     .await;
-    let server = TestServer::start(keyed(&mock, &tokens)).await;
+    let server = TestServer::start(ServerConfig {
+        tokens: tokens.iter().map(|token| Secret::new(*token)).collect(),
+        ..keyed(&mock)
+    })
+    .await;
     let (_, turn_two) = gemini_chat_turn_one(&server, Some(tokens[0])).await;
     // Caller B sends the very history A received, ids included: it is B's own conversation,
     // which holds no answer, so nothing of A's reaches the provider for B.
@@ -369,33 +338,38 @@ async fn streamed_response(response: reqwest::Response) -> Value {
     last.data["response"].clone()
 }
 
-#[tokio::test]
-async fn item_references_stand_for_the_stored_items_with_their_reasoning() {
+/// The question of the recorded Claude tool round.
+const CLAUDE_QUESTION: &str = "Which version? Then a joke.";
+
+/// The one tool of the recorded Claude tool round, as a Responses client declares it.
+fn version_tool() -> Value {
+    json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}])
+}
+
+/// A server in front of the recorded Claude tool round (and the provider mock), with the
+/// round's first response, streamed over Responses: the reasoning, then the call.
+async fn claude_first_response() -> (MockServer, TestServer, Value) {
     let mock = MockServer::start().await;
-    replay(
-        &mock,
-        "/v1/messages",
-        &[
-            "anthropic/stream_thinking_tool_use.sse",
-            "anthropic/stream_text_after_tool.sse",
-        ],
-    )
-    .await;
-    let server = TestServer::start(keyed(&mock, &[])).await;
-    let tools =
-        json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}]);
-    let question = "Which version? Then a joke.";
+    replay_claude_tool_round(&mock).await;
+    let server = TestServer::start(keyed(&mock)).await;
     let first = streamed_response(
         post(
             &server,
             "/v1/responses",
             None,
-            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
-                    "input": question}),
+            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": version_tool(),
+                    "input": CLAUDE_QUESTION}),
         )
         .await,
     )
     .await;
+    (mock, server, first)
+}
+
+#[tokio::test]
+async fn item_references_stand_for_the_stored_items_with_their_reasoning() {
+    let (mock, server, first) = claude_first_response().await;
+    let (tools, question) = (version_tool(), CLAUDE_QUESTION);
     let output = first["output"].as_array().unwrap();
     assert_eq!(output[0]["type"], "reasoning");
     assert_eq!(output[1]["type"], "function_call");
@@ -423,7 +397,7 @@ async fn item_references_stand_for_the_stored_items_with_their_reasoning() {
     let sent = received(&mock).await;
     let turn = &sent[1]["messages"][1];
     assert_eq!(turn["content"][0]["type"], "thinking", "{turn}");
-    assert_eq!(turn["content"][0]["signature"], ANTHROPIC_SIGNATURE);
+    assert_eq!(turn["content"][0]["signature"], CLAUDE_SIGNATURE);
     assert_eq!(turn["content"][1]["type"], "tool_use");
     assert_eq!(turn["content"][1]["id"], "toolu_01825dXWLSoJwCst1qTsiWdb");
     assert_eq!(
@@ -535,7 +509,7 @@ async fn without_a_stored_conversation_the_signature_rides_in_extra_content() {
         ],
     )
     .await;
-    let server = TestServer::start(keyed(&mock, &[])).await;
+    let server = TestServer::start(keyed(&mock)).await;
     let (question, function) = gemini_round();
     let tools = json!([{"type": "function", "function": function}]);
     let first = chunks(
@@ -587,31 +561,8 @@ async fn without_a_stored_conversation_the_signature_rides_in_extra_content() {
 
 #[tokio::test]
 async fn reasoning_items_sent_back_without_encrypted_content_get_their_signature_back() {
-    let mock = MockServer::start().await;
-    replay(
-        &mock,
-        "/v1/messages",
-        &[
-            "anthropic/stream_thinking_tool_use.sse",
-            "anthropic/stream_text_after_tool.sse",
-        ],
-    )
-    .await;
-    let server = TestServer::start(keyed(&mock, &[])).await;
-    let tools =
-        json!([{"type": "function", "name": "fixed_version", "parameters": {"type": "object"}}]);
-    let question = "Which version? Then a joke.";
-    let first = streamed_response(
-        post(
-            &server,
-            "/v1/responses",
-            None,
-            &json!({"model": "claude-sonnet-4-5", "stream": true, "tools": tools,
-                    "input": question}),
-        )
-        .await,
-    )
-    .await;
+    let (mock, server, first) = claude_first_response().await;
+    let (tools, question) = (version_tool(), CLAUDE_QUESTION);
     // The Agents SDK sends the reasoning item back without `encrypted_content` unless it
     // asked for it with `include`.
     let mut items = first["output"].as_array().unwrap().clone();
@@ -636,7 +587,7 @@ async fn reasoning_items_sent_back_without_encrypted_content_get_their_signature
     let sent = received(&mock).await;
     let turn = &sent[1]["messages"][1];
     assert_eq!(turn["content"][0]["type"], "thinking", "{turn}");
-    assert_eq!(turn["content"][0]["signature"], ANTHROPIC_SIGNATURE);
+    assert_eq!(turn["content"][0]["signature"], CLAUDE_SIGNATURE);
     assert_eq!(turn["content"][1]["id"], "toolu_01825dXWLSoJwCst1qTsiWdb");
     server.stop().await;
 }
@@ -653,7 +604,7 @@ async fn an_unstored_gemini_round_resent_as_responses_items_gets_its_signature_b
         ],
     )
     .await;
-    let server = TestServer::start(keyed(&mock, &[])).await;
+    let server = TestServer::start(keyed(&mock)).await;
     let (question, function) = gemini_round();
     let mut tool = function.clone();
     tool["type"] = json!("function");
@@ -759,7 +710,7 @@ async fn an_unstored_responses_call_id_continues_through_chat_completions() {
         ],
     )
     .await;
-    let server = TestServer::start(keyed(&mock, &[])).await;
+    let server = TestServer::start(keyed(&mock)).await;
     let (question, function) = gemini_round();
     let mut tool = function.clone();
     tool["type"] = json!("function");

@@ -43,6 +43,25 @@ async fn server_for(provider: Provider, base_url: String, service: ServiceConfig
     .await
 }
 
+/// A server whose OpenAI models go to a mock replaying a recorded streamed answer, and the
+/// mock.
+async fn replayed_openai() -> (MockServer, TestServer) {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1/chat/completions",
+        &["openai/chat_stream_text_after_tool.sse"],
+    )
+    .await;
+    let server = server_for(
+        Provider::OpenAi,
+        format!("{}/v1", mock.uri()),
+        ServiceConfig::default(),
+    )
+    .await;
+    (mock, server)
+}
+
 fn weather_tool_chat() -> Value {
     json!({"type": "function", "function": {"name": "get_weather", "description": "Weather of a city.",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}})
@@ -140,19 +159,7 @@ async fn every_documented_field_is_accepted_by_the_echo_model() {
 /// OpenAI's Chat Completions has a field for each: they reach the provider as sent.
 #[tokio::test]
 async fn every_documented_chat_field_reaches_a_replayed_openai() {
-    let mock = MockServer::start().await;
-    replay(
-        &mock,
-        "/v1/chat/completions",
-        &["openai/chat_stream_text_after_tool.sse"],
-    )
-    .await;
-    let server = server_for(
-        Provider::OpenAi,
-        format!("{}/v1", mock.uri()),
-        ServiceConfig::default(),
-    )
-    .await;
+    let (mock, server) = replayed_openai().await;
     let response = post(&server, "/v1/chat/completions", &every_chat_field("gpt-4o")).await;
     assert_eq!(response.status(), 200);
     let _ = response.text().await;
@@ -231,6 +238,54 @@ async fn unknown_fields_are_named_all_at_once() {
             "{path}: {message}"
         );
         assert_eq!(error["param"], "seeed, temprature", "{path}");
+    }
+    server.stop().await;
+}
+
+/// The fields both endpoints share are read from one flattened part of each request: an
+/// unknown field next to them is still named (with every other one, in the order sent: here
+/// sorted, as `json!` writes keys), and a
+/// shared field of the wrong shape is still named as the parameter at fault.
+#[tokio::test]
+async fn shared_fields_leave_unknown_and_wrong_fields_named() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    for (path, body) in [
+        (
+            "/v1/chat/completions",
+            json!({"model": "echo", "messages": [{"role": "user", "content": "Hi"}]}),
+        ),
+        ("/v1/responses", json!({"model": "echo", "input": "Hi"})),
+    ] {
+        let mut unknown = body.clone();
+        let fields = unknown.as_object_mut().unwrap();
+        fields.insert("zeta".into(), json!(1));
+        fields.insert("top_p".into(), json!(0.5));
+        fields.insert("user".into(), json!("u-1"));
+        fields.insert("alpha".into(), json!({"nested": true}));
+        let response = post(&server, path, &unknown).await;
+        assert_eq!(response.status(), 400, "{path}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["code"], "unknown_parameter", "{path}");
+        assert_eq!(error["error"]["param"], "alpha, zeta", "{path}");
+
+        let mut wrong = body.clone();
+        wrong["top_p"] = json!("high");
+        let response = post(&server, path, &wrong).await;
+        assert_eq!(response.status(), 400, "{path}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["type"], "invalid_request_error", "{path}");
+        assert_eq!(error["error"]["param"], "top_p", "{path}");
+        let message = error["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("`top_p`: invalid type: string \"high\""),
+            "{path}: {message}"
+        );
+
+        let mut shared = body;
+        shared["top_p"] = json!(0.5);
+        shared["metadata"] = json!({"k": "v"});
+        let response = post(&server, path, &shared).await;
+        assert_eq!(response.status(), 200, "{path}");
     }
     server.stop().await;
 }
@@ -497,19 +552,7 @@ async fn an_agent_alias_follows_the_policy_of_its_model() {
 /// The deprecated `functions` / `function_call` are read as `tools` / `tool_choice`.
 #[tokio::test]
 async fn legacy_functions_are_read_as_tools() {
-    let mock = MockServer::start().await;
-    replay(
-        &mock,
-        "/v1/chat/completions",
-        &["openai/chat_stream_text_after_tool.sse"],
-    )
-    .await;
-    let server = server_for(
-        Provider::OpenAi,
-        format!("{}/v1", mock.uri()),
-        ServiceConfig::default(),
-    )
-    .await;
+    let (mock, server) = replayed_openai().await;
     let body = json!({
         "model": "gpt-4o",
         "messages": [{"role": "user", "content": "Hi"}],

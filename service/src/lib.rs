@@ -75,7 +75,7 @@ pub use config::ServiceConfig;
 pub use embeddings::EmbedError;
 pub use error::ServiceError;
 pub use gateway::{
-    Anchor, Answer, Cache, Events, Failure, GatewayCall, GatewayError, Logging, Provenance,
+    Anchor, Answer, Cache, Events, Failure, GatewayCall, GatewayError, Logging, Meter, Provenance,
     Stopped, Thread, answer_events, replay_events,
 };
 pub use model::{NoKey, resolve_model_config};

@@ -19,7 +19,11 @@
 //! - [`streamed`]: runs `stream`, checks the event-stream invariants (one `Done`, last; at most
 //!   one `Usage`; deltas agree with the whole parts) and returns the events and the collected
 //!   response. [`decoded`] does the same for a stream decoded without HTTP.
+//! - [`apis`]: every API an adapter speaks, each with a replayed answer and its model, for
+//!   checking one option on all of them.
 #![allow(dead_code, unreachable_pub)]
+
+pub mod apis;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -115,4 +115,55 @@ mod tests {
             marked.join("\n")
         );
     }
+
+    /// A request schema's properties, its flattened parts (`allOf`, `$ref`) included.
+    fn properties(document: &Value, schema: &Value, found: &mut serde_json::Map<String, Value>) {
+        if let Some(reference) = schema["$ref"].as_str() {
+            let name = reference.rsplit('/').next().unwrap();
+            properties(document, &document["components"]["schemas"][name], found);
+        }
+        for part in schema["allOf"].as_array().into_iter().flatten() {
+            properties(document, part, found);
+        }
+        if let Some(own) = schema["properties"].as_object() {
+            found.extend(own.clone());
+        }
+    }
+
+    /// The fields both OpenAI endpoints share are one flattened part of each request: each
+    /// request's schema still lists them, every one described.
+    #[test]
+    fn both_openai_requests_list_the_shared_fields_described() {
+        let document = serde_json::to_value(ApiDoc::openapi()).unwrap();
+        for (request, count) in [("ChatCompletionRequest", 37), ("CreateResponseRequest", 31)] {
+            let mut found = serde_json::Map::new();
+            properties(
+                &document,
+                &document["components"]["schemas"][request],
+                &mut found,
+            );
+            assert_eq!(found.len(), count, "{request}: {:?}", found.keys());
+            for field in [
+                "model",
+                "temperature",
+                "top_p",
+                "top_logprobs",
+                "parallel_tool_calls",
+                "user",
+                "safety_identifier",
+                "service_tier",
+                "metadata",
+                "prompt_cache_key",
+                "prompt_cache_retention",
+                "prompt_cache_options",
+                "moderation",
+            ] {
+                let description = found[field]["description"].as_str().unwrap_or_default();
+                assert!(
+                    !description.is_empty(),
+                    "{request}.{field} is not described"
+                );
+            }
+        }
+    }
 }

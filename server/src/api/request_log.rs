@@ -6,9 +6,9 @@
 //! The outermost layer, [`log_requests`], gives each request a [`RequestLog`] (in its
 //! extensions) that handlers fill in as they learn things (the model when they plan, the usage
 //! when the answer ends), and writes the line when the answer's body ends: a stream logs when
-//! its last event is sent (or the client goes away), not when its headers go out. The streamed
-//! path pays for nothing per delta but a flag test: usage is read from the event that carries
-//! it, once.
+//! its last event is sent (or the client goes away), not when its headers go out. A streamed
+//! answer's time to first token and usage come from the service's [`Meter`], which the stream
+//! that logs the answer into the tree fills as it passes: the line adds no stream of its own.
 //!
 //! The request id is the `x-request-id` the answer carries: the client's own when it sent a
 //! usable one, else `req-` and a random UUID; every answer carries it.
@@ -24,6 +24,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use http::{HeaderValue, Method, StatusCode};
 use providers::{ECHO_MODEL_ID, ModelConfig, Usage};
+use service::Meter;
 
 /// The header that carries the request id, both ways.
 const REQUEST_ID: &str = "x-request-id";
@@ -47,6 +48,8 @@ struct Details {
     input_tokens: Option<u64>,
     output_tokens: Option<u64>,
     first_output: Option<Duration>,
+    /// A streamed answer's measures, read when the line is written.
+    meter: Option<Meter>,
 }
 
 impl RequestLog {
@@ -89,6 +92,12 @@ impl RequestLog {
         });
     }
 
+    /// The streamed answer's measures: its time to first token and usage, read when the line
+    /// is written.
+    pub(crate) fn streamed(&self, meter: Meter) {
+        self.with(|details| details.meter = Some(meter));
+    }
+
     /// The model's first output arrived now (the first call only counts).
     pub(crate) fn first_output(&self) {
         let elapsed = self.started.elapsed();
@@ -96,47 +105,6 @@ impl RequestLog {
             details.first_output.get_or_insert(elapsed);
         });
     }
-}
-
-/// Watches a stream of a model's events for the log line: when its first output came, and
-/// the usage it reports. A flag test per event; the usage is read once.
-pub(crate) struct Watcher {
-    log: RequestLog,
-    output_seen: bool,
-}
-
-impl Watcher {
-    /// A watcher filling `log`.
-    pub(crate) fn new(log: RequestLog) -> Self {
-        Watcher {
-            log,
-            output_seen: false,
-        }
-    }
-
-    /// Notes `event`.
-    pub(crate) fn see(&mut self, event: &providers::StreamEvent) {
-        if let providers::StreamEvent::Usage(usage) = event {
-            self.log.usage(usage);
-        } else if !self.output_seen && event.is_output() {
-            self.output_seen = true;
-            self.log.first_output();
-        }
-    }
-}
-
-/// `events`, watched for the log line of `log`'s request.
-pub(crate) fn watched(events: service::Events, log: &RequestLog) -> service::Events {
-    use futures::StreamExt as _;
-    let mut watcher = Watcher::new(log.clone());
-    events
-        .map(move |item| {
-            if let Ok(event) = &item {
-                watcher.see(event);
-            }
-            item
-        })
-        .boxed()
 }
 
 /// The outermost layer: gives the request its [`RequestLog`] and its id, and logs the line
@@ -209,13 +177,23 @@ impl Line {
     /// Writes the line; `finished` is false when the client went away before the body ended.
     fn write(self, finished: bool) {
         let duration = self.log.started.elapsed();
-        let details = std::mem::take(
+        let mut details = std::mem::take(
             &mut *self
                 .log
                 .details
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
         );
+        if let Some(meter) = details.meter.take() {
+            if let Some(usage) = meter.usage() {
+                details.input_tokens = Some(usage.input_tokens);
+                details.output_tokens = Some(usage.output_tokens);
+            }
+            if let Some(at) = meter.first_output() {
+                let ttft = at.saturating_duration_since(self.log.started);
+                details.first_output.get_or_insert(ttft);
+            }
+        }
         // Milliseconds to a tenth: enough to tell a cached answer from a model call.
         let millis = |elapsed: Duration| (elapsed.as_secs_f64() * 10_000.0).round() / 10.0;
         tracing::info!(

@@ -6,8 +6,13 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use futures::StreamExt as _;
+use providers::Provider;
 use serde_json::Value;
+use server::schema::Secret;
 use server::{Server, ServerConfig, ServerError};
+use service::ServiceConfig;
+use service::config::ProviderBaseUrls;
+use service::keys::ProviderKeys;
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -150,6 +155,44 @@ pub async fn replay(mock: &MockServer, path: &str, fixtures: &[&str]) {
         })
         .mount(mock)
         .await;
+}
+
+/// The signature of the thinking block in `anthropic/stream_thinking_tool_use.sse`, as a
+/// client that resends it carries it.
+pub const CLAUDE_SIGNATURE: &str = "EoQDCm0IDhgCKkCDzGs2kL2PgnDCZU/nM2wG2P1VIXCRHVnhDDzBQxNF1fl4QBXEKLxRItNJ2MwFdW9eeZPhsxSQIxD54cv3zs29MhljbGF1ZGUtaGFpa3UtNC01LTIwMjUxMDAxOABCCHRoaW5raW5nEgy/OWlwTmmqUjC6L70aDJ4P0R5NfuIe9U5zAiIwCxPduXS2UxCNxJCee3i91qK3cAyAgxCjL2wkQ5UD56iX1hXGOyuNaiH5k+dF5OCQKsQBxiAo+NjC61hV8nRYtaiP+C4inOcuMKuTG9Z1rysxTXkKBTl3oMiOlnEPHHPpKpg4sYF2G5VoTg8JTon20hdZw4GfTEVupnU1qAmnMqyAgke9SoV7HBW/PyA/FxL/q33xJ2gKFiD+BsgI9Z0koMmFKCvm2MoYE6u+ONEwKdFQXL1FKRW6t/bYbJGrLJLwxilsL82h9j4xjggjMn8Npvpn+zsrDPW/8PuLd4Pu+/EsjoneYwyxQQtUVgzhVGhhANWRjSBwUxgB";
+
+/// Answers Anthropic's `/v1/messages` with a recorded tool round: a thinking block and a
+/// `tool_use` first (signed with [`CLAUDE_SIGNATURE`]), then the text after the tool result.
+pub async fn replay_claude_tool_round(mock: &MockServer) {
+    replay(
+        mock,
+        "/v1/messages",
+        &[
+            "anthropic/stream_thinking_tool_use.sse",
+            "anthropic/stream_text_after_tool.sse",
+        ],
+    )
+    .await;
+}
+
+/// A server whose OpenAI, Anthropic and Gemini models all use `mock`, for loopback callers.
+pub fn keyed(mock: &MockServer) -> ServerConfig {
+    let mut keys = ProviderKeys::default();
+    keys.set(Provider::OpenAi, Secret::new("sk-server-test"));
+    keys.set(Provider::Anthropic, Secret::new("sk-ant-server-test"));
+    keys.set(Provider::Google, Secret::new("g-server-test"));
+    ServerConfig {
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([
+                (Provider::OpenAi, format!("{}/v1", mock.uri())),
+                (Provider::Anthropic, mock.uri()),
+                (Provider::Google, format!("{}/v1beta", mock.uri())),
+            ]),
+            ..ServiceConfig::default()
+        },
+        ..ServerConfig::default()
+    }
 }
 
 /// The JSON bodies the provider mock received, in order.

@@ -14,6 +14,7 @@ use providers::{
 };
 use tokio::sync::oneshot;
 
+use super::Meter;
 use super::logged::logged;
 use super::replay::replay_events;
 use super::{CallLog, GatewayCall, GatewayError, Logging, Source};
@@ -99,6 +100,8 @@ pub enum Answer {
         events: Events,
         /// How it came about.
         provenance: Provenance,
+        /// When the first output passed and the usage reported, once `events` has ended.
+        meter: Meter,
     },
     /// A whole answer, already logged.
     Whole {
@@ -117,6 +120,7 @@ enum Opened {
     /// as they pass; the node once logged.
     Events {
         events: Events,
+        meter: Meter,
         node: Option<oneshot::Receiver<NodeId>>,
     },
     /// A model asked for its whole answer at once (its non-streamed API).
@@ -143,8 +147,12 @@ impl Service {
         let stream = call.stream;
         let (opened, provenance) = self.begin(agent, call, principal, cancel.clone()).await?;
         Ok(match opened {
-            Opened::Events { events, .. } if stream => Answer::Streamed { events, provenance },
-            Opened::Events { events, node } => {
+            Opened::Events { events, meter, .. } if stream => Answer::Streamed {
+                events,
+                provenance,
+                meter,
+            },
+            Opened::Events { events, node, .. } => {
                 let answer = collect(events).await.map(Arc::new);
                 let node = match node {
                     Some(node) => node.await.ok(),
@@ -179,12 +187,20 @@ impl Service {
         cancel: CancellationToken,
     ) -> Result<(Opened, Provenance), GatewayError> {
         if let Some(agent) = agent {
-            let (events, dropped) = self.agent_run(agent, call, principal, cancel).await?;
+            let meter = Meter::default();
+            let (events, dropped) = self
+                .agent_run(agent, call, principal, cancel, meter.clone())
+                .await?;
+            let opened = Opened::Events {
+                events,
+                meter,
+                node: None,
+            };
             let provenance = Provenance {
                 dropped,
                 ..Provenance::default()
             };
-            return Ok((Opened::Events { events, node: None }, provenance));
+            return Ok((opened, provenance));
         }
         let reuse = if self.config().reuse_deterministic_answers {
             Reuse::Deterministic
@@ -210,6 +226,11 @@ impl Service {
             dropped: std::mem::take(&mut prepared.dropped),
             cache,
         };
+        let meter = prepared
+            .log
+            .as_ref()
+            .map(|log| log.meter().clone())
+            .unwrap_or_default();
         let pending = PendingLog {
             log: prepared.log,
             answer: ResponseBuilder::default(),
@@ -236,10 +257,11 @@ impl Service {
             }
         };
         let (told, node) = oneshot::channel();
-        let events = logged(events, pending, told, cancel);
+        let events = logged(events, pending, meter.clone(), told, cancel);
         Ok((
             Opened::Events {
                 events,
+                meter,
                 node: Some(node),
             },
             provenance,
@@ -248,7 +270,8 @@ impl Service {
 
     /// An agent alias's run on the client's messages and options (but its tool choice), as
     /// the events of its answer (the service's own tool activity is not the client's to see),
-    /// and the request fields left out under the operator's policy for the alias's model
+    /// `meter` noting them, and the request fields left out under the operator's policy for
+    /// the alias's model
     /// ([`ServiceConfig::agent_unsupported_params`](crate::ServiceConfig::agent_unsupported_params)).
     async fn agent_run(
         &self,
@@ -256,6 +279,7 @@ impl Service {
         call: GatewayCall,
         principal: Principal,
         cancel: CancellationToken,
+        meter: Meter,
     ) -> Result<(Events, Vec<&'static str>), GatewayError> {
         let name = call.model.config.model_id.clone();
         let model = ModelRequest::new(agent.model.clone());
@@ -290,7 +314,7 @@ impl Service {
             })?;
         let events = prepared
             .stream(cancel)
-            .flat_map(|event| futures::stream::iter(agent_events(event)))
+            .flat_map(move |event| futures::stream::iter(agent_events(event, &meter)))
             .boxed();
         Ok((events, dropped))
     }
@@ -315,10 +339,10 @@ async fn complete(
     match answer {
         Ok(answer) => {
             let answer = Arc::new(answer);
-            if let Some(log) = &mut pending.log
+            if let Some(log) = &pending.log
                 && has_output(&answer.message)
             {
-                log.saw_output();
+                log.meter().saw_output();
             }
             let node = pending
                 .commit(ResponseStatus::Completed, Some(Arc::clone(&answer)))
@@ -349,8 +373,12 @@ fn has_output(message: &Message) -> bool {
 }
 
 /// The answer events an agent event stands for (at most two): its answer text and reasoning,
-/// its end, or its failure. The event is taken whole, so a delta's text moves on uncopied.
-fn agent_events(event: AgentEvent) -> impl Iterator<Item = Result<StreamEvent, Stopped>> {
+/// its end, or its failure, each noted by `meter`. The event is taken whole, so a delta's text
+/// moves on uncopied.
+fn agent_events(
+    event: AgentEvent,
+    meter: &Meter,
+) -> impl Iterator<Item = Result<StreamEvent, Stopped>> + use<> {
     let events = match event {
         AgentEvent::ContentDelta { text, .. } => [Some(Ok(StreamEvent::TextDelta(text))), None],
         AgentEvent::ReasoningDelta { text } => {
@@ -374,6 +402,9 @@ fn agent_events(event: AgentEvent) -> impl Iterator<Item = Result<StreamEvent, S
         AgentEvent::ResponseCancelled { .. } => [Some(Err(Stopped::Cancelled)), None],
         _ => [None, None],
     };
+    for event in events.iter().flatten().flatten() {
+        meter.see(event);
+    }
     events.into_iter().flatten()
 }
 

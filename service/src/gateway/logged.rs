@@ -11,21 +11,24 @@ use providers::{ProviderError, StreamEvent};
 use tokio::sync::oneshot;
 use tokio_util::sync::WaitForCancellationFutureOwned;
 
+use super::Meter;
 use super::answer::{Events, Failure, PendingLog, Stopped};
 
-/// `events` logged as they pass: the item that ends them (`Done`, a failure, or the
+/// `events` logged as they pass, `meter` noting their first output and usage: the item that ends them (`Done`, a failure, or the
 /// cancellation `cancel` asks for) is passed on only after the log holds the answer and how it
 /// ended (and `told` knows its node). A stream dropped before its end (the client went away)
 /// is logged as cancelled.
 pub(super) fn logged(
     events: BoxStream<'static, Result<StreamEvent, ProviderError>>,
     pending: PendingLog,
+    meter: Meter,
     told: oneshot::Sender<NodeId>,
     cancel: CancellationToken,
 ) -> Events {
     Box::pin(Logged {
         events,
         pending,
+        meter,
         told: Some(told),
         cancelled: Box::pin(cancel.clone().cancelled_owned()),
         cancel,
@@ -39,6 +42,8 @@ pub(super) fn logged(
 struct Logged {
     events: BoxStream<'static, Result<StreamEvent, ProviderError>>,
     pending: PendingLog,
+    /// Notes the first output (for the tree's log and the caller's) and the usage.
+    meter: Meter,
     told: Option<oneshot::Sender<NodeId>>,
     cancel: CancellationToken,
     /// Wakes the stream when `cancel` is cancelled while the provider is silent.
@@ -75,9 +80,7 @@ impl Stream for Logged {
             let item = match next {
                 None => Err(Stopped::Cancelled),
                 Some(Some(Ok(event))) => {
-                    if let Some(log) = &mut this.pending.log {
-                        log.saw(&event);
-                    }
+                    this.meter.see(&event);
                     this.pending.answer.push_ref(&event);
                     if !this.pending.answer.is_done() {
                         return Poll::Ready(Some(Ok(event)));

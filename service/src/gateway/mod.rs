@@ -8,7 +8,7 @@
 //! its client dropped back from the tree in `restore.rs`.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use agent_loop::{AgentError, StoreLog};
 use chain_ast::ChainAst;
@@ -25,10 +25,12 @@ use crate::spec::ModelRequest;
 mod answer;
 mod logged;
 pub(crate) mod media;
+mod meter;
 mod replay;
 mod restore;
 
 pub use answer::{Answer, Cache, Events, Failure, Provenance, Stopped};
+pub use meter::Meter;
 pub use replay::{answer_events, replay_events};
 
 /// One call, every choice made.
@@ -161,8 +163,9 @@ pub(crate) struct CallLog {
     lookup: agent_loop::Lookup,
     transcript: Vec<Message>,
     started: Instant,
-    /// When the model's first output arrived, after `started`.
-    first_output: Option<Duration>,
+    /// When the model's first output arrived: the call's time to first token, logged with
+    /// its node.
+    meter: Meter,
     stored: Option<NodeId>,
 }
 
@@ -172,19 +175,9 @@ impl CallLog {
         self.log.conversation()
     }
 
-    /// Notes when the first output (text, reasoning, a tool call) of the answer passes: the
-    /// call's time to first token, logged with its node.
-    pub(crate) fn saw(&mut self, event: &providers::StreamEvent) {
-        if event.is_output() {
-            self.saw_output();
-        }
-    }
-
-    /// Notes that output passes now, unless some passed before.
-    pub(crate) fn saw_output(&mut self) {
-        if self.first_output.is_none() {
-            self.first_output = Some(self.started.elapsed());
-        }
+    /// What notes the answer's first output (and its usage) as it passes.
+    pub(crate) fn meter(&self) -> &Meter {
+        &self.meter
     }
 
     /// Logs `answer` (nothing to do for an answer that came from the tree): the node it is.
@@ -196,13 +189,17 @@ impl CallLog {
         if let Some(node) = self.stored {
             return Ok(node);
         }
+        let first_output = self
+            .meter
+            .first_output()
+            .map(|at| at.saturating_duration_since(self.started));
         self.log
             .log(
                 &self.lookup,
                 &self.transcript,
                 &answer.message,
                 answer.usage,
-                agent_loop::CallTiming::new(self.first_output, self.started.elapsed()),
+                agent_loop::CallTiming::new(first_output, self.started.elapsed()),
                 status,
             )
             .await
@@ -385,7 +382,7 @@ impl ChatService {
                 lookup,
                 transcript,
                 started: Instant::now(),
-                first_output: None,
+                meter: Meter::default(),
                 stored,
             }),
         })

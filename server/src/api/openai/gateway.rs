@@ -9,7 +9,7 @@ use service::{
 };
 use tokio::sync::OwnedSemaphorePermit as Permit;
 
-use crate::api::body::{self, BodyError};
+use crate::api::body::{self, BodyError, KeepsUnknown};
 use crate::api::failure::FailureKind;
 use crate::api::openai::error::OpenAiError;
 use crate::api::state::App;
@@ -85,7 +85,7 @@ fn refuse_when_draining(app: &App) -> Result<(), OpenAiError> {
 }
 
 /// The request of an OpenAI endpoint, read while the server takes requests.
-pub(crate) fn read_request<T: serde::de::DeserializeOwned>(
+pub(crate) fn read_request<T: serde::de::DeserializeOwned + KeepsUnknown>(
     app: &App,
     body: Result<axum::body::Bytes, axum::extract::rejection::BytesRejection>,
 ) -> Result<T, OpenAiError> {
@@ -192,7 +192,9 @@ pub(crate) fn provider_error(error: ProviderError) -> OpenAiError {
 
 /// The request of an OpenAI endpoint, or the OpenAI error that says what is wrong with it:
 /// every field the endpoint does not define is named at once.
-pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, OpenAiError> {
+pub(crate) fn parse<T: serde::de::DeserializeOwned + KeepsUnknown>(
+    body: &[u8],
+) -> Result<T, OpenAiError> {
     body::parse_naming_unknown(body).map_err(|error| match error {
         BodyError::Unknown(fields) => {
             let list = fields

@@ -5,6 +5,9 @@
 use std::collections::BTreeMap;
 
 use providers::{ChatOptions, ServiceTier};
+use serde::Deserialize;
+use serde_json::Value;
+use utoipa::ToSchema;
 
 use crate::api::openai::error::OpenAiError;
 
@@ -13,36 +16,90 @@ const METADATA_PAIRS: usize = 16;
 const METADATA_KEY_CHARS: usize = 64;
 const METADATA_VALUE_CHARS: usize = 512;
 
-/// The shared fields of one request, as the client sent them.
+/// The request fields Chat Completions and Responses both define, with the same name and
+/// meaning, as the client sent them: flattened into both requests. Fields whose name or place
+/// differs per endpoint (the output limit, `verbosity`, the reasoning effort, log
+/// probabilities) stay in each request.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct SharedFields {
+    /// Sampling temperature.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling, 0 to 1.
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// 0 to 20: the most likely tokens to report at each position, where log probabilities
+    /// are asked for (`logprobs` on Chat Completions, `include` of
+    /// `message.output_text.logprobs` on Responses).
+    #[serde(default)]
+    pub top_logprobs: Option<u32>,
+    /// Whether the model may call several tools at once (default true); `false` is sent to
+    /// OpenAI and OpenRouter, becomes Anthropic's `disable_parallel_tool_use`, and Gemini has
+    /// no equivalent (the operator's policy applies).
+    #[serde(default)]
+    pub parallel_tool_calls: Option<bool>,
+    /// The end user (OpenAI `user`, Anthropic `metadata.user_id`).
+    #[serde(default)]
+    pub user: Option<String>,
+    /// A stable, hashed id of the end user for the provider's safety checks.
+    #[serde(default)]
+    pub safety_identifier: Option<String>,
+    /// `auto`, `default`, `flex`, `scale`, `priority` or `fast`.
+    #[serde(default)]
+    pub service_tier: Option<String>,
+    /// Up to 16 string pairs describing the request.
+    #[schema(value_type = Option<Object>)]
+    #[serde(default)]
+    pub metadata: Option<BTreeMap<String, String>>,
+    /// A routing key for OpenAI's prompt caching.
+    #[serde(default)]
+    pub prompt_cache_key: Option<String>,
+    /// `in_memory` or `24h`: how long OpenAI keeps a cached prompt; informs only.
+    #[serde(default)]
+    pub prompt_cache_retention: Option<String>,
+    /// Prompt-cache options; inform only.
+    #[schema(value_type = Option<Object>)]
+    #[serde(default)]
+    pub prompt_cache_options: Option<Value>,
+    /// OpenAI's moderation policy; not served (the operator's policy applies).
+    #[schema(value_type = Option<Object>)]
+    #[serde(default)]
+    pub moderation: Option<Value>,
+}
+
+/// The option fields each endpoint names its own way, or has alone, as the client sent them.
 #[derive(Debug, Default)]
-pub(crate) struct SharedFields {
-    pub(crate) top_p: Option<f64>,
+pub(crate) struct EndpointFields {
+    /// Chat Completions only.
     pub(crate) seed: Option<i64>,
+    /// Chat Completions only.
     pub(crate) presence_penalty: Option<f64>,
+    /// Chat Completions only.
     pub(crate) frequency_penalty: Option<f64>,
+    /// Chat Completions only.
     pub(crate) logit_bias: Option<BTreeMap<String, i32>>,
+    /// `logprobs` (Chat Completions) or `include` of `message.output_text.logprobs`
+    /// (Responses).
     pub(crate) logprobs: bool,
-    pub(crate) top_logprobs: Option<u32>,
-    pub(crate) parallel_tool_calls: Option<bool>,
     /// The verbosity, and the field it came in (`verbosity`, `text.verbosity`).
     pub(crate) verbosity: Option<(&'static str, String)>,
-    pub(crate) user: Option<String>,
-    pub(crate) safety_identifier: Option<String>,
-    pub(crate) service_tier: Option<String>,
-    pub(crate) metadata: Option<BTreeMap<String, String>>,
-    pub(crate) prompt_cache_key: Option<String>,
-    pub(crate) prompt_cache_retention: Option<String>,
 }
 
 impl SharedFields {
-    /// `options` with these fields, or the first field out of its documented range.
-    pub(crate) fn into_options(self, mut options: ChatOptions) -> Result<ChatOptions, OpenAiError> {
+    /// `options` with these fields and the endpoint's `own`, or the first field out of its
+    /// documented range. The temperature is the caller's to read (it is checked with the
+    /// model), and the unserved `prompt_cache_options` and `moderation` are not options.
+    pub(crate) fn into_options(
+        self,
+        own: EndpointFields,
+        mut options: ChatOptions,
+    ) -> Result<ChatOptions, OpenAiError> {
         options.top_p = within("top_p", self.top_p, 0.0, 1.0)?;
-        options.presence_penalty = within("presence_penalty", self.presence_penalty, -2.0, 2.0)?;
-        options.frequency_penalty = within("frequency_penalty", self.frequency_penalty, -2.0, 2.0)?;
-        options.seed = self.seed;
-        options.logit_bias = logit_bias(self.logit_bias.unwrap_or_default())?;
-        options.logprobs = self.logprobs;
+        options.presence_penalty = within("presence_penalty", own.presence_penalty, -2.0, 2.0)?;
+        options.frequency_penalty = within("frequency_penalty", own.frequency_penalty, -2.0, 2.0)?;
+        options.seed = own.seed;
+        options.logit_bias = logit_bias(own.logit_bias.unwrap_or_default())?;
+        options.logprobs = own.logprobs;
         options.top_logprobs = match self.top_logprobs {
             Some(count) if count > 20 => {
                 return Err(OpenAiError::invalid(
@@ -53,7 +110,7 @@ impl SharedFields {
             count => count,
         };
         options.parallel_tool_calls = self.parallel_tool_calls;
-        options.verbosity = self
+        options.verbosity = own
             .verbosity
             .map(|(field, value)| named(field, &value, "low, medium or high"))
             .transpose()?;
@@ -186,44 +243,53 @@ mod tests {
             top_p: Some(1.5),
             ..SharedFields::default()
         };
-        let error = fields.into_options(ChatOptions::default()).unwrap_err();
+        let error = fields
+            .into_options(EndpointFields::default(), ChatOptions::default())
+            .unwrap_err();
         assert_eq!(error.body().error.param.as_deref(), Some("top_p"));
 
-        let fields = SharedFields {
+        let own = EndpointFields {
             logit_bias: Some([("abc".to_owned(), 1)].into()),
-            ..SharedFields::default()
+            ..EndpointFields::default()
         };
-        let error = fields.into_options(ChatOptions::default()).unwrap_err();
+        let error = SharedFields::default()
+            .into_options(own, ChatOptions::default())
+            .unwrap_err();
         assert!(error.body().error.message.contains("not a token id"));
 
         let fields = SharedFields {
             service_tier: Some("gold".to_owned()),
             ..SharedFields::default()
         };
-        let error = fields.into_options(ChatOptions::default()).unwrap_err();
+        let error = fields
+            .into_options(EndpointFields::default(), ChatOptions::default())
+            .unwrap_err();
         assert!(error.body().error.message.contains("auto, default, flex"));
     }
 
     #[test]
     fn every_field_reaches_the_options() {
-        let fields = SharedFields {
-            top_p: Some(0.9),
+        let own = EndpointFields {
             seed: Some(42),
             presence_penalty: Some(0.5),
             frequency_penalty: Some(-0.5),
             logit_bias: Some([("50256".to_owned(), -100)].into()),
             logprobs: true,
+            verbosity: Some(("verbosity", "low".to_owned())),
+        };
+        let fields = SharedFields {
+            top_p: Some(0.9),
             top_logprobs: Some(3),
             parallel_tool_calls: Some(false),
-            verbosity: Some(("verbosity", "low".to_owned())),
             user: Some("u-1".to_owned()),
             safety_identifier: Some("s-1".to_owned()),
             service_tier: Some("flex".to_owned()),
             metadata: Some([("k".to_owned(), "v".to_owned())].into()),
             prompt_cache_key: Some("key".to_owned()),
             prompt_cache_retention: Some("24h".to_owned()),
+            ..SharedFields::default()
         };
-        let options = fields.into_options(ChatOptions::default()).unwrap();
+        let options = fields.into_options(own, ChatOptions::default()).unwrap();
         assert_eq!(options.top_p, Some(0.9));
         assert_eq!(options.seed, Some(42));
         assert_eq!(options.logit_bias, [(50256, -100)].into());

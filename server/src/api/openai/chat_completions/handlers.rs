@@ -18,7 +18,7 @@ use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
     admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
 };
-use crate::api::request_log::{RequestLog, watched};
+use crate::api::request_log::RequestLog;
 use crate::api::sse;
 use crate::api::state::App;
 
@@ -69,8 +69,12 @@ pub(crate) async fn create_chat_completion(
         .map_err(gateway_error)?;
 
     match answer {
-        Answer::Streamed { events, provenance } => {
-            let events = watched(events, &log);
+        Answer::Streamed {
+            events,
+            provenance,
+            meter,
+        } => {
+            log.streamed(meter);
             let mut encoder = ChunkEncoder::new(id, model_name, created, include_usage);
             // The answer's events, then the end of the stream (`[DONE]`, as OpenAI's streams
             // end).

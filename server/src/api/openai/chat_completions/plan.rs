@@ -13,7 +13,7 @@ use super::schema::{
 };
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::media;
-use crate::api::openai::options::{SharedFields, given, unserved};
+use crate::api::openai::options::{EndpointFields, given, unserved};
 use crate::api::openai::signed_ids;
 use crate::api::response_format::{self, Layout};
 
@@ -30,7 +30,7 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
             format!("`n` is {n}; it must be from 1 to {MOST_CHOICES}"),
         ));
     }
-    check_common(&request.model, request.temperature)?;
+    check_common(&request.model, request.shared.temperature)?;
     let unsupported = unserved([
         // One answer per request: several choices are refused, or answered with one when the
         // operator drops what cannot be honoured.
@@ -48,7 +48,7 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
             "web_search_options",
             given(request.web_search_options.as_ref()),
         ),
-        ("moderation", given(request.moderation.as_ref())),
+        ("moderation", given(request.shared.moderation.as_ref())),
     ]);
     let messages = conversation(request.messages)?;
     let tools = match (request.tools, request.functions) {
@@ -90,7 +90,7 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
         (None, None) => None,
     };
     let options = ChatOptions {
-        temperature: request.temperature,
+        temperature: request.shared.temperature,
         max_tokens: request.max_completion_tokens.or(request.max_tokens),
         stop: stop_sequences(request.stop)?,
         tool_choice,
@@ -107,24 +107,15 @@ pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayC
             .transpose()?,
         ..ChatOptions::default()
     };
-    let options = SharedFields {
-        top_p: request.top_p,
+    let own = EndpointFields {
         seed: request.seed,
         presence_penalty: request.presence_penalty,
         frequency_penalty: request.frequency_penalty,
         logit_bias: request.logit_bias,
         logprobs: request.logprobs.unwrap_or(false),
-        top_logprobs: request.top_logprobs,
-        parallel_tool_calls: request.parallel_tool_calls,
         verbosity: request.verbosity.map(|value| ("verbosity", value)),
-        user: request.user,
-        safety_identifier: request.safety_identifier,
-        service_tier: request.service_tier,
-        metadata: request.metadata,
-        prompt_cache_key: request.prompt_cache_key,
-        prompt_cache_retention: request.prompt_cache_retention,
-    }
-    .into_options(options)?;
+    };
+    let options = request.shared.into_options(own, options)?;
     let stream = request.stream.unwrap_or(false);
     let include_usage = request
         .stream_options

@@ -6,10 +6,21 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use crate::api::body::UnknownFields;
+use crate::api::openai::options::SharedFields;
+
 /// A Chat Completions request.
 // No `deny_unknown_fields`: the parser names every unknown top-level field at once.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ChatCompletionRequest {
+    /// The fields Chat Completions shares with Responses (sampling, the end user, metadata,
+    /// caching hints).
+    #[serde(flatten, deserialize_with = "crate::api::body::flattened")]
+    pub shared: SharedFields,
+    /// Fields neither this struct nor the shared ones define, named in the error.
+    #[serde(flatten)]
+    #[schema(ignore)]
+    pub(crate) unknown: UnknownFields,
     /// The model: a registry id or alias (`gpt-4o-mini`, `claude-sonnet-4-5`,
     /// `gemini-2.5-flash`, `echo`), its prefix picking the provider.
     pub model: String,
@@ -31,14 +42,6 @@ pub struct ChatCompletionRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub tool_choice: Option<Value>,
-    /// Whether the model may call several tools at once (default true); `false` is sent to
-    /// OpenAI and OpenRouter, becomes Anthropic's `disable_parallel_tool_use`, and Gemini has
-    /// no equivalent (the operator's policy applies).
-    #[serde(default)]
-    pub parallel_tool_calls: Option<bool>,
-    /// Sampling temperature.
-    #[serde(default)]
-    pub temperature: Option<f64>,
     /// Output token limit.
     #[serde(default)]
     pub max_tokens: Option<u32>,
@@ -63,16 +66,10 @@ pub struct ChatCompletionRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub response_format: Option<Value>,
-    /// The end user (OpenAI `user`, Anthropic `metadata.user_id`).
-    #[serde(default)]
-    pub user: Option<String>,
     /// Whether the exchange is kept in the conversation tree (default true); `false` leaves
     /// no trace of it and never answers from the tree.
     #[serde(default)]
     pub store: Option<bool>,
-    /// Nucleus sampling, 0 to 1.
-    #[serde(default)]
-    pub top_p: Option<f64>,
     /// A seed for repeatable sampling.
     #[serde(default)]
     pub seed: Option<i64>,
@@ -89,29 +86,6 @@ pub struct ChatCompletionRequest {
     /// Ask for the log probabilities of the output tokens.
     #[serde(default)]
     pub logprobs: Option<bool>,
-    /// 0 to 20: the most likely tokens to report at each position (with `logprobs`).
-    #[serde(default)]
-    pub top_logprobs: Option<u32>,
-    /// Up to 16 string pairs describing the request.
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub metadata: Option<std::collections::BTreeMap<String, String>>,
-    /// `auto`, `default`, `flex`, `scale`, `priority` or `fast`.
-    #[serde(default)]
-    pub service_tier: Option<String>,
-    /// A routing key for OpenAI's prompt caching.
-    #[serde(default)]
-    pub prompt_cache_key: Option<String>,
-    /// `in_memory` or `24h`: how long OpenAI keeps a cached prompt; informs only.
-    #[serde(default)]
-    pub prompt_cache_retention: Option<String>,
-    /// Prompt-cache options; inform only.
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub prompt_cache_options: Option<Value>,
-    /// A stable, hashed id of the end user for the provider's safety checks.
-    #[serde(default)]
-    pub safety_identifier: Option<String>,
     /// `low`, `medium` or `high`: how terse the answer is.
     #[serde(default)]
     pub verbosity: Option<String>,
@@ -130,10 +104,6 @@ pub struct ChatCompletionRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub web_search_options: Option<Value>,
-    /// OpenAI's moderation policy; not served (the operator's policy applies).
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub moderation: Option<Value>,
     /// Deprecated form of `tools`: function definitions, read as function tools.
     #[serde(default)]
     pub functions: Option<Vec<FunctionDefinition>>,
@@ -141,6 +111,12 @@ pub struct ChatCompletionRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub function_call: Option<Value>,
+}
+
+impl crate::api::body::KeepsUnknown for ChatCompletionRequest {
+    fn unknown_fields(&self) -> &[String] {
+        self.unknown.names()
+    }
 }
 
 /// `stream_options`.

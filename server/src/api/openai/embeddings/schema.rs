@@ -30,6 +30,9 @@ pub struct EmbeddingsRequest {
     pub user: Option<String>,
 }
 
+/// Its unknown fields are refused while it is read (`deny_unknown_fields`).
+impl crate::api::body::KeepsUnknown for EmbeddingsRequest {}
+
 /// How vectors are written.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
 #[serde(rename_all = "lowercase")]

@@ -29,7 +29,7 @@ use crate::api::openai::responses::plan::{
     ResponsesCall, continue_after, name_outputs, response_call,
 };
 use crate::api::openai::responses::references;
-use crate::api::request_log::{RequestLog, watched};
+use crate::api::request_log::RequestLog;
 use crate::api::sse;
 use crate::api::state::App;
 
@@ -129,8 +129,12 @@ pub(crate) async fn create_response(
         .map_err(gateway_error)?;
 
     let (answer, provenance, node) = match answer {
-        Answer::Streamed { events, provenance } => {
-            let events = watched(events, &log);
+        Answer::Streamed {
+            events,
+            provenance,
+            meter,
+        } => {
+            log.streamed(meter);
             // Ends at the answer's last item (logged before it comes), or `None` when a
             // stream ends without one.
             let events = events

@@ -13,7 +13,7 @@ use crate::api::openai::chat_completions::plan::{
 };
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::media;
-use crate::api::openai::options::{SharedFields, given, unserved};
+use crate::api::openai::options::{EndpointFields, given, unserved};
 use crate::api::openai::responses::encode::{
     ReasoningSettings, ResponseSettings, TextSettings, reasoning_block,
 };
@@ -40,7 +40,7 @@ pub(crate) struct ResponsesCall {
 
 /// The call `request` asks for, or the first field that cannot be honoured.
 pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesCall, OpenAiError> {
-    check_common(&request.model, request.temperature)?;
+    check_common(&request.model, request.shared.temperature)?;
     if let Some(truncation) = request.truncation.as_deref()
         && !matches!(truncation, "auto" | "disabled")
     {
@@ -61,7 +61,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
                 .as_ref()
                 .is_some_and(|entries| !entries.is_empty()),
         ),
-        ("moderation", given(request.moderation.as_ref())),
+        ("moderation", given(request.shared.moderation.as_ref())),
     ]);
     if let Some(summary) = request
         .reasoning
@@ -115,7 +115,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         .text
         .map_or((None, None), |text| (text.format, text.verbosity));
     let options = ChatOptions {
-        temperature: request.temperature,
+        temperature: request.shared.temperature,
         max_tokens: request.max_output_tokens,
         tool_choice: request.tool_choice.map(tool_choice).transpose()?,
         response_format: format
@@ -138,21 +138,12 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         .iter()
         .flatten()
         .any(|include| include == "message.output_text.logprobs");
-    let options = SharedFields {
-        top_p: request.top_p,
+    let own = EndpointFields {
         logprobs,
-        top_logprobs: request.top_logprobs,
-        parallel_tool_calls: request.parallel_tool_calls,
-        user: request.user,
-        safety_identifier: request.safety_identifier,
-        service_tier: request.service_tier,
-        metadata: request.metadata,
-        prompt_cache_key: request.prompt_cache_key,
-        prompt_cache_retention: request.prompt_cache_retention,
         verbosity: verbosity.map(|value| ("text.verbosity", value)),
-        ..SharedFields::default()
-    }
-    .into_options(options)?;
+        ..EndpointFields::default()
+    };
+    let options = request.shared.into_options(own, options)?;
     let logging = match request.store {
         Some(false) => Logging::Off,
         _ => Logging::On,
@@ -182,11 +173,12 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
 /// setting as given, OpenAI's default where it was left out.
 fn settings(request: &CreateResponseRequest) -> ResponseSettings {
     let defaults = ResponseSettings::default();
+    let shared = &request.shared;
     let text = request.text.as_ref();
     let reasoning = request.reasoning.as_ref();
     ResponseSettings {
-        top_p: request.top_p.unwrap_or(defaults.top_p),
-        top_logprobs: request.top_logprobs.unwrap_or(defaults.top_logprobs),
+        top_p: shared.top_p.unwrap_or(defaults.top_p),
+        top_logprobs: shared.top_logprobs.unwrap_or(defaults.top_logprobs),
         text: TextSettings {
             format: text
                 .and_then(|text| text.format.clone())
@@ -205,14 +197,11 @@ fn settings(request: &CreateResponseRequest) -> ResponseSettings {
             }),
         },
         truncation: request.truncation.clone().unwrap_or(defaults.truncation),
-        user: request.user.clone(),
-        safety_identifier: request.safety_identifier.clone(),
-        prompt_cache_key: request.prompt_cache_key.clone(),
-        prompt_cache_retention: request.prompt_cache_retention.clone(),
-        service_tier: request
-            .service_tier
-            .clone()
-            .unwrap_or(defaults.service_tier),
+        user: shared.user.clone(),
+        safety_identifier: shared.safety_identifier.clone(),
+        prompt_cache_key: shared.prompt_cache_key.clone(),
+        prompt_cache_retention: shared.prompt_cache_retention.clone(),
+        service_tier: shared.service_tier.clone().unwrap_or(defaults.service_tier),
         background: request.background.unwrap_or(defaults.background),
         max_tool_calls: request.max_tool_calls,
     }

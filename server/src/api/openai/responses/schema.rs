@@ -6,10 +6,21 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use crate::api::body::UnknownFields;
+use crate::api::openai::options::SharedFields;
+
 /// A Responses request.
 // No `deny_unknown_fields`: the parser names every unknown top-level field at once.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CreateResponseRequest {
+    /// The fields Responses shares with Chat Completions (sampling, the end user, metadata,
+    /// caching hints).
+    #[serde(flatten, deserialize_with = "crate::api::body::flattened")]
+    pub shared: SharedFields,
+    /// Fields neither this struct nor the shared ones define, named in the error.
+    #[serde(flatten)]
+    #[schema(ignore)]
+    pub(crate) unknown: UnknownFields,
     /// The model: a registry id or alias (`gpt-4o-mini`, `claude-sonnet-4-5`,
     /// `gemini-2.5-flash`, `echo`) or an agent the operator configured, its prefix picking the
     /// provider.
@@ -37,11 +48,6 @@ pub struct CreateResponseRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub tool_choice: Option<Value>,
-    /// Whether the model may call several tools at once (default true); `false` is sent to
-    /// OpenAI, becomes Anthropic's `disable_parallel_tool_use`, and Gemini has no equivalent
-    /// (the operator's policy applies).
-    #[serde(default)]
-    pub parallel_tool_calls: Option<bool>,
     /// Whether the response is kept (default true): `false` leaves no trace of it, so it can
     /// neither be read back nor continued.
     #[serde(default)]
@@ -49,9 +55,6 @@ pub struct CreateResponseRequest {
     /// Stream the response as server-sent events.
     #[serde(default)]
     pub stream: Option<bool>,
-    /// Sampling temperature.
-    #[serde(default)]
-    pub temperature: Option<f64>,
     /// Output token limit.
     #[serde(default)]
     pub max_output_tokens: Option<u32>,
@@ -61,40 +64,11 @@ pub struct CreateResponseRequest {
     /// Text output options: `format`, the answer's shape.
     #[serde(default)]
     pub text: Option<TextOptions>,
-    /// The end user (OpenAI `user`, Anthropic `metadata.user_id`).
-    #[serde(default)]
-    pub user: Option<String>,
-    /// Nucleus sampling, 0 to 1.
-    #[serde(default)]
-    pub top_p: Option<f64>,
-    /// 0 to 20: the most likely tokens to report at each position.
-    #[serde(default)]
-    pub top_logprobs: Option<u32>,
     /// Extra output to include: `message.output_text.logprobs` asks for log probabilities;
     /// the others concern OpenAI's built-in tools and are accepted without effect
     /// (`reasoning.encrypted_content` is always returned where a provider gives it).
     #[serde(default)]
     pub include: Option<Vec<String>>,
-    /// Up to 16 string pairs describing the request.
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub metadata: Option<std::collections::BTreeMap<String, String>>,
-    /// `auto`, `default`, `flex`, `scale`, `priority` or `fast`.
-    #[serde(default)]
-    pub service_tier: Option<String>,
-    /// A routing key for OpenAI's prompt caching.
-    #[serde(default)]
-    pub prompt_cache_key: Option<String>,
-    /// `in_memory` or `24h`: how long OpenAI keeps a cached prompt; informs only.
-    #[serde(default)]
-    pub prompt_cache_retention: Option<String>,
-    /// Prompt-cache options; inform only.
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub prompt_cache_options: Option<Value>,
-    /// A stable, hashed id of the end user for the provider's safety checks.
-    #[serde(default)]
-    pub safety_identifier: Option<String>,
     /// `disabled` (the default) or `auto`, which would drop items from the middle of a
     /// conversation too long for the model: Skein never does (the operator's policy
     /// applies to `auto`).
@@ -123,10 +97,12 @@ pub struct CreateResponseRequest {
     #[serde(default)]
     #[schema(value_type = Option<Vec<Object>>)]
     pub context_management: Option<Vec<Value>>,
-    /// OpenAI's moderation policy; not served (the operator's policy applies).
-    #[serde(default)]
-    #[schema(value_type = Option<Object>)]
-    pub moderation: Option<Value>,
+}
+
+impl crate::api::body::KeepsUnknown for CreateResponseRequest {
+    fn unknown_fields(&self) -> &[String] {
+        self.unknown.names()
+    }
 }
 
 /// `stream_options`.
