@@ -18,7 +18,7 @@ use service::{Answer, Logging, Principal, Stopped, Thread, answer_events, replay
 use super::schema::CreateResponseRequest;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
-    admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
+    admit, gateway_error, gateway_headers, read_request, stopped_error, store_failed, unix_now,
 };
 use crate::api::openai::responses::encode::{
     ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject, ResponseState,
@@ -106,6 +106,7 @@ pub(crate) async fn create_response(
         temperature: call.request.options.temperature,
         max_output_tokens: call.request.options.max_tokens,
         store: call.logging == Logging::On,
+        metadata: call.request.options.metadata.clone(),
         ..ResponseObject::begun(id.clone(), unix_now(), model_name)
     };
     let mut encoder = ResponseEncoder::new(begun.clone());
@@ -316,6 +317,7 @@ pub(super) async fn from_node(
     let begun = ResponseObject {
         temperature: node.options().temperature,
         max_output_tokens: node.options().max_tokens,
+        metadata: node.metadata().clone(),
         ..ResponseObject::begun(
             id.to_owned(),
             u64::try_from(node.datetime_utc().as_second()).unwrap_or(0),
@@ -359,14 +361,6 @@ pub(super) async fn from_node(
         }
     }
     Ok(encoder.into_response())
-}
-
-fn store_failed(error: conversation_tree::StoreError) -> OpenAiError {
-    OpenAiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "store_error",
-        format!("the conversation store failed: {error}"),
-    )
 }
 
 fn failure(error: &OpenAiError) -> ResponseFailure {
