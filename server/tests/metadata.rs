@@ -237,6 +237,23 @@ async fn a_stored_chat_completion_reads_back_with_its_metadata_for_its_caller_on
             "{body}"
         );
     }
+    // Nor is a completion a response to read or continue.
+    let as_response = send(
+        &server,
+        Some(tokens[0]),
+        &format!("/v1/responses/{id}"),
+        None,
+    )
+    .await;
+    assert_eq!(as_response.status(), 404);
+    let continued = send(
+        &server,
+        Some(tokens[0]),
+        "/v1/responses",
+        Some(&json!({"model": "echo", "input": "x", "previous_response_id": id})),
+    )
+    .await;
+    assert_eq!(continued.status(), 404);
     server.stop().await;
 }
 

@@ -79,13 +79,16 @@ pub(crate) async fn create_response(
         tool_choice,
     } = planned;
     if let Some(previous) = &previous_response_id {
-        let Some((history, anchor)) = app
-            .service
-            .chat()
-            .previous(previous, owner)
-            .await
-            .map_err(gateway_error)?
-        else {
+        let found = if is_response_id(previous) {
+            app.service
+                .chat()
+                .previous(previous, owner)
+                .await
+                .map_err(gateway_error)?
+        } else {
+            None
+        };
+        let Some((history, anchor)) = found else {
             return Err(not_found(previous).with_param("previous_response_id"));
         };
         call.request.messages =
@@ -287,12 +290,21 @@ pub(crate) async fn cancel_response(
     }
 }
 
+/// Whether `id` can name a response: one of the ids this server gives them. The tree's labels
+/// also name chat completions (`chatcmpl-…`), which are not responses to read or continue.
+fn is_response_id(id: &str) -> bool {
+    id.starts_with("resp_")
+}
+
 /// The node of `caller`'s response `id`.
 pub(super) async fn stored(
     app: &App,
     caller: Principal,
     id: &str,
 ) -> Result<Option<Node>, OpenAiError> {
+    if !is_response_id(id) {
+        return Ok(None);
+    }
     app.service
         .chat()
         .owned_answer(id, app.service.owner(caller))
