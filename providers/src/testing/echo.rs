@@ -25,7 +25,7 @@ use crate::{
 ///   was called it answers.
 /// - Asked for JSON valid for a schema ([`ResponseFormat::JsonSchema`]), it answers (once
 ///   every tool was called) with a compact instance of the schema built by
-///   [`instance_with_text`]: free strings hold the prompt, numbers their minimum or 0, enums
+///   [`instance_with_text`]: free strings hold the prompt, numbers 0 or the bound nearest it, enums
 ///   their first value, arrays one item, every property present. Asked for any JSON object
 ///   ([`ResponseFormat::JsonObject`]), it answers an instance of the first JSON Schema the
 ///   system prompt or the last prompt holds (clients in a "JSON mode" put the schema there),
