@@ -22,6 +22,8 @@ mod knowledge;
 mod limits;
 #[path = "mcp.rs"]
 mod mcp;
+#[path = "metadata.rs"]
+mod metadata;
 #[path = "openai_responses.rs"]
 mod openai_responses;
 #[path = "providers.rs"]

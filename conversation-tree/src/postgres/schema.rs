@@ -12,7 +12,7 @@ use crate::migrate::{self, Refusal, Schema, SchemaError};
 use crate::{Result, StoreError};
 
 /// The conversation store's tables and every migration, oldest first.
-const SCHEMA: Schema = Schema {
+pub(super) const SCHEMA: Schema = Schema {
     holds: "a Skein conversation store",
     meta_table: "skein_meta",
     application: "skein-conversation-tree",
@@ -25,6 +25,7 @@ const SCHEMA: Schema = Schema {
         include_str!("migrations/005_labels.sql"),
         include_str!("migrations/006_summaries.sql"),
         include_str!("migrations/007_ttft.sql"),
+        include_str!("migrations/008_metadata.sql"),
     ],
     // "SKENmigr"
     lock: 0x534B_454E_6D69_6772,

@@ -10,6 +10,7 @@ pub(crate) mod cases;
 pub(crate) mod continuation;
 pub(crate) mod edges;
 pub(crate) mod labels;
+pub(crate) mod metadata;
 pub(crate) mod owners;
 pub(crate) mod reliability;
 pub(crate) mod summaries;
@@ -77,6 +78,8 @@ macro_rules! suite {
             labels::concurrent_label_moves_leave_the_label_on_one_node,
             summaries::the_deepest_summary_on_a_path_is_found_for_every_node_below_it,
             summaries::a_summary_that_cannot_be_written_leaves_no_node,
+            metadata::metadata_is_kept_with_its_node_outside_every_hash,
+            metadata::unreadable_metadata_is_a_corrupt_node,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn killed_writer_leaves_no_half_node() {

@@ -288,6 +288,7 @@ impl Service {
         spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
         spec.temperature = options.temperature;
         spec.max_tokens = options.max_tokens;
+        spec.metadata = options.metadata;
         spec.label = call.label;
         spec.owner = Some(self.owner(principal).to_owned());
         spec.log = call.logging == Logging::On;

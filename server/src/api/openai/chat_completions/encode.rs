@@ -416,6 +416,10 @@ pub struct ChatCompletion {
     pub choices: Vec<Choice>,
     /// Token counts.
     pub usage: CompletionUsage,
+    /// The key–value pairs the request was tagged with (`metadata`): shown when a stored
+    /// completion is read back (`GET /v1/chat/completions/{id}`), empty when it had none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// The choice of a whole answer.
@@ -488,6 +492,7 @@ impl ChatCompletion {
                 finish_reason: finish,
             }],
             usage: CompletionUsage::from(&response.usage),
+            metadata: None,
         }
     }
 }
