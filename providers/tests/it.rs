@@ -57,6 +57,9 @@ mod hostile_provider;
 mod openai_chat;
 #[path = "openai_compatible.rs"]
 mod openai_compatible;
+#[cfg(any(feature = "openai", feature = "gemini"))]
+#[path = "logprobs.rs"]
+mod logprobs;
 #[cfg(feature = "openai")]
 #[path = "openai_responses.rs"]
 mod openai_responses;
