@@ -52,14 +52,14 @@ mod gemini_requests;
 mod gemini_thinking_levels;
 #[path = "hostile_provider.rs"]
 mod hostile_provider;
+#[cfg(any(feature = "openai", feature = "gemini"))]
+#[path = "logprobs.rs"]
+mod logprobs;
 #[cfg(feature = "openai")]
 #[path = "openai_chat.rs"]
 mod openai_chat;
 #[path = "openai_compatible.rs"]
 mod openai_compatible;
-#[cfg(any(feature = "openai", feature = "gemini"))]
-#[path = "logprobs.rs"]
-mod logprobs;
 #[cfg(feature = "openai")]
 #[path = "openai_responses.rs"]
 mod openai_responses;

@@ -97,7 +97,10 @@ mod openai {
         assert_eq!(response.message.text(), "Hello!");
         assert_eq!(response.logprobs, Some(openai_tokens(true)));
         let sent = &replay.requests().await[0];
-        assert_eq!((&sent["logprobs"], &sent["top_logprobs"]), (&true.into(), &2.into()));
+        assert_eq!(
+            (&sent["logprobs"], &sent["top_logprobs"]),
+            (&true.into(), &2.into())
+        );
     }
 
     #[tokio::test]
@@ -134,11 +137,8 @@ mod openai {
 
     #[tokio::test]
     async fn responses_text_deltas_carry_their_tokens_without_bytes() {
-        let replay = Replay::fixture(
-            RESPONSES,
-            "reference/openai_responses_stream_logprobs.sse",
-        )
-        .await;
+        let replay =
+            Replay::fixture(RESPONSES, "reference/openai_responses_stream_logprobs.sse").await;
         let (events, response) = streamed(responses(&replay).as_ref(), asked())
             .await
             .unwrap();

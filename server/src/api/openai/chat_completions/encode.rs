@@ -586,6 +586,12 @@ mod tests {
     fn events() -> Vec<StreamEvent> {
         vec![
             StreamEvent::TextDelta("Hel".into()),
+            StreamEvent::Logprobs(vec![TokenLogprob {
+                token: "lo".into(),
+                logprob: -0.25,
+                bytes: Some(b"lo".to_vec()),
+                top_logprobs: Vec::new(),
+            }]),
             StreamEvent::TextDelta("lo \"you\"\n".into()),
             StreamEvent::ReasoningDelta { text: "hm".into() },
             StreamEvent::TextDelta(String::new()),
@@ -611,5 +617,35 @@ mod tests {
             }
             assert_eq!(written.take(), serialised.take());
         }
+    }
+
+    #[test]
+    fn log_probabilities_go_with_the_next_text_and_leave_the_rest_null() {
+        let mut encoder = ChunkEncoder::new("chatcmpl-1".into(), "m".into(), 7, false);
+        let chunks: Vec<ChatCompletionChunk> = events()
+            .into_iter()
+            .flat_map(|event| encoder.encode(event))
+            .collect();
+        let logprobs: Vec<(Option<&str>, Option<&str>)> = chunks
+            .iter()
+            .map(|chunk| {
+                let choice = &chunk.choices[0];
+                let token = choice
+                    .logprobs
+                    .as_ref()
+                    .map(|l| l.content[0].token.as_str());
+                (choice.delta.content.as_deref(), token)
+            })
+            .collect();
+        assert_eq!(
+            logprobs,
+            [
+                (Some("Hel"), None),
+                (Some("lo \"you\"\n"), Some("lo")),
+                (None, None),
+                (Some("!"), None),
+                (None, None),
+            ]
+        );
     }
 }
