@@ -16,17 +16,24 @@ use crate::api::openai::media;
 use crate::api::openai::options::{SharedFields, given, unserved};
 use crate::api::response_format::{self, Layout};
 
+/// The most choices OpenAI answers in one request.
+const MOST_CHOICES: u32 = 128;
+
 /// The call `request` asks for, or the first field that cannot be honoured.
 pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayCall, OpenAiError> {
-    if request.n.is_some_and(|n| n != 1) {
+    if let Some(n) = request.n
+        && !(1..=MOST_CHOICES).contains(&n)
+    {
         return Err(OpenAiError::invalid(
             "n",
-            "only one choice per request is supported (`n` must be 1); send several requests \
-             for several answers",
+            format!("`n` is {n}; it must be from 1 to {MOST_CHOICES}"),
         ));
     }
     check_common(&request.model, request.temperature)?;
     let unsupported = unserved([
+        // One answer per request: several choices are refused, or answered with one when the
+        // operator drops what cannot be honoured.
+        ("n", request.n.is_some_and(|n| n > 1)),
         ("audio", given(request.audio.as_ref())),
         (
             "modalities",
