@@ -26,7 +26,7 @@ pub struct OutputTopLogprob {
     pub token: String,
     /// Its natural log probability.
     pub logprob: f64,
-    /// Its UTF-8 bytes (see [`OutputLogprob::bytes`]).
+    /// Its UTF-8 bytes: the provider's, or, where it sends none, those of `token`.
     pub bytes: Vec<u8>,
 }
 
