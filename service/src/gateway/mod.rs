@@ -24,7 +24,7 @@ use crate::spec::ModelRequest;
 
 mod answer;
 mod logged;
-mod media;
+pub(crate) mod media;
 mod replay;
 mod restore;
 
@@ -297,6 +297,7 @@ impl ChatService {
                 self.media_fetcher(),
                 config.provider(),
                 &mut request.messages,
+                &mut media::Fetched::default(),
             )
             .await?;
             return Ok(PreparedCall {
@@ -370,6 +371,7 @@ impl ChatService {
                     self.media_fetcher(),
                     config.provider(),
                     &mut request.messages,
+                    &mut media::Fetched::default(),
                 )
                 .await?;
                 (

@@ -14,6 +14,7 @@ use super::schema::{
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::media;
 use crate::api::openai::options::{SharedFields, given, unserved};
+use crate::api::openai::signed_ids;
 use crate::api::response_format::{self, Layout};
 
 /// The most choices OpenAI answers in one request.
@@ -267,9 +268,15 @@ fn tool_call(field: &str, call: ChatToolCall) -> Result<ToolCall, OpenAiError> {
             ),
         ));
     }
+    // An id from `/v1/responses` (`store: false`) may carry the signature; Gemini's own field
+    // wins when the client kept both.
+    let (id, carried) = signed_ids::parse(&format!("{field}.id"), call.id)?;
     Ok(ToolCall {
-        reasoning: call.extra_content.and_then(ExtraContent::reasoning),
-        ..ToolCall::new(call.id, call.function.name, call.function.arguments)
+        reasoning: call
+            .extra_content
+            .and_then(ExtraContent::reasoning)
+            .or(carried),
+        ..ToolCall::new(id, call.function.name, call.function.arguments)
     })
 }
 
@@ -284,6 +291,7 @@ fn tool_response(
             format!("`{field}` is a tool message without `tool_call_id`; name the call it answers"),
         ));
     };
+    let (id, _) = signed_ids::parse(&format!("{field}.tool_call_id"), id)?;
     let name = earlier
         .iter()
         .rev()
