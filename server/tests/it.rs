@@ -20,6 +20,8 @@ mod interruptions;
 mod knowledge;
 #[path = "limits.rs"]
 mod limits;
+#[path = "logprobs.rs"]
+mod logprobs;
 #[path = "mcp.rs"]
 mod mcp;
 #[path = "metadata.rs"]

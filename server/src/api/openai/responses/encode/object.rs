@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::logprobs::OutputLogprob;
+
 /// A response.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 pub struct ResponseObject {
@@ -178,9 +180,9 @@ pub struct OutputText {
     /// Always empty.
     #[schema(value_type = Vec<Object>)]
     pub annotations: Vec<Value>,
-    /// Always empty.
-    #[schema(value_type = Vec<Object>)]
-    pub logprobs: Vec<Value>,
+    /// The log probabilities of the text's tokens, with `include:
+    /// ["message.output_text.logprobs"]` where the provider has them; empty otherwise.
+    pub logprobs: Vec<OutputLogprob>,
 }
 
 impl OutputText {
