@@ -51,6 +51,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 7,
         sql: include_str!("migrations/007_ttft.sql"),
     },
+    Migration {
+        version: 8,
+        sql: include_str!("migrations/008_runs.sql"),
+    },
 ];
 
 /// The schema version this build writes.
