@@ -49,6 +49,17 @@ impl Harness for PostgresHarness {
     async fn open_spec(spec: &str) -> Arc<dyn Store> {
         Arc::new(PostgresStore::connect(spec).await.unwrap())
     }
+
+    async fn ready_to_follow(changes: &mut conversation_tree::runs::RunChanges) {
+        // The listening connection says it is up with a first `Missed`.
+        let first = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            futures::StreamExt::next(changes),
+        )
+        .await
+        .expect("the listening connection opens within 10 s");
+        assert_eq!(first, Some(conversation_tree::runs::RunChange::Missed));
+    }
 }
 
 suite!(PostgresHarness);
@@ -132,7 +143,7 @@ async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
             err,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 7,
+                supported: 8,
                 ..
             }
         ),
@@ -162,6 +173,8 @@ async fn replicas_connecting_at_once_migrate_once() {
             "conversations",
             "labels",
             "responses",
+            "run_events",
+            "runs",
             "skein_meta",
             "summaries"
         ]
