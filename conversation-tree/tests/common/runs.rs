@@ -608,3 +608,76 @@ pub(crate) async fn purge_deletes_old_events_and_finished_runs(harness: &impl Ha
         Some(2)
     );
 }
+
+/// One write of the append property: a batch of `len` events numbered from the next one, or
+/// shifted by `shift` (a repeat when negative, a gap when positive) to be refused whole.
+#[derive(Clone, Debug)]
+pub(crate) struct Append {
+    pub(crate) len: u64,
+    pub(crate) shift: i8,
+}
+
+/// Writes `appends` to a new run while two readers read it over and over: every read is a
+/// prefix of the stream (numbers from 0 without a hole, bytes as written) that never shrinks,
+/// refused batches leave no trace, and the last read is the whole stream.
+pub(crate) async fn readers_see_a_prefix_and_never_a_hole(
+    store: Arc<dyn Store>,
+    appends: Vec<Append>,
+) {
+    let id = format!("resp_prop_{}", uuid_like());
+    store.create_run(new_run(&id)).await.unwrap();
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let (store, id, done) = (Arc::clone(&store), id.clone(), Arc::clone(&done));
+            tokio::spawn(async move {
+                let mut seen = 0;
+                loop {
+                    let finished = done.load(std::sync::atomic::Ordering::SeqCst);
+                    let events = store.events_after(&id, None, usize::MAX).await.unwrap();
+                    assert!(
+                        events.len() >= seen,
+                        "a read shrank from {seen} to {}",
+                        events.len()
+                    );
+                    for (i, event) in events.iter().enumerate() {
+                        assert_eq!(event.seq, i as u64, "a hole before event {}", event.seq);
+                        assert_eq!(event.data, sse(event.seq));
+                    }
+                    seen = events.len();
+                    if finished {
+                        return seen;
+                    }
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    let mut next = 0u64;
+    for append in appends {
+        let start = next.saturating_add_signed(i64::from(append.shift));
+        let written = store
+            .append_events(&id, &batch(start..start + append.len))
+            .await;
+        match written {
+            Ok(last) if start == next => {
+                next += append.len;
+                assert_eq!(last, next.checked_sub(1));
+            }
+            Err(StoreError::DuplicateEvent { .. }) if start < next => {}
+            Err(StoreError::EventGap { .. }) if start > next => {}
+            other => panic!("a batch from {start} after {next} stored: {other:?}"),
+        }
+    }
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    for reader in readers {
+        assert_eq!(reader.await.unwrap() as u64, next.min(MAX_PAGE));
+    }
+    assert_eq!(store.last_seq(&id).await.unwrap(), next.checked_sub(1));
+}
+
+const MAX_PAGE: u64 = conversation_tree::runs::MAX_EVENT_PAGE as u64;
+
+fn uuid_like() -> String {
+    ConversationId::random().as_str().to_owned()
+}
