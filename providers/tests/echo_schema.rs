@@ -92,3 +92,28 @@ fn free_strings_hold_the_prompt_and_json_object_gets_an_object() {
     );
     assert!(ask(ResponseFormat::JsonObject).is_object());
 }
+
+/// Clients' "JSON mode" asks for any JSON object and puts the schema in the system prompt
+/// (instructor's words below): the echo model answers an instance of that schema, so their
+/// validation passes offline. A prompt with no schema in it still gets the report.
+#[test]
+fn json_mode_answers_the_schema_in_the_system_prompt() {
+    let ask = |system: &str| {
+        let request = ChatRequest::new(vec![Message::system(system), Message::human("Ada is 36")])
+            .with_options(ChatOptions {
+                response_format: Some(ResponseFormat::JsonObject),
+                ..ChatOptions::default()
+            });
+        let answer = block_on(EchoModel::new().complete(request)).expect("answers");
+        serde_json::from_str::<Value>(&answer.message.text()).expect("JSON")
+    };
+    let system = "As a genius expert, your task is to understand the content and provide the \
+        parsed objects in json that match the following json_schema:\n\n{\n  \"properties\": {\n    \
+        \"name\": {\"title\": \"Name\", \"type\": \"string\"},\n    \"age\": {\"minimum\": 0, \
+        \"title\": \"Age\", \"type\": \"integer\"}\n  },\n  \"required\": [\"name\", \"age\"],\n  \
+        \"title\": \"User\",\n  \"type\": \"object\"\n}\n\nMake sure to return an instance of the \
+        JSON, not the schema itself";
+    assert_eq!(ask(system), json!({"name": "Ada is 36", "age": 0}));
+    let report = ask("Answer in JSON. {not json} {\"a\": 1}");
+    assert_eq!(report["prompt"], "Ada is 36", "{report}");
+}

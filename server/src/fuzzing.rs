@@ -238,7 +238,8 @@ fn openai_target(
     }
 }
 
-/// A Responses request exercising every item type, part and option the endpoint takes.
+/// A Responses request exercising every item type, part and option the endpoint takes (a
+/// call id carrying a thought signature too).
 const RESPONSES_TEMPLATE: &str = r#"{
   "model": "gemini-2.5-flash", "stream": true, "store": true, "temperature": 0.3,
   "max_output_tokens": 300, "instructions": "Be brief.", "user": "u-1",
@@ -252,8 +253,8 @@ const RESPONSES_TEMPLATE: &str = r#"{
                                  {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "low"}]},
     {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "Thinking."}],
      "encrypted_content": "skein1.eyJzaWduYXR1cmUiOiJjMmxuIn0"},
-    {"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": "{\"q\": \"x\"}", "id": "fc_1", "status": "completed"},
-    {"type": "function_call_output", "call_id": "call_1", "output": "found"},
+    {"type": "function_call", "call_id": "call_1~s1.c2ln", "name": "lookup", "arguments": "{\"q\": \"x\"}", "id": "fc_1", "status": "completed"},
+    {"type": "function_call_output", "call_id": "call_1~s1.c2ln", "output": "found"},
     {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
      "content": [{"type": "output_text", "text": "Found."}]},
     {"role": "user", "content": "Thanks."}

@@ -323,3 +323,118 @@ async fn uploaded_file_ids_and_bad_media_are_refused_by_name() {
     assert!(received(&mock).await.is_empty());
     server.stop().await;
 }
+
+/// A server whose `skein/vision` agent runs `gemini-2.5-flash` at `mock`, fetching media
+/// from the hosts of `allow_private` (none: public addresses only).
+async fn agent_server(mock: &MockServer, allow_private: Vec<String>) -> TestServer {
+    let mut keys = ProviderKeys::default();
+    keys.set(Provider::Google, Secret::new("g-server-test"));
+    let agent = service::config::AgentAlias {
+        model: "gemini-2.5-flash".into(),
+        tools: vec!["calculator".into()],
+        ..Default::default()
+    };
+    TestServer::start(ServerConfig {
+        service: ServiceConfig {
+            keys,
+            base_urls: ProviderBaseUrls::from([(
+                Provider::Google,
+                format!("{}/v1beta", mock.uri()),
+            )]),
+            agents: [("skein/vision".to_owned(), agent)].into_iter().collect(),
+            media_fetch: tools::MediaFetchPolicy {
+                allow_private,
+                ..tools::MediaFetchPolicy::default()
+            },
+            ..ServiceConfig::default()
+        },
+        ..ServerConfig::default()
+    })
+    .await
+}
+
+/// The `parts` of each Gemini request `mock` received.
+async fn gemini_parts(mock: &MockServer) -> Vec<Value> {
+    received(mock)
+        .await
+        .into_iter()
+        .filter(|body| body.get("contents").is_some())
+        .map(|body| body["contents"][0]["parts"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn an_agent_run_on_gemini_gets_a_web_image_inline_fetched_once() {
+    use wiremock::matchers::{method, path};
+    let mock = MockServer::start().await;
+    // Round 1 calls a tool the agent does not have; round 2 answers after its error.
+    replay(
+        &mock,
+        GEMINI_PATH,
+        &[
+            "gemini/stream_function_call_signature.sse",
+            "gemini/stream_text_after_function_call.sse",
+        ],
+    )
+    .await;
+    let png = b"\x89PNG\r\n\x1a\n-the-cat".to_vec();
+    wiremock::Mock::given(method("GET"))
+        .and(path("/cat.png"))
+        .respond_with(wiremock::ResponseTemplate::new(200).set_body_raw(png.clone(), "image/png"))
+        .mount(&mock)
+        .await;
+    let host = mock.address().to_string();
+    let server = agent_server(&mock, vec![host]).await;
+    let url = format!("{}/cat.png", mock.uri());
+    let (status, body) = post(
+        &server,
+        "/v1/chat/completions",
+        &json!({"model": "skein/vision", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "Where is this cat?"},
+            {"type": "image_url", "image_url": {"url": url}},
+        ]}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let rounds = gemini_parts(&mock).await;
+    assert_eq!(rounds.len(), 2, "{rounds:?}");
+    use base64::Engine as _;
+    let inline = json!({"inlineData": {"mimeType": "image/png",
+                        "data": base64::engine::general_purpose::STANDARD.encode(&png)}});
+    for parts in &rounds {
+        assert_eq!(parts[1], inline, "{parts}");
+        assert!(!parts.to_string().contains("fileData"), "{parts}");
+    }
+    let fetches = mock
+        .received_requests()
+        .await
+        .unwrap_or_default()
+        .iter()
+        .filter(|request| request.url.path() == "/cat.png")
+        .count();
+    assert_eq!(fetches, 1, "one fetch for both rounds");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_agent_run_refuses_a_private_image_url_before_calling_gemini() {
+    let mock = MockServer::start().await;
+    replay(&mock, GEMINI_PATH, &["gemini/stream_text.sse"]).await;
+    let server = agent_server(&mock, Vec::new()).await;
+    let url = format!("{}/cat.png", mock.uri());
+    let (status, body) = post(
+        &server,
+        "/v1/chat/completions",
+        &json!({"model": "skein/vision", "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": url}},
+        ]}]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+    assert_eq!(body["error"]["code"], "invalid_media_url", "{body}");
+    let message = body["error"]["message"].as_str().expect("a message");
+    assert!(message.contains(&url), "{message}");
+    assert!(message.contains("loopback"), "{message}");
+    assert!(received(&mock).await.is_empty(), "nothing was sent");
+    server.stop().await;
+}

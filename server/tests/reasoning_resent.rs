@@ -640,3 +640,181 @@ async fn reasoning_items_sent_back_without_encrypted_content_get_their_signature
     assert_eq!(turn["content"][1]["id"], "toolu_01825dXWLSoJwCst1qTsiWdb");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn an_unstored_gemini_round_resent_as_responses_items_gets_its_signature_back() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        GEMINI_STREAM,
+        &[
+            "gemini/stream_function_call_signature.sse",
+            "gemini/stream_text_after_function_call.sse",
+        ],
+    )
+    .await;
+    let server = TestServer::start(keyed(&mock, &[])).await;
+    let (question, function) = gemini_round();
+    let mut tool = function.clone();
+    tool["type"] = json!("function");
+    let first = events(
+        post(
+            &server,
+            "/v1/responses",
+            None,
+            &json!({"model": "gemini-2.5-flash", "tools": [tool], "stream": true,
+                    "store": false, "input": question}),
+        )
+        .await,
+    )
+    .await;
+    // The call is announced with the id it keeps: a client may pair pieces by it.
+    let added = first
+        .iter()
+        .find(|event| event.name == "response.output_item.added")
+        .map(|event| event.data["item"]["call_id"].clone())
+        .unwrap();
+    let response = &first.last().unwrap().data["response"];
+    assert_eq!(response["store"], false);
+    let call = response["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "function_call")
+        .unwrap();
+    assert_eq!(call["call_id"], added);
+    // As openai-python's `model_dump` resends it: the documented fields of the item, nothing
+    // Skein-specific, and no reasoning item (Gemini sent none).
+    let resent = json!({"type": "function_call", "id": call["id"], "call_id": call["call_id"],
+                        "name": call["name"], "arguments": call["arguments"],
+                        "status": call["status"]});
+    let second = events(
+        post(
+            &server,
+            "/v1/responses",
+            None,
+            &json!({"model": "gemini-2.5-flash", "tools": [tool], "stream": true,
+            "store": false,
+            "input": [
+                {"role": "user", "content": question},
+                resent,
+                {"type": "function_call_output", "call_id": call["call_id"],
+                 "output": "{\"country\": \"France\"}"},
+            ]}),
+        )
+        .await,
+    )
+    .await;
+    assert_eq!(second.last().unwrap().name, "response.completed");
+    let sent = received(&mock).await;
+    assert_eq!(sent.len(), 2);
+    assert_eq!(
+        signature_bytes(&call_part(&sent[1])["thoughtSignature"]),
+        recorded_gemini_signature()
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_garbled_signature_in_a_call_id_is_refused_naming_the_field() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let tool = json!({"type": "function", "name": "lookup", "parameters": {"type": "object"}});
+    for (call_id, output_id, param) in [
+        ("call_1~s1.%%%", "call_1", "input[1].call_id"),
+        ("~s1.AAAA", "call_1", "input[1].call_id"),
+        ("call_1", "call_1~s1t._w", "input[2].call_id"),
+    ] {
+        let refused = post(
+            &server,
+            "/v1/responses",
+            None,
+            &json!({"model": "echo", "tools": [tool], "store": false, "input": [
+                {"role": "user", "content": "Look it up."},
+                {"type": "function_call", "call_id": call_id, "name": "lookup",
+                 "arguments": "{}"},
+                {"type": "function_call_output", "call_id": output_id, "output": "found"},
+            ]}),
+        )
+        .await;
+        assert_eq!(refused.status(), 400, "{call_id}");
+        let body: Value = refused.json().await.unwrap();
+        assert_eq!(body["error"]["type"], "invalid_request_error", "{body}");
+        assert_eq!(body["error"]["param"], param, "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(&format!("`{param}`")), "{message}");
+        assert!(message.contains("thought signature"), "{message}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_unstored_responses_call_id_continues_through_chat_completions() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        GEMINI_STREAM,
+        &[
+            "gemini/stream_function_call_signature.sse",
+            "gemini/stream_text_after_function_call.sse",
+        ],
+    )
+    .await;
+    let server = TestServer::start(keyed(&mock, &[])).await;
+    let (question, function) = gemini_round();
+    let mut tool = function.clone();
+    tool["type"] = json!("function");
+    let first = streamed_response(
+        post(
+            &server,
+            "/v1/responses",
+            None,
+            &json!({"model": "gemini-2.5-flash", "tools": [tool], "store": false,
+                    "stream": true, "input": question}),
+        )
+        .await,
+    )
+    .await;
+    let call = first["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|item| item["type"] == "function_call")
+        .unwrap();
+    // As the Agents SDK's Chat Completions model turns the items into messages: the
+    // `call_id` becomes the tool call's id, nothing else comes along.
+    let call_id = call["call_id"].clone();
+    let answered = chunks(
+        post(
+            &server,
+            "/v1/chat/completions",
+            None,
+            &json!({"model": "gemini-2.5-flash", "stream": true, "store": false,
+            "tools": [{"type": "function", "function": function}],
+            "messages": [
+                {"role": "user", "content": question},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": call_id, "type": "function",
+                     "function": {"name": call["name"], "arguments": call["arguments"]}}]},
+                {"role": "tool", "tool_call_id": call_id, "content": "{\"country\": \"France\"}"},
+            ]}),
+        )
+        .await,
+    )
+    .await;
+    assert!(
+        answered
+            .iter()
+            .any(|chunk| chunk["choices"][0]["finish_reason"] == "stop")
+    );
+    let sent = received(&mock).await;
+    let part = call_part(&sent[1]);
+    assert_eq!(
+        signature_bytes(&part["thoughtSignature"]),
+        recorded_gemini_signature()
+    );
+    // The provider's own id (none on the wire: the adapter minted it) goes back, never the
+    // carrier.
+    assert!(part["functionCall"].get("id").is_none(), "{part}");
+    assert!(!sent[1].to_string().contains("~s1."), "{}", sent[1]);
+    server.stop().await;
+}

@@ -274,6 +274,43 @@ async fn by_default_what_a_provider_cannot_honour_is_refused() {
     server.stop().await;
 }
 
+/// A field Skein serves for no model (`conversation`) is not blamed on the provider: the
+/// message says which fields Gemini lacks and which no model is served with, in one answer.
+#[tokio::test]
+async fn fields_no_model_is_served_with_are_not_blamed_on_the_provider() {
+    let mock = MockServer::start().await;
+    let server = server_for(
+        Provider::Google,
+        format!("{}/v1beta", mock.uri()),
+        ServiceConfig::default(),
+    )
+    .await;
+    let body = json!({
+        "model": "gemini-2.5-flash",
+        "input": "Hi",
+        "tools": [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}],
+        "parallel_tool_calls": false,
+        "conversation": "conv_1",
+    });
+    let response = post(&server, "/v1/responses", &body).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    let error = &error["error"];
+    assert_eq!(error["code"], "unsupported_parameter");
+    assert_eq!(error["param"], "conversation, parallel_tool_calls");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "`parallel_tool_calls` cannot be honoured for `gemini-2.5-flash` (google): the \
+             provider has no equivalent, and `conversation` is served by Skein for no model"
+        ),
+        "{message}"
+    );
+    assert!(message.contains("leave them out"), "{message}");
+    assert!(received(&mock).await.is_empty(), "nothing was sent");
+    server.stop().await;
+}
+
 /// With `drop_unsupported_params` the same request is answered without those fields, and
 /// the answer says which were dropped; what Gemini does take (`seed`) still goes out.
 #[tokio::test]
@@ -399,4 +436,42 @@ async fn legacy_functions_are_read_as_tools() {
         json!({"type": "function", "function": {"name": "get_weather"}})
     );
     server.stop().await;
+}
+
+/// `n` above 1 asks for several choices, which Skein does not give: refused by default, and
+/// answered with one choice (the header naming `n`) when the operator drops what cannot be
+/// honoured. Outside OpenAI's 1 to 128 it is refused whatever the policy.
+#[tokio::test]
+async fn several_choices_fall_under_the_policy() {
+    let body = |n: u32| json!({"model": "echo", "messages": [{"role": "user", "content": "{\"raw\": \"one\"}"}], "n": n});
+    let refusing = TestServer::start(ServerConfig::default()).await;
+    let response = post(&refusing, "/v1/chat/completions", &body(2)).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "unsupported_parameter");
+    assert_eq!(error["error"]["param"], "n");
+    refusing.stop().await;
+
+    let dropping = TestServer::start(ServerConfig {
+        service: ServiceConfig {
+            drop_unsupported_params: true,
+            ..ServiceConfig::default()
+        },
+        ..ServerConfig::default()
+    })
+    .await;
+    let response = post(&dropping, "/v1/chat/completions", &body(3)).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()[DROPPED].to_str().unwrap(), "n");
+    let answer: Value = response.json().await.unwrap();
+    assert_eq!(answer["choices"].as_array().map(Vec::len), Some(1));
+    assert_eq!(answer["choices"][0]["message"]["content"], "one");
+    for n in [0, 129] {
+        let response = post(&dropping, "/v1/chat/completions", &body(n)).await;
+        assert_eq!(response.status(), 400, "n = {n}");
+        let error: Value = response.json().await.unwrap();
+        assert_eq!(error["error"]["code"], "invalid_value", "n = {n}");
+        assert_eq!(error["error"]["param"], "n", "n = {n}");
+    }
+    dropping.stop().await;
 }

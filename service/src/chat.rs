@@ -12,6 +12,7 @@ use providers::{Limits, ModelConfig, ModelInfo, Provider, ProviderError, Reasoni
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ProviderBaseUrls;
+use crate::gateway::media;
 use crate::keys::ProviderKeys;
 use crate::mcp::McpTools;
 use crate::model::{ModelCache, resolve_model_config};
@@ -73,6 +74,10 @@ pub enum RunError {
     /// Reading the stored conversation failed.
     #[error("cannot read the stored conversation: {0}")]
     Store(#[from] StoreError),
+    /// Media the model's provider cannot read by URL could not be fetched for it (the
+    /// message names the URL and why).
+    #[error("{0}")]
+    Media(#[from] tools::MediaFetchError),
 }
 
 impl From<ProviderError> for RunError {
@@ -307,7 +312,6 @@ impl ChatService {
         }
 
         let mut builder = Agent::builder()
-            .model(model)
             .tools(tools)
             .redactor(Arc::clone(&self.redactor))
             .max_rounds(spec.max_rounds)
@@ -360,8 +364,19 @@ impl ChatService {
         if spec.log {
             builder = builder.store(Arc::clone(&self.store));
         }
+        // Media the provider cannot read by URL (a web image for Gemini) is fetched for it:
+        // the input's before the run begins, so that a URL that cannot be fetched fails the
+        // request, not a round; a later round's by the model, each URL once.
+        let provider = info.provider;
+        let mut fetched = media::Fetched::default();
         let mut input = match spec.input {
-            RunInput::Messages(messages) => AgentInput::messages(messages),
+            RunInput::Messages(messages) => {
+                if !media::reads_every_url(provider) {
+                    let parts: Vec<_> = messages.iter().flat_map(|m| &m.parts).collect();
+                    media::fetch_for(&self.media, provider, &parts, &mut fetched).await?;
+                }
+                AgentInput::messages(messages)
+            }
             RunInput::Parts(parts) => {
                 let history = match (&spec.conversation, spec.include_history, spec.after) {
                     (Some(_), true, Some(node)) => {
@@ -372,12 +387,30 @@ impl ChatService {
                     }
                     _ => None,
                 };
+                if !media::reads_every_url(provider) {
+                    let all: Vec<_> = history
+                        .iter()
+                        .flat_map(|history| &history.messages)
+                        .flat_map(|message| &message.parts)
+                        .chain(&parts)
+                        .collect();
+                    media::fetch_for(&self.media, provider, &all, &mut fetched).await?;
+                }
                 match history {
                     Some(history) => AgentInput::parts(parts).with_continuation(history),
                     None => AgentInput::parts(parts),
                 }
             }
         };
+        builder = builder.model(if media::reads_every_url(provider) {
+            model
+        } else {
+            Arc::new(media::InlinedMedia::new(
+                model,
+                Arc::clone(&self.media),
+                fetched,
+            ))
+        });
         if let Some(id) = spec.response_id {
             input = input.with_response_id(id);
         }

@@ -83,6 +83,12 @@ pub struct ServiceConfig {
     /// Settings of single models, by the model id clients send
     /// (`claude-sonnet-4-5: {drop_unsupported_params: true}`). None by default.
     pub models: BTreeMap<String, ModelSettings>,
+    /// How media a provider cannot read by URL is fetched for it (Gemini takes no web URL:
+    /// an image or file a client names by one is fetched and sent inline), on every endpoint
+    /// and in agent runs: public addresses only unless `allow_private` names a host
+    /// (`media.internal`, `10.0.0.5:8080`), at most `max_bytes` (20 MiB) within
+    /// `timeout_secs` (30).
+    pub media_fetch: tools::MediaFetchPolicy,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -107,6 +113,7 @@ impl Default for ServiceConfig {
             token_knowledge_bases: Vec::new(),
             drop_unsupported_params: false,
             models: BTreeMap::new(),
+            media_fetch: tools::MediaFetchPolicy::default(),
             keys: ProviderKeys::default(),
         }
     }

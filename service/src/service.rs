@@ -155,7 +155,9 @@ impl Service {
             .with_provider_limits(config.provider_limits.clone())
             .with_skills(skills)
             .with_mcp(mcp)
-            .with_secrets(&secrets);
+            .with_secrets(&secrets)
+            .with_media_fetch(&config.media_fetch)
+            .map_err(|err| ServiceError::Config(format!("`media_fetch`: {err}")))?;
         let chat = match knowledge {
             Some(knowledge) => chat.with_knowledge(knowledge),
             None => chat,

@@ -31,7 +31,7 @@
 mod script;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -108,13 +108,20 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
         let names: Vec<&str> = CLIENTS.iter().map(|client| client.name).collect();
         println!(
-            "usage: cargo xtask clients [CLIENT...]\n\
+            "usage: cargo xtask clients [--skein PATH] [CLIENT...]\n\
              runs real OpenAI clients against a fresh `skein serve` (echo model and recorded \
-             providers, offline); all of them, or only those named: {}",
+             providers, offline); all of them, or only those named: {}\n\
+             --skein PATH serves with that binary (a release build, say) instead of building \
+             the workspace's debug one",
             names.join(", ")
         );
         return Ok(());
     }
+    let (given_binary, args) = match args {
+        [flag, path, rest @ ..] if flag == "--skein" => (Some(PathBuf::from(path)), rest),
+        [flag] if flag == "--skein" => return Err("`--skein` needs the path of a binary".into()),
+        rest => (None, rest),
+    };
     let chosen = choose(args)?;
     let started = Instant::now();
     let dir = target_dir().join("xtask-clients");
@@ -137,7 +144,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         )?;
     }
     let installed = started.elapsed();
-    let binary = crate::cmd::build_skein()?;
+    let binary = match given_binary {
+        Some(binary) => binary,
+        None => crate::cmd::build_skein()?,
+    };
     let run_dir = crate::cmd::fresh_run_dir(&dir)?;
     let outcomes = run_in(&chosen, &bin, &npm, &binary, &run_dir);
     let (outcomes, server_failures) = match outcomes {

@@ -25,9 +25,11 @@ use crate::{
 ///   was called it answers.
 /// - Asked for JSON valid for a schema ([`ResponseFormat::JsonSchema`]), it answers (once
 ///   every tool was called) with a compact instance of the schema built by
-///   [`instance_with_text`]: free strings hold the prompt, numbers their minimum or 0, enums
+///   [`instance_with_text`]: free strings hold the prompt, numbers 0 or the bound nearest it, enums
 ///   their first value, arrays one item, every property present. Asked for any JSON object
-///   ([`ResponseFormat::JsonObject`]), the usual report is one.
+///   ([`ResponseFormat::JsonObject`]), it answers an instance of the first JSON Schema the
+///   system prompt or the last prompt holds (clients in a "JSON mode" put the schema there),
+///   and otherwise the usual report, which is one.
 /// - A prompt that is a JSON object `{"raw": "text"}` is answered with `text` verbatim; one
 ///   with `{"tool_calls": [{"name": …, "arguments": {…}}]}` makes it call exactly those tools.
 /// - The same object may also set, for trying out interruptions: `"reasoning": "text"`
@@ -227,6 +229,16 @@ fn answer(request: &ChatRequest) -> Vec<Chunk> {
         let instance = instance_with_text(schema, &prompt);
         return text_chunks(&instance.to_string());
     }
+    if request.options.response_format == Some(ResponseFormat::JsonObject) {
+        let mut texts = messages
+            .iter()
+            .filter(|m| m.role == Role::System)
+            .chain(last_human.map(|i| &messages[i]))
+            .map(Message::text);
+        if let Some(schema) = texts.find_map(|text| schema_in(&text)) {
+            return text_chunks(&instance_with_text(&schema, &prompt).to_string());
+        }
+    }
     let report = json!({
         "prompt": prompt,
         "system": messages.iter().filter(|m| m.role == Role::System).map(Message::text).collect::<Vec<_>>().join("\n"),
@@ -252,6 +264,26 @@ fn answer(request: &ChatRequest) -> Vec<Chunk> {
     });
     let text = serde_json::to_string_pretty(&report).unwrap_or_else(|_| report.to_string());
     text_chunks(&text)
+}
+
+/// The first JSON object in `text` that looks like a JSON Schema of an object (it has
+/// `properties`). Each `{` starts at most one parse and a parsed value is skipped whole, so a
+/// long text costs a bounded number of parses.
+fn schema_in(text: &str) -> Option<Value> {
+    const MOST_ATTEMPTS: usize = 256;
+    let mut from = 0;
+    for _ in 0..MOST_ATTEMPTS {
+        let start = from + text.get(from..)?.find('{')?;
+        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        match values.next() {
+            Some(Ok(value)) if value.get("properties").is_some_and(Value::is_object) => {
+                return Some(value);
+            }
+            Some(Ok(_)) => from = start + values.byte_offset(),
+            _ => from = start + 1,
+        }
+    }
+    None
 }
 
 fn attachment(part: &ContentPart) -> Option<Value> {

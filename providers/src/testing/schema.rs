@@ -226,12 +226,14 @@ fn string(object: &Map<String, Value>, free: &str) -> Value {
 
 fn integer(object: &Map<String, Value>) -> Value {
     let bound = |key: &str| object.get(key).and_then(Value::as_f64);
+    // 0 where the bounds allow it: a client's "any safe integer" bounds (zod's) then read
+    // as the plain answer they are.
     let mut value = 0.0_f64;
     if let Some(min) = bound("minimum") {
-        value = min.ceil();
+        value = value.max(min.ceil());
     }
     if let Some(min) = bound("exclusiveMinimum") {
-        value = (min + 1.0).floor();
+        value = value.max((min + 1.0).floor());
     }
     if let Some(max) = bound("maximum") {
         value = value.min(max.floor());
@@ -247,9 +249,11 @@ fn number(object: &Map<String, Value>) -> Value {
     let bound = |key: &str| object.get(key).and_then(Value::as_f64);
     let mut value = 0.0_f64;
     if let Some(min) = bound("minimum") {
-        value = min;
+        value = value.max(min);
     }
-    if let Some(min) = bound("exclusiveMinimum") {
+    if let Some(min) = bound("exclusiveMinimum")
+        && value <= min
+    {
         value = min + 0.5;
     }
     if let Some(max) = bound("maximum").or(bound("exclusiveMaximum").map(|m| m - 0.5)) {
@@ -303,7 +307,18 @@ mod tests {
     fn bounds_are_respected() {
         assert_eq!(
             example_for_schema(&json!({"type": "integer", "minimum": -3, "maximum": -1})),
-            json!(-3)
+            json!(-1)
+        );
+        // zod's `z.number().int()`: every safe integer; 0 is one.
+        assert_eq!(
+            example_for_schema(
+                &json!({"type": "integer", "minimum": -9_007_199_254_740_991_i64, "maximum": 9_007_199_254_740_991_i64})
+            ),
+            json!(0)
+        );
+        assert_eq!(
+            example_for_schema(&json!({"type": "number", "exclusiveMinimum": 2})),
+            json!(2.5)
         );
         assert_eq!(
             example_for_schema(&json!({"type": "integer", "exclusiveMaximum": 0})),

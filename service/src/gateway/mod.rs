@@ -24,7 +24,7 @@ use crate::spec::ModelRequest;
 
 mod answer;
 mod logged;
-mod media;
+pub(crate) mod media;
 mod replay;
 mod restore;
 
@@ -109,19 +109,15 @@ pub enum GatewayError {
     /// The conversation store failed.
     #[error("{0}")]
     Store(Box<AgentError>),
-    /// Request fields the model's provider can neither honour nor translate, under the
-    /// operator's policy of refusing them.
-    #[error(
-        "{} cannot be honoured for `{model}` ({provider}): the provider has no equivalent; \
-         leave {} out, or ask the operator to set `drop_unsupported_params: true` (for all \
-         models or this one) to have {} dropped",
-        fields.iter().map(|field| format!("`{field}`")).collect::<Vec<_>>().join(", "),
-        if fields.len() == 1 { "it" } else { "them" },
-        if fields.len() == 1 { "it" } else { "them" }
-    )]
+    /// Request fields that cannot be honoured, under the operator's policy of refusing them:
+    /// some the model's provider can neither honour nor translate, some Skein serves for no
+    /// model (`conversation`, `background`, …).
+    #[error("{}", unsupported_message(fields, unserved, model, provider))]
     Unsupported {
-        /// The fields, by their names in the client's request.
+        /// Every such field, by its name in the client's request.
         fields: Vec<&'static str>,
+        /// Those of `fields` that Skein serves for no model, whatever its provider.
+        unserved: Vec<&'static str>,
         /// The model asked for.
         model: String,
         /// Its provider's name (`anthropic`, `google`, …).
@@ -213,6 +209,48 @@ impl CallLog {
     }
 }
 
+/// The message of [`GatewayError::Unsupported`]: the fields the provider lacks, then those Skein
+/// serves for no model (the provider is not to blame for those), then what the client can do.
+fn unsupported_message(
+    fields: &[&'static str],
+    unserved: &[&'static str],
+    model: &str,
+    provider: &str,
+) -> String {
+    let named = |fields: &[&str]| {
+        fields
+            .iter()
+            .map(|field| format!("`{field}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let lacking: Vec<&str> = fields
+        .iter()
+        .copied()
+        .filter(|field| !unserved.contains(field))
+        .collect();
+    let mut reasons = Vec::new();
+    if !lacking.is_empty() {
+        reasons.push(format!(
+            "{} cannot be honoured for `{model}` ({provider}): the provider has no equivalent",
+            named(&lacking)
+        ));
+    }
+    if !unserved.is_empty() {
+        let is = if unserved.len() == 1 { "is" } else { "are" };
+        reasons.push(format!(
+            "{} {is} served by Skein for no model",
+            named(unserved)
+        ));
+    }
+    let them = if fields.len() == 1 { "it" } else { "them" };
+    format!(
+        "{}; leave {them} out, or ask the operator to set `drop_unsupported_params: true` (for \
+         all models or this one) to have {them} dropped",
+        reasons.join(", and ")
+    )
+}
+
 impl ChatService {
     /// The model of `call`, its messages as a valid chain (a client that lost a tool result
     /// or resent a half conversation still gets an answer instead of a provider's 400), and
@@ -229,11 +267,13 @@ impl ChatService {
         require_reachable(&config)?;
         let model = self.models.model(&config)?;
         let mut request = call.request;
-        let mut unsupported = call.unsupported;
+        let unserved = call.unsupported;
+        let mut unsupported = unserved.clone();
         unsupported.extend(model.unsupported_options(&request.options));
         if !unsupported.is_empty() {
             if policy == UnsupportedParams::Refuse {
                 return Err(GatewayError::Unsupported {
+                    unserved,
                     fields: unsupported,
                     model: config.model_id.clone(),
                     provider: model.info().provider.as_str(),
@@ -257,6 +297,7 @@ impl ChatService {
                 self.media_fetcher(),
                 config.provider(),
                 &mut request.messages,
+                &mut media::Fetched::default(),
             )
             .await?;
             return Ok(PreparedCall {
@@ -330,6 +371,7 @@ impl ChatService {
                     self.media_fetcher(),
                     config.provider(),
                     &mut request.messages,
+                    &mut media::Fetched::default(),
                 )
                 .await?;
                 (

@@ -57,7 +57,7 @@ details}. Without streaming: one JSON body.",
         (status = 408, description = "The body did not arrive within the body read timeout", body = crate::ErrorBody),
         (status = 413, description = "The body is larger than the server's limit", body = crate::ErrorBody),
         (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::ErrorBody),
-        (status = 422, description = "A field cannot be honoured; `details.fields` names each", body = crate::ErrorBody),
+        (status = 422, description = "A field cannot be honoured; `details.fields` names each. Or a media URL of the input or the stored history cannot be fetched for a provider that needs its bytes (`invalid_media_url`, the message names the URL)", body = crate::ErrorBody),
         (status = 429, description = "The caller's concurrency limit is reached; see `Retry-After`", body = crate::ErrorBody),
         (status = 503, description = "The server is shutting down", body = crate::ErrorBody),
     ),
@@ -365,6 +365,7 @@ fn run_error(error: RunError) -> ApiError {
             ApiError::unprocessable("unknown_mcp_server", error.to_string())
         }
         RunError::NoKnowledge => ApiError::unprocessable("no_knowledge_store", error.to_string()),
+        RunError::Media(_) => ApiError::unprocessable("invalid_media_url", error.to_string()),
         RunError::Knowledge(kb)
             if matches!(
                 **kb,

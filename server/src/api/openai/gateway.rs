@@ -157,6 +157,16 @@ pub(crate) fn gateway_error(error: GatewayError) -> OpenAiError {
             "invalid_media_url",
             error.to_string(),
         ),
+        // A media URL the agent's model needs fetched is the client's, as on a plain model.
+        GatewayError::Agent { error: ref run, .. }
+            if matches!(**run, service::RunError::Media(_)) =>
+        {
+            OpenAiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_media_url",
+                error.to_string(),
+            )
+        }
         GatewayError::Agent { .. } => OpenAiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_agent",

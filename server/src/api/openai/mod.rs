@@ -10,6 +10,7 @@ pub(crate) mod media;
 pub(crate) mod models;
 pub(crate) mod options;
 pub(crate) mod responses;
+pub(crate) mod signed_ids;
 pub(crate) mod unrouted;
 
 use axum::Router;

@@ -14,19 +14,27 @@ use super::schema::{
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::media;
 use crate::api::openai::options::{SharedFields, given, unserved};
+use crate::api::openai::signed_ids;
 use crate::api::response_format::{self, Layout};
+
+/// The most choices OpenAI answers in one request.
+const MOST_CHOICES: u32 = 128;
 
 /// The call `request` asks for, or the first field that cannot be honoured.
 pub(crate) fn chat_completion(request: ChatCompletionRequest) -> Result<GatewayCall, OpenAiError> {
-    if request.n.is_some_and(|n| n != 1) {
+    if let Some(n) = request.n
+        && !(1..=MOST_CHOICES).contains(&n)
+    {
         return Err(OpenAiError::invalid(
             "n",
-            "only one choice per request is supported (`n` must be 1); send several requests \
-             for several answers",
+            format!("`n` is {n}; it must be from 1 to {MOST_CHOICES}"),
         ));
     }
     check_common(&request.model, request.temperature)?;
     let unsupported = unserved([
+        // One answer per request: several choices are refused, or answered with one when the
+        // operator drops what cannot be honoured.
+        ("n", request.n.is_some_and(|n| n > 1)),
         ("audio", given(request.audio.as_ref())),
         (
             "modalities",
@@ -260,9 +268,15 @@ fn tool_call(field: &str, call: ChatToolCall) -> Result<ToolCall, OpenAiError> {
             ),
         ));
     }
+    // An id from `/v1/responses` (`store: false`) may carry the signature; Gemini's own field
+    // wins when the client kept both.
+    let (id, carried) = signed_ids::parse(&format!("{field}.id"), call.id)?;
     Ok(ToolCall {
-        reasoning: call.extra_content.and_then(ExtraContent::reasoning),
-        ..ToolCall::new(call.id, call.function.name, call.function.arguments)
+        reasoning: call
+            .extra_content
+            .and_then(ExtraContent::reasoning)
+            .or(carried),
+        ..ToolCall::new(id, call.function.name, call.function.arguments)
     })
 }
 
@@ -277,6 +291,7 @@ fn tool_response(
             format!("`{field}` is a tool message without `tool_call_id`; name the call it answers"),
         ));
     };
+    let (id, _) = signed_ids::parse(&format!("{field}.tool_call_id"), id)?;
     let name = earlier
         .iter()
         .rev()

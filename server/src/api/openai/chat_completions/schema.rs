@@ -49,7 +49,8 @@ pub struct ChatCompletionRequest {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub stop: Option<Value>,
-    /// How many answers; only 1.
+    /// How many answers (1 to 128). Skein answers one: more are refused, or dropped under
+    /// `drop_unsupported_params`.
     #[serde(default)]
     pub n: Option<u32>,
     /// `minimal`, `low`, `medium` or `high`, for reasoning models.

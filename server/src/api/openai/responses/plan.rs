@@ -15,6 +15,7 @@ use crate::api::openai::error::OpenAiError;
 use crate::api::openai::media;
 use crate::api::openai::options::{SharedFields, given, unserved};
 use crate::api::openai::responses::encode::reasoning_block;
+use crate::api::openai::signed_ids;
 use crate::api::response_format::{self, Layout};
 
 /// A planned Responses request: the call on the new input, and what the answer repeats.
@@ -281,9 +282,13 @@ fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
                 name,
                 arguments,
                 ..
-            } => answer.push(ContentPart::ToolCall(ToolCall::new(
-                call_id, name, arguments,
-            ))),
+            } => {
+                let (id, reasoning) = signed_ids::parse(&format!("{field}.call_id"), call_id)?;
+                answer.push(ContentPart::ToolCall(ToolCall {
+                    reasoning,
+                    ..ToolCall::new(id, name, arguments)
+                }));
+            }
             InputItem::Reasoning {
                 summary,
                 content,
@@ -310,6 +315,8 @@ fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
                 call_id, output, ..
             } => {
                 close_answer(&mut messages, &mut answer);
+                // The id of the call it answers, as the provider knows it.
+                let (call_id, _) = signed_ids::parse(&format!("{field}.call_id"), call_id)?;
                 let output = text(&field, output)?.unwrap_or_default();
                 // The tool's name is filled in from its call, which may be in the stored history.
                 messages.push(Message::new(

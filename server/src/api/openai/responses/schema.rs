@@ -212,7 +212,8 @@ pub enum InputItem {
     },
     /// A tool call the model made.
     FunctionCall {
-        /// The id that pairs the call with its output.
+        /// The id that pairs the call with its output, exactly as the response gave it (with
+        /// `store: false` it may carry the call's thought signature after a `~`).
         call_id: String,
         /// The tool's name.
         name: String,

@@ -127,7 +127,9 @@ pub enum OutputItem {
     FunctionCall {
         /// The item id.
         id: String,
-        /// The id that pairs the call with its output.
+        /// The id that pairs the call with its output. In a response with `store: false`, a
+        /// Gemini call's id carries its thought signature (`<id>~s1.<base64url>`): send it
+        /// back unchanged, in the `function_call` and its `function_call_output`.
         call_id: String,
         /// The tool's name.
         name: String,

@@ -11,6 +11,7 @@ use super::object::{
     IncompleteDetails, ItemStatus, OutputItem, OutputText, ResponseFailure, ResponseObject,
     ResponseState, ResponseUsage, SummaryText, encrypted_content,
 };
+use crate::api::openai::signed_ids;
 
 /// One stream event: its kind and its place in the stream.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -239,6 +240,17 @@ enum Open {
     Message(usize),
 }
 
+/// The opening piece of a function call, held until the next event: when that event is the
+/// whole call, the item is announced with the `call_id` that carries the call's signature
+/// (see [`ResponseEncoder::call_id`]), the same id its `output_item.done` gives.
+#[derive(Debug)]
+struct HeldPiece {
+    index: usize,
+    id: String,
+    name: Option<String>,
+    arguments: String,
+}
+
 /// A function call being streamed.
 #[derive(Debug)]
 struct OpenCall {
@@ -257,6 +269,7 @@ pub struct ResponseEncoder {
     sequence: u64,
     open: Option<Open>,
     calls: Vec<OpenCall>,
+    held: Option<HeldPiece>,
     usage: Option<Usage>,
 }
 
@@ -274,6 +287,7 @@ impl ResponseEncoder {
             sequence: 0,
             open: None,
             calls: Vec::new(),
+            held: None,
             usage: None,
         }
     }
@@ -301,7 +315,27 @@ impl ResponseEncoder {
     /// The events `event` stands for.
     pub fn encode(&mut self, event: StreamEvent) -> Vec<ResponseEvent> {
         let mut events = Vec::new();
+        let completed = match &event {
+            StreamEvent::ToolCall(call) => Some(call),
+            _ => None,
+        };
+        self.release(&mut events, completed);
         match event {
+            // A signature, when the call has one, arrives with the whole call, after the piece
+            // that opens it.
+            StreamEvent::ToolCallDelta {
+                index,
+                id: Some(id),
+                name,
+                arguments,
+            } if !self.response.store => {
+                self.held = Some(HeldPiece {
+                    index,
+                    id,
+                    name,
+                    arguments,
+                });
+            }
             StreamEvent::ReasoningDelta { text } => {
                 let index = self.reasoning_item(&mut events);
                 self.reasoning_delta(&mut events, index, text);
@@ -338,6 +372,7 @@ impl ResponseEncoder {
     /// as incomplete, and `response.failed` carries `error`.
     pub fn fail(&mut self, state: ResponseState, failure: ResponseFailure) -> Vec<ResponseEvent> {
         let mut events = Vec::new();
+        self.release(&mut events, None);
         self.close_all(&mut events, ItemStatus::Incomplete);
         self.response.status = state;
         self.response.error = Some(failure);
@@ -345,6 +380,19 @@ impl ResponseEncoder {
         let response = Box::new(self.response.clone());
         self.emit(&mut events, EventKind::Failed { response });
         events
+    }
+
+    /// Encodes the held opening piece of a call, with the id `completed` (the event that
+    /// follows it, when it is the whole call) gives it.
+    fn release(&mut self, events: &mut Vec<ResponseEvent>, completed: Option<&ToolCall>) {
+        let Some(held) = self.held.take() else {
+            return;
+        };
+        let id = match completed {
+            Some(call) if call.id == held.id => self.call_id(call),
+            _ => held.id,
+        };
+        self.call_delta(events, held.index, Some(id), held.name, held.arguments);
     }
 
     fn emit(&mut self, events: &mut Vec<ResponseEvent>, kind: EventKind) {
@@ -613,12 +661,14 @@ impl ResponseEncoder {
     fn call_done(&mut self, events: &mut Vec<ResponseEvent>, call: ToolCall) {
         // The streamed call this completes: the one with its id, else the oldest open one
         // (a provider may name a call only when it completes).
+        let shown = self.call_id(&call);
         let position = self
             .calls
             .iter()
             .position(|open| {
                 matches!(&self.response.output[open.output_index],
-                    OutputItem::FunctionCall { call_id, .. } if *call_id == call.id)
+                    OutputItem::FunctionCall { call_id, .. }
+                        if *call_id == call.id || *call_id == shown)
             })
             .or_else(|| (!self.calls.is_empty()).then_some(0));
         let output_index = match position {
@@ -627,7 +677,7 @@ impl ResponseEncoder {
                 self.close_open(events, ItemStatus::Completed);
                 let item = OutputItem::FunctionCall {
                     id: self.item_id("fc"),
-                    call_id: call.id.clone(),
+                    call_id: shown.clone(),
                     name: call.name.clone(),
                     arguments: String::new(),
                     status: ItemStatus::InProgress,
@@ -645,7 +695,7 @@ impl ResponseEncoder {
         else {
             return;
         };
-        *call_id = call.id;
+        *call_id = shown;
         *name = call.name;
         *arguments = call.arguments;
         *status = ItemStatus::Completed;
@@ -657,6 +707,17 @@ impl ResponseEncoder {
         };
         self.emit(events, event);
         self.item_done(events, output_index);
+    }
+
+    /// The `call_id` a client gets for `call`: a kept response gives the provider's signature
+    /// back from the tree, one that is not kept hands it to the client in the id (see
+    /// [`signed_ids`]).
+    fn call_id(&self, call: &ToolCall) -> String {
+        if self.response.store {
+            call.id.clone()
+        } else {
+            signed_ids::carrying(call)
+        }
     }
 
     fn close_all(&mut self, events: &mut Vec<ResponseEvent>, end: ItemStatus) {

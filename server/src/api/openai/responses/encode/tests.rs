@@ -241,3 +241,137 @@ fn the_output_limit_ends_incomplete_and_a_failure_ends_failed() {
     );
     assert_eq!(failed[3]["sequence_number"], 8);
 }
+
+/// `events` encoded for a response created with `store: false`.
+fn encode_unstored(events: Vec<StreamEvent>) -> (Vec<Value>, ResponseObject) {
+    let mut encoder = ResponseEncoder::new(ResponseObject {
+        store: false,
+        ..begun()
+    });
+    let mut out = encoder.start();
+    for event in events {
+        out.extend(encoder.encode(event));
+    }
+    let json = out
+        .iter()
+        .map(|event| serde_json::to_value(event).unwrap())
+        .collect();
+    (json, encoder.into_response())
+}
+
+/// The `call_id` of every event that shows a function call item.
+fn call_ids(events: &[Value]) -> Vec<&str> {
+    events
+        .iter()
+        .filter_map(|event| event["item"]["call_id"].as_str())
+        .collect()
+}
+
+#[test]
+fn an_unstored_signed_call_is_announced_and_closed_with_the_id_that_carries_its_signature() {
+    // As the Gemini adapter streams a call: its opening piece whole, then the call signed.
+    let call = ToolCall {
+        reasoning: Some(Reasoning::signature("EpwICpkI")),
+        ..ToolCall::new("gemini_call_r_0", "get_country", "{}")
+    };
+    let stream = vec![
+        StreamEvent::ToolCallDelta {
+            index: 0,
+            id: Some(call.id.clone()),
+            name: Some(call.name.clone()),
+            arguments: "{}".into(),
+        },
+        StreamEvent::ToolCall(call),
+        StreamEvent::Done {
+            finish: FinishReason::ToolCalls,
+        },
+    ];
+    let (events, response) = encode_unstored(stream.clone());
+    // `EpwICpkI` is standard base64; its bytes in base64url read the same.
+    let carried = "gemini_call_r_0~s1.EpwICpkI";
+    assert_eq!(call_ids(&events), [carried, carried]);
+    let OutputItem::FunctionCall { call_id, .. } = &response.output[0] else {
+        panic!("{response:?}")
+    };
+    assert_eq!(call_id, carried);
+    // A kept response gives the signature back from the tree: the id stays the provider's.
+    let (kept, _) = encode(stream);
+    assert_eq!(call_ids(&kept), ["gemini_call_r_0", "gemini_call_r_0"]);
+    assert_eq!(types(&kept), types(&events));
+}
+
+#[test]
+fn unsigned_calls_stream_their_arguments_as_before_when_unstored() {
+    let stream = vec![
+        StreamEvent::ToolCallDelta {
+            index: 0,
+            id: Some("call_1".into()),
+            name: Some("lookup".into()),
+            arguments: String::new(),
+        },
+        StreamEvent::ToolCallDelta {
+            index: 0,
+            id: None,
+            name: None,
+            arguments: "{\"q\":".into(),
+        },
+        StreamEvent::ToolCallDelta {
+            index: 0,
+            id: None,
+            name: None,
+            arguments: "1}".into(),
+        },
+        StreamEvent::ToolCall(ToolCall::new("call_1", "lookup", "{\"q\":1}")),
+        StreamEvent::Done {
+            finish: FinishReason::ToolCalls,
+        },
+    ];
+    let (unstored, _) = encode_unstored(stream.clone());
+    let (kept, _) = encode(stream);
+    let without_store = |events: Vec<Value>| -> Vec<Value> {
+        events
+            .into_iter()
+            .map(|mut event| {
+                if let Some(response) = event.get_mut("response") {
+                    response["store"] = json!(null);
+                }
+                event
+            })
+            .collect()
+    };
+    assert_eq!(without_store(unstored), without_store(kept));
+}
+
+#[test]
+fn a_held_opening_piece_is_not_lost_when_the_answer_fails() {
+    let mut encoder = ResponseEncoder::new(ResponseObject {
+        store: false,
+        ..begun()
+    });
+    encoder.start();
+    encoder.encode(StreamEvent::ToolCallDelta {
+        index: 0,
+        id: Some("call_1".into()),
+        name: Some("lookup".into()),
+        arguments: "{\"q\"".into(),
+    });
+    encoder.fail(
+        ResponseState::Failed,
+        ResponseFailure {
+            code: "server_error".into(),
+            message: "gone".into(),
+        },
+    );
+    let response = encoder.into_response();
+    let OutputItem::FunctionCall {
+        call_id,
+        arguments,
+        status,
+        ..
+    } = &response.output[0]
+    else {
+        panic!("{response:?}")
+    };
+    assert_eq!((call_id.as_str(), arguments.as_str()), ("call_1", "{\"q\""));
+    assert_eq!(*status, ItemStatus::Incomplete);
+}
