@@ -17,8 +17,12 @@ use crate::{
 ///
 /// Every write (a logged response, a supplied branch, a cache-hit record, a label) is one
 /// transaction: a node is stored whole or not at all, whatever happens to the process.
+///
+/// Every store also keeps run records ([`RunStore`](crate::runs::RunStore), a supertrait):
+/// an `Arc<dyn Store>` calls those methods with the trait in scope, or coerces to an
+/// `Arc<dyn RunStore>`.
 #[async_trait]
-pub trait Store: Send + Sync {
+pub trait Store: crate::runs::RunStore + Send + Sync {
     /// Walks `messages` through the tree of `conversation` and reports where they lead.
     ///
     /// The messages are cut into turns: each run of non-AI messages with the AI message that
@@ -298,7 +302,7 @@ impl Claim {
 
 /// What is wrong with a name a front end chose (an owner or a label), as its length in
 /// characters and the reason: both are 1 to 128 characters, none of them a control character.
-fn name_problem(name: &str) -> Option<(usize, &'static str)> {
+pub(crate) fn name_problem(name: &str) -> Option<(usize, &'static str)> {
     let len = name.chars().count();
     let reason = if name.is_empty() {
         "it is empty"

@@ -16,7 +16,15 @@ pub(super) const SCHEMA: Schema = Schema {
     holds: "a Skein conversation store",
     meta_table: "skein_meta",
     application: "skein-conversation-tree",
-    tables: &["conversations", "responses", "calls", "labels", "summaries"],
+    tables: &[
+        "conversations",
+        "responses",
+        "calls",
+        "labels",
+        "summaries",
+        "runs",
+        "run_events",
+    ],
     migrations: &[
         include_str!("migrations/001_tree.sql"),
         include_str!("migrations/002_calls.sql"),
@@ -26,6 +34,7 @@ pub(super) const SCHEMA: Schema = Schema {
         include_str!("migrations/006_summaries.sql"),
         include_str!("migrations/007_ttft.sql"),
         include_str!("migrations/008_metadata.sql"),
+        include_str!("migrations/009_runs.sql"),
     ],
     // "SKENmigr"
     lock: 0x534B_454E_6D69_6772,
