@@ -258,6 +258,15 @@ impl AgentBuilder {
         self
     }
 
+    /// Key–value pairs describing the run (OpenAI's `metadata`): sent with every request to
+    /// providers that take them, and, with a [`store`](Self::store), kept with every answer
+    /// logged.
+    #[must_use]
+    pub fn metadata(mut self, metadata: std::collections::BTreeMap<String, String>) -> Self {
+        self.options.metadata = metadata;
+        self
+    }
+
     /// Each tool call ends with a timeout error after `timeout`.
     #[must_use]
     pub fn tool_timeout(mut self, timeout: Duration) -> Self {

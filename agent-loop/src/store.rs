@@ -1,5 +1,6 @@
 //! Logging each response into a conversation-tree [`Store`], and reusing stored answers.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use conversation_tree::{
@@ -14,8 +15,10 @@ use crate::{AgentError, CallTiming, ChatOptions};
 /// The cache key of a call: the hash of the tools on offer, then the options that change an
 /// answer without entering the prompt hash: the tool choice (sent only with tools), the
 /// reasoning effort, the thinking budget and the sampling controls beyond the temperature
-/// (`top_p`, seed, penalties, token biases, parallel tool calls, verbosity). A call setting none of them keeps the key of its
-/// tools alone, as stored before these options counted.
+/// (`top_p`, seed, penalties, token biases, parallel tool calls, verbosity), and the digest of
+/// the request's metadata: a stored answer is read back with the metadata it was logged with,
+/// so one tagged otherwise is not this request's answer. A call setting none of them keeps the
+/// key of its tools alone, as stored before these options counted.
 fn cache_key(tools: &[ToolSpec], options: &ChatOptions) -> String {
     use std::fmt::Write as _;
 
@@ -57,6 +60,12 @@ fn cache_key(tools: &[ToolSpec], options: &ChatOptions) -> String {
     }
     if let Some(verbosity) = options.verbosity {
         let _ = write!(key, ";verbosity={}", verbosity.as_str());
+    }
+    if !options.metadata.is_empty() {
+        // A map's JSON has its keys in order, so equal pairs give equal digests.
+        use sha2::Digest as _;
+        let json = serde_json::to_vec(&options.metadata).unwrap_or_default();
+        let _ = write!(key, ";metadata={}", hex::encode(sha2::Sha256::digest(json)));
     }
     key
 }
@@ -102,6 +111,8 @@ pub struct Lookup {
     /// The transcript's length when it was walked, without its leading system message: the
     /// answer's place as the anchor counts it.
     len: usize,
+    /// The call's metadata, logged with its answer.
+    metadata: BTreeMap<String, String>,
 }
 
 impl Lookup {
@@ -253,6 +264,7 @@ impl StoreLog {
             options: call,
             offset,
             len: transcript.len() - system,
+            metadata: options.metadata.clone(),
         })
     }
 
@@ -284,7 +296,8 @@ impl StoreLog {
     }
 
     /// Stores `answer` to the trailing turn of `transcript`, with this log's
-    /// [`label`](Self::label) and [`owner`](Self::owner).
+    /// [`label`](Self::label) and [`owner`](Self::owner), and the metadata of the options
+    /// `lookup` was made with ([`NewResponse::metadata`]).
     pub async fn log(
         &mut self,
         lookup: &Lookup,
@@ -311,7 +324,8 @@ impl StoreLog {
             reasoning_tokens: usage.reasoning_tokens,
         })
         .duration(timing.duration)
-        .status(status);
+        .status(status)
+        .metadata(lookup.metadata.clone());
         let entry = match timing.ttft {
             Some(ttft) => entry.ttft(ttft),
             None => entry,

@@ -123,6 +123,86 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A run id or replica name was rejected ([`RunStore`](crate::runs::RunStore)).
+    #[error(
+        "invalid {what} ({len} characters): {reason}; use 1 to 128 printable characters, such \
+         as an id the front end minted"
+    )]
+    InvalidRunName {
+        /// Which name: `run id` or `replica name`.
+        what: &'static str,
+        /// Its length in characters.
+        len: usize,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// A run id the store does not hold (never created, or purged).
+    #[error(
+        "run {run:?} does not exist in this store (never created, or purged after its \
+         retention); check the id"
+    )]
+    UnknownRun {
+        /// The run id.
+        run: String,
+    },
+    /// A run created with an id the store holds already.
+    #[error("run {run:?} exists already; mint a new id for a new run")]
+    RunExists {
+        /// The run id.
+        run: String,
+    },
+    /// A status change the run's life does not allow; nothing was written.
+    #[error(
+        "run {run:?} cannot move from {from} to {to}: {}",
+        if from.is_terminal() { "a finished run stays finished" } else { "see RunStatus::can_become for the legal transitions" }
+    )]
+    IllegalRunTransition {
+        /// The run id.
+        run: String,
+        /// Its stored status.
+        from: crate::runs::RunStatus,
+        /// The status asked for.
+        to: crate::runs::RunStatus,
+    },
+    /// An event numbered like one the run has already stored; nothing of the batch was
+    /// written.
+    #[error(
+        "run {run:?} already has event {seq} (the next one is {expected}): another worker \
+         wrote it; stop writing to this run"
+    )]
+    DuplicateEvent {
+        /// The run id.
+        run: String,
+        /// The repeated number.
+        seq: u64,
+        /// The number the next event must have.
+        expected: u64,
+    },
+    /// An event numbered past the next one; nothing of the batch was written.
+    #[error(
+        "run {run:?} would have a gap: event {found} came where {expected} was due; number \
+         events without gaps from 0"
+    )]
+    EventGap {
+        /// The run id.
+        run: String,
+        /// The number given.
+        found: u64,
+        /// The number the next event must have.
+        expected: u64,
+    },
+    /// A lease that is no longer held: it expired, another replica took the run over, it was
+    /// released, or the run finished.
+    #[error(
+        "the lease of {holder:?} on run {run:?} is no longer held (expired, taken over, \
+         released, or the run finished): stop working on the run"
+    )]
+    LeaseLost {
+        /// The run id.
+        run: String,
+        /// The replica that held it.
+        holder: String,
+    },
     /// A node id could not be parsed.
     #[error("invalid response id {text:?}: expected a positive integer such as 42")]
     InvalidNodeId {

@@ -105,6 +105,8 @@
 //!   [`ConversationSummary`], [`VerifyReport`]: what it returns.
 //! - [`HashOptions`], [`CallOptions`], [`Reuse`]: what enters the hashes, and the reuse policy.
 //! - [`SqliteStore`]; `PostgresStore` (feature `postgres`).
+//! - [`runs`]: records of runs that outlive their request, their stored events, leases and
+//!   change notifications ([`RunStore`], which every [`Store`] is).
 //! - [`migrate`]: the migration runner of schemas versioned in a meta table, which the
 //!   PostgreSQL store and the knowledge bases (`knowledge-base`) use.
 //! - `testing` (feature `testing`): a throwaway PostgreSQL cluster for tests.
@@ -118,6 +120,7 @@ mod options;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod record;
+pub mod runs;
 mod sqlite;
 mod store;
 #[cfg(feature = "testing")]
@@ -139,5 +142,6 @@ pub use node::{
 pub use options::{CallOptions, HashOptions, Reuse};
 #[cfg(feature = "postgres")]
 pub use postgres::PostgresStore;
+pub use runs::RunStore;
 pub use sqlite::SqliteStore;
 pub use store::{Claim, MatchedTurn, NewResponse, PathMatch, PathSummary, Store};

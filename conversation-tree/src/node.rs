@@ -1,5 +1,6 @@
 //! What the store hands back: nodes, turns, calls and conversation summaries.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -29,6 +30,7 @@ pub struct Node {
     pub(crate) ttft: Option<Duration>,
     pub(crate) datetime_utc: Timestamp,
     pub(crate) status: ResponseStatus,
+    pub(crate) metadata: BTreeMap<String, String>,
 }
 
 impl Node {
@@ -109,6 +111,14 @@ impl Node {
     /// had arrived when it stopped.
     pub fn status(&self) -> ResponseStatus {
         self.status
+    }
+
+    /// The key–value pairs the request that produced the answer was tagged with
+    /// ([`NewResponse::metadata`](crate::NewResponse::metadata), OpenAI's `metadata`): empty
+    /// when it had none, for a supplied answer, and for nodes logged before metadata was
+    /// recorded. Outside every hash, like ids and reasoning.
+    pub fn metadata(&self) -> &BTreeMap<String, String> {
+        &self.metadata
     }
 }
 

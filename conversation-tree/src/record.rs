@@ -1,5 +1,6 @@
 //! Rows as both backends write and check them: hashing, JSON, validation.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -37,6 +38,8 @@ pub(crate) struct NodeRow {
     pub(crate) owner: Option<String>,
     /// The summary the request was sent with, to write with the node.
     pub(crate) summary: Option<SummaryRow>,
+    /// The request's metadata; the JSON object of [`NodeRow::metadata_json`] when not empty.
+    pub(crate) metadata: BTreeMap<String, String>,
 }
 
 /// A [`PathSummary`] ready to insert beside its node.
@@ -125,6 +128,7 @@ impl NodeRow {
             label: None,
             owner: None,
             summary: None,
+            metadata: BTreeMap::new(),
         })
     }
 
@@ -173,6 +177,7 @@ impl NodeRow {
         row.label = entry.label;
         row.owner = entry.owner;
         row.summary = entry.summary.as_ref().map(SummaryRow::new).transpose()?;
+        row.metadata = entry.metadata;
         Ok(row)
     }
 
@@ -187,6 +192,13 @@ impl NodeRow {
 
     pub(crate) fn ttft_ms(&self) -> Option<i64> {
         self.ttft.map(millis)
+    }
+
+    /// The metadata column: a JSON object of strings, `None` (NULL) when there is none, as
+    /// for rows written before metadata was recorded.
+    pub(crate) fn metadata_json(&self) -> Option<String> {
+        (!self.metadata.is_empty())
+            .then(|| serde_json::to_string(&self.metadata).unwrap_or_default())
     }
 
     pub(crate) fn into_node(self, id: NodeId) -> Node {
@@ -206,6 +218,7 @@ impl NodeRow {
             ttft: self.ttft.map(whole_millis),
             datetime_utc: self.datetime_utc,
             status: self.status,
+            metadata: self.metadata,
         }
     }
 }
@@ -349,6 +362,8 @@ pub(crate) struct NodeColumns {
     /// Parsed by the backend (SQLite stores text, PostgreSQL a timestamp).
     pub(crate) datetime_utc: std::result::Result<Timestamp, String>,
     pub(crate) status: String,
+    /// JSON object of strings; NULL when the request had no metadata.
+    pub(crate) metadata_json: Option<String>,
 }
 
 impl NodeColumns {
@@ -379,6 +394,13 @@ impl NodeColumns {
                 .status
                 .parse::<ResponseStatus>()
                 .map_err(|err| corrupt(err.to_string()))?,
+            metadata: self
+                .metadata_json
+                .as_deref()
+                .map(serde_json::from_str)
+                .transpose()
+                .map_err(|err| corrupt(format!("its metadata is not an object of strings: {err}")))?
+                .unwrap_or_default(),
         })
     }
 }

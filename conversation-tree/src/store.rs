@@ -1,5 +1,6 @@
 //! The `Store` trait and the values that go in and out of it.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -16,8 +17,12 @@ use crate::{
 ///
 /// Every write (a logged response, a supplied branch, a cache-hit record, a label) is one
 /// transaction: a node is stored whole or not at all, whatever happens to the process.
+///
+/// Every store also keeps run records ([`RunStore`](crate::runs::RunStore), a supertrait):
+/// an `Arc<dyn Store>` calls those methods with the trait in scope, or coerces to an
+/// `Arc<dyn RunStore>`.
 #[async_trait]
-pub trait Store: Send + Sync {
+pub trait Store: crate::runs::RunStore + Send + Sync {
     /// Walks `messages` through the tree of `conversation` and reports where they lead.
     ///
     /// The messages are cut into turns: each run of non-AI messages with the AI message that
@@ -297,7 +302,7 @@ impl Claim {
 
 /// What is wrong with a name a front end chose (an owner or a label), as its length in
 /// characters and the reason: both are 1 to 128 characters, none of them a control character.
-fn name_problem(name: &str) -> Option<(usize, &'static str)> {
+pub(crate) fn name_problem(name: &str) -> Option<(usize, &'static str)> {
     let len = name.chars().count();
     let reason = if name.is_empty() {
         "it is empty"
@@ -418,6 +423,7 @@ pub struct NewResponse {
     pub(crate) label: Option<String>,
     pub(crate) owner: Option<String>,
     pub(crate) summary: Option<PathSummary>,
+    pub(crate) metadata: BTreeMap<String, String>,
 }
 
 impl NewResponse {
@@ -447,6 +453,7 @@ impl NewResponse {
             label: None,
             owner: None,
             summary: None,
+            metadata: BTreeMap::new(),
         }
     }
 
@@ -520,6 +527,43 @@ impl NewResponse {
     #[must_use]
     pub fn summary(mut self, summary: PathSummary) -> Self {
         self.summary = Some(summary);
+        self
+    }
+
+    /// Tags the answer with the key–value pairs its request carried (OpenAI's `metadata`),
+    /// read back with [`Node::metadata`](crate::Node::metadata). They describe this one
+    /// exchange: they enter no hash, so tagging changes neither where the node sits nor
+    /// which stored answer a walk matches, and an answer continued later does not inherit
+    /// them. Empty pairs (the default) store nothing. The store keeps them as given; limits
+    /// on their number and size are the front end's.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use conversation_tree::{CallOptions, ConversationId, Message, NewResponse, SqliteStore, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), conversation_tree::StoreError> {
+    /// let store = SqliteStore::open_in_memory().await?;
+    /// let tags = BTreeMap::from([("ticket".to_owned(), "T-42".to_owned())]);
+    /// let entry = NewResponse::new(
+    ///     ConversationId::random(),
+    ///     None,
+    ///     vec![Message::human("Capital of France?")],
+    ///     Message::ai("Paris"),
+    ///     &CallOptions::new("echo"),
+    /// );
+    /// let node = store.log_response(entry.clone().metadata(tags.clone())).await?;
+    /// assert_eq!(store.node(node.id()).await?.map(|node| node.metadata().clone()), Some(tags));
+    /// // The same answer untagged hashes alike.
+    /// let untagged = store.log_response(entry).await?;
+    /// assert_eq!(untagged.response_hash(), node.response_hash());
+    /// assert!(untagged.metadata().is_empty());
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn metadata(mut self, metadata: BTreeMap<String, String>) -> Self {
+        self.metadata = metadata;
         self
     }
 

@@ -49,6 +49,17 @@ impl Harness for PostgresHarness {
     async fn open_spec(spec: &str) -> Arc<dyn Store> {
         Arc::new(PostgresStore::connect(spec).await.unwrap())
     }
+
+    async fn ready_to_follow(changes: &mut conversation_tree::runs::RunChanges) {
+        // The listening connection says it is up with a first `Missed`.
+        let first = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            futures::StreamExt::next(changes),
+        )
+        .await
+        .expect("the listening connection opens within 10 s");
+        assert_eq!(first, Some(conversation_tree::runs::RunChange::Missed));
+    }
 }
 
 suite!(PostgresHarness);
@@ -132,7 +143,7 @@ async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
             err,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 7,
+                supported: 9,
                 ..
             }
         ),
@@ -162,6 +173,8 @@ async fn replicas_connecting_at_once_migrate_once() {
             "conversations",
             "labels",
             "responses",
+            "run_events",
+            "runs",
             "skein_meta",
             "summaries"
         ]
@@ -249,5 +262,154 @@ mod cluster {
         child.kill().unwrap();
         child.wait().unwrap();
         wait_until_gone(&root, port);
+    }
+}
+
+/// Runs shared by replicas: two stores on one database stand for two replicas.
+mod runs_across_replicas {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use conversation_tree::runs::{RunChange, RunStatus, RunStore, RunUpdate};
+    use conversation_tree::testing::fresh_postgres_database;
+    use conversation_tree::{PostgresStore, Store, StoreError};
+    use futures::StreamExt as _;
+
+    use crate::common::Harness as _;
+    use crate::common::runs::{batch, new_run, next_change};
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_short_real_lease_expires_and_another_replica_takes_the_run_over() {
+        let url = fresh_postgres_database().await;
+        let a = PostgresStore::connect(&url).await.unwrap();
+        let b = PostgresStore::connect(&url).await.unwrap();
+        let ttl = Duration::from_millis(400);
+        a.create_run(new_run("resp_1").leased_to("replica-a", ttl))
+            .await
+            .unwrap();
+        a.update_run("resp_1", RunUpdate::new().status(RunStatus::InProgress))
+            .await
+            .unwrap();
+        a.append_events("resp_1", &batch(0..2)).await.unwrap();
+        let held = a.run("resp_1").await.unwrap().unwrap().lease.unwrap();
+        assert_eq!(b.claim_orphaned_run("replica-b", ttl).await.unwrap(), None);
+
+        // Replica A stops renewing (killed): after the TTL, B takes the run over where it was.
+        tokio::time::sleep(ttl + Duration::from_millis(200)).await;
+        let taken = b
+            .claim_orphaned_run("replica-b", Duration::from_secs(30))
+            .await
+            .unwrap()
+            .expect("the expired run is orphaned");
+        assert_eq!(
+            (taken.id.as_str(), taken.status, taken.last_seq),
+            ("resp_1", RunStatus::InProgress, Some(1))
+        );
+        assert_eq!(taken.lease.as_ref().map(|lease| lease.epoch), Some(2));
+        let lost = a.renew_lease(&held, ttl).await.unwrap_err();
+        assert!(matches!(lost, StoreError::LeaseLost { .. }), "{lost}");
+        b.append_events("resp_1", &batch(2..3)).await.unwrap();
+        let late = a.append_events("resp_1", &batch(2..3)).await.unwrap_err();
+        assert!(matches!(late, StoreError::DuplicateEvent { .. }), "{late}");
+    }
+
+    /// Replica B follows a run replica A writes, through NOTIFY; prints the added delay
+    /// (from A's commit to B's notification) without asserting on it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn another_replica_follows_a_run_live_and_the_notify_delay_is_printed() {
+        let url = fresh_postgres_database().await;
+        let a = PostgresStore::connect(&url).await.unwrap();
+        let b = PostgresStore::connect(&url).await.unwrap();
+        a.create_run(new_run("resp_live")).await.unwrap();
+        let mut changes = b.watch_run("resp_live");
+        super::PostgresHarness::ready_to_follow(&mut changes).await;
+
+        // From the call to append (its commit included) and from its return.
+        let (mut from_call, mut from_commit) = (Vec::new(), Vec::new());
+        for seq in 0..50 {
+            let called = Instant::now();
+            a.append_events("resp_live", &batch(seq..seq + 1))
+                .await
+                .unwrap();
+            let committed = Instant::now();
+            assert_eq!(
+                next_change(&mut changes).await,
+                RunChange::Events {
+                    run: "resp_live".to_owned(),
+                    last_seq: seq
+                }
+            );
+            from_call.push(called.elapsed());
+            from_commit.push(committed.elapsed());
+        }
+        for (what, delays) in [
+            ("append called", &mut from_call),
+            ("append returned", &mut from_commit),
+        ] {
+            delays.sort();
+            println!(
+                "NOTIFY on the local cluster, {what} -> notified on another connection (50 appends): \
+                 p50 {:?}, p99 {:?}, max {:?}",
+                delays[delays.len() / 2],
+                delays[delays.len() * 99 / 100],
+                delays[delays.len() - 1]
+            );
+        }
+        // What B was told it can read: the events as A stored them.
+        assert_eq!(
+            b.events_after("resp_live", Some(47), 10).await.unwrap(),
+            batch(48..50)
+        );
+        a.request_cancel("resp_live").await.unwrap();
+        assert_eq!(
+            next_change(&mut changes).await,
+            RunChange::CancelRequested {
+                run: "resp_live".to_owned()
+            }
+        );
+    }
+
+    #[tokio::test]
+    async fn a_store_from_a_pool_polls_instead_of_listening() {
+        let url = fresh_postgres_database().await;
+        let config: tokio_postgres::Config = url.parse().unwrap();
+        let manager = deadpool_postgres::Manager::new(config, tokio_postgres::NoTls);
+        let pool = deadpool_postgres::Pool::builder(manager)
+            .max_size(2)
+            .build()
+            .unwrap();
+        let store = PostgresStore::from_pool(pool).await.unwrap();
+        let mut changes = store.run_changes();
+        let missed = tokio::time::timeout(Duration::from_secs(3), changes.next())
+            .await
+            .unwrap();
+        assert_eq!(missed, Some(RunChange::Missed));
+    }
+
+    mod property {
+        use super::*;
+        use crate::common::runs::{Append, readers_see_a_prefix_and_never_a_hole};
+        use proptest::prelude::*;
+
+        fn append() -> impl Strategy<Value = Append> {
+            (
+                1u64..8,
+                prop_oneof![6 => Just(0i8), 1 => -3i8..0, 1 => 1i8..3],
+            )
+                .prop_map(|(len, shift)| Append { len, shift })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(8))]
+            #[test]
+            fn interleaved_readers_see_a_prefix(appends in proptest::collection::vec(append(), 1..20)) {
+                let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+                runtime.block_on(async {
+                    let url = fresh_postgres_database().await;
+                    let store: Arc<dyn Store> = Arc::new(PostgresStore::connect(&url).await.unwrap());
+                    readers_see_a_prefix_and_never_a_hole(store, appends).await;
+                });
+            }
+        }
     }
 }

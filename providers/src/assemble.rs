@@ -13,7 +13,7 @@
 
 use messages::{Reasoning, ToolCall};
 
-use crate::{FinishReason, Limit, Provider, ProviderError, StreamEvent, Usage};
+use crate::{FinishReason, Limit, Provider, ProviderError, StreamEvent, TokenLogprob, Usage};
 
 /// Most tool calls, and most reasoning blocks, one answer may have open at the same time (and,
 /// for parsers that remember every call of an answer, most calls per answer).
@@ -101,6 +101,13 @@ pub(crate) enum Chunk {
     },
     /// Answer text to append.
     Text(String),
+    /// The log probabilities of the tokens of the next `Text` (sent before it, so that
+    /// consumers can put them beside it); never empty.
+    #[cfg_attr(
+        not(any(feature = "openai", feature = "gemini")),
+        allow(dead_code, reason = "Anthropic reports no log probabilities")
+    )]
+    Logprobs(Vec<TokenLogprob>),
     /// Reasoning riding on the current text part (Gemini).
     #[cfg_attr(
         not(feature = "gemini"),
@@ -259,6 +266,7 @@ impl Assembler {
                     out.push(StreamEvent::TextDelta(text));
                 }
             }
+            Chunk::Logprobs(tokens) => out.push(StreamEvent::Logprobs(tokens)),
             Chunk::TextReasoning(reasoning) => {
                 self.close_reasoning(out);
                 out.push(StreamEvent::TextReasoning(reasoning));

@@ -68,6 +68,10 @@ impl ResponseBuilder {
             },
             StreamEvent::Reasoning(reasoning) => parts.push(ContentPart::Reasoning(reasoning)),
             StreamEvent::ToolCall(call) => parts.push(ContentPart::ToolCall(call)),
+            StreamEvent::Logprobs(tokens) => match &mut response.logprobs {
+                Some(all) => all.extend(tokens),
+                None => response.logprobs = Some(tokens),
+            },
             StreamEvent::Usage(usage) => response.usage = usage,
             StreamEvent::Done { finish } => self.finish = Some(finish),
             // Progress only: the whole block or call follows.
@@ -153,6 +157,11 @@ mod tests {
                 signature: Some("sig".into()),
                 ..Reasoning::default()
             }),
+            StreamEvent::Logprobs(vec![crate::TokenLogprob {
+                token: "Hel".into(),
+                logprob: -0.5,
+                ..Default::default()
+            }]),
             StreamEvent::TextDelta("Hel".into()),
             StreamEvent::TextDelta("lo".into()),
             StreamEvent::TextReasoning(Reasoning::signature("g")),

@@ -2,7 +2,7 @@
 
 use messages::{Reasoning, ToolCall};
 
-use crate::{FinishReason, Usage};
+use crate::{FinishReason, TokenLogprob, Usage};
 
 /// One event of a streamed answer.
 ///
@@ -28,6 +28,13 @@ pub enum StreamEvent {
     },
     /// A piece of answer text. Consecutive deltas form one text part.
     TextDelta(String),
+    /// The log probabilities of the tokens of the [`TextDelta`](StreamEvent::TextDelta) that
+    /// comes next (the provider sent them together), only when
+    /// [`ChatOptions::logprobs`](crate::ChatOptions::logprobs) asked for them and the provider
+    /// has them. Sent first so that a consumer can put them beside that text, as the OpenAI
+    /// protocols do; [`collect`](crate::collect) gathers them in
+    /// [`ChatResponse::logprobs`](crate::ChatResponse::logprobs).
+    Logprobs(Vec<TokenLogprob>),
     /// A piece of reasoning ("thinking") text, for display. The complete block follows as
     /// [`StreamEvent::Reasoning`].
     ReasoningDelta {
@@ -83,7 +90,11 @@ impl StreamEvent {
             | StreamEvent::TextReasoning(_)
             | StreamEvent::ToolCallDelta { .. }
             | StreamEvent::ToolCall(_) => true,
-            StreamEvent::Started { .. } | StreamEvent::Usage(_) | StreamEvent::Done { .. } => false,
+            // Log probabilities describe the text that follows them, which is the output.
+            StreamEvent::Started { .. }
+            | StreamEvent::Logprobs(_)
+            | StreamEvent::Usage(_)
+            | StreamEvent::Done { .. } => false,
         }
     }
 }

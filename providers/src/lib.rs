@@ -75,6 +75,7 @@ mod embedding;
 mod error;
 mod event;
 mod factory;
+mod logprobs;
 mod model;
 mod provider;
 #[cfg(feature = "__http")]
@@ -123,6 +124,7 @@ pub use embedding::{
 pub use error::{Limit, ProviderError, TimeoutPhase};
 pub use event::StreamEvent;
 pub use factory::model_from_config;
+pub use logprobs::{TokenLogprob, TopLogprob};
 pub use model::{ChatModel, ECHO_MODEL_ID, EventStream};
 pub use provider::{Provider, ProviderInfo, ReasoningStyle, detect_provider};
 pub use registry::{DEFAULT_CONTEXT_WINDOW, DEFAULT_MAX_OUTPUT_TOKENS, ModelInfo, ReasoningReplay};

@@ -5,6 +5,8 @@ use std::ops::AddAssign;
 use messages::Message;
 use serde::{Deserialize, Serialize};
 
+use crate::TokenLogprob;
+
 /// A complete answer of a model.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChatResponse {
@@ -20,6 +22,11 @@ pub struct ChatResponse {
     /// The model that answered as the provider names it (often a dated snapshot of the id
     /// asked for), when it said.
     pub model: Option<String>,
+    /// The log probabilities of the answer's text tokens, in order, when
+    /// [`ChatOptions::logprobs`](crate::ChatOptions::logprobs) asked for them and the provider
+    /// has them (OpenAI, Gemini); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logprobs: Option<Vec<TokenLogprob>>,
 }
 
 /// Token counts of one response, the same meaning for every provider.

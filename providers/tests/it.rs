@@ -52,6 +52,9 @@ mod gemini_requests;
 mod gemini_thinking_levels;
 #[path = "hostile_provider.rs"]
 mod hostile_provider;
+#[cfg(any(feature = "openai", feature = "gemini"))]
+#[path = "logprobs.rs"]
+mod logprobs;
 #[cfg(feature = "openai")]
 #[path = "openai_chat.rs"]
 mod openai_chat;

@@ -15,7 +15,7 @@ use support::{CLAUDE_SIGNATURE, TestServer, client, received, replay};
 use wiremock::MockServer;
 
 /// The `data:` payloads of a Chat Completions stream, `[DONE]` included as a string.
-async fn read_chunks(response: reqwest::Response) -> Vec<Value> {
+pub(crate) async fn read_chunks(response: reqwest::Response) -> Vec<Value> {
     use futures::StreamExt as _;
     assert_eq!(response.status(), 200);
     assert_eq!(

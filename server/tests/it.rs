@@ -20,8 +20,12 @@ mod interruptions;
 mod knowledge;
 #[path = "limits.rs"]
 mod limits;
+#[path = "logprobs.rs"]
+mod logprobs;
 #[path = "mcp.rs"]
 mod mcp;
+#[path = "metadata.rs"]
+mod metadata;
 #[path = "openai_responses.rs"]
 mod openai_responses;
 #[path = "providers.rs"]

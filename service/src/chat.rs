@@ -354,6 +354,9 @@ impl ChatService {
         if let Some(format) = spec.response_format.clone() {
             builder = builder.response_format(format);
         }
+        if !spec.metadata.is_empty() {
+            builder = builder.metadata(spec.metadata.clone());
+        }
         if let Some(timeout) = spec.tool_timeout {
             builder = builder.tool_timeout(timeout);
         }

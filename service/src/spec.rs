@@ -1,6 +1,7 @@
 //! [`RunSpec`]: one run, resolved and checked: what `POST /v1/response` and `skein run` both
 //! hand to the [`ChatService`](crate::ChatService).
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use conversation_tree::{ConversationId, NodeId};
@@ -156,6 +157,9 @@ pub struct RunSpec {
     pub label: Option<String>,
     /// The caller the conversation belongs to when the run's first answer creates it.
     pub owner: Option<String>,
+    /// Key–value pairs the client tagged the run with (OpenAI's `metadata`): sent with each
+    /// request to providers that take them, and kept with every answer the run logs.
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl RunSpec {
@@ -188,6 +192,7 @@ impl RunSpec {
             history_limit: None,
             response_id: None,
             log: true,
+            metadata: BTreeMap::new(),
             label: None,
             owner: None,
         }

@@ -1,6 +1,6 @@
-"""openai-python against `skein serve`: chat, streaming, `chat.completions.parse`, Responses,
-`responses.parse`, embeddings, `models.retrieve`, and a Gemini tool round continued by
-resending only what the SDK returned. See `checks.py` for how the xtask runs it."""
+"""openai-python against `skein serve`: chat, streaming, log probabilities,
+`chat.completions.parse`, Responses, `responses.parse`, embeddings, `models.retrieve`, and a
+Gemini tool round continued by resending only what the SDK returned. See `checks.py` for how the xtask runs it."""
 
 import json
 
@@ -9,6 +9,8 @@ from expected import (
     CAPITAL_ANSWER,
     COUNTRY_RESULT,
     GEMINI_TEXT,
+    LOGPROBS_TEXT,
+    LOGPROBS_TOKENS,
     OPENAI_TEXT,
     City,
     expect_city,
@@ -36,6 +38,34 @@ def chat():
     )
     expect_equal(answer.choices[0].message.content, OPENAI_TEXT, "content")
     return repr(answer.choices[0].message.content)
+
+
+def tokens_of(logprobs):
+    """(token, logprob, bytes, [(top token, top logprob)]) of each of `logprobs`' tokens."""
+    return [
+        (t.token, t.logprob, t.bytes, [(top.token, top.logprob) for top in t.top_logprobs])
+        for t in logprobs
+    ]
+
+
+@check
+def chat_logprobs():
+    request = {
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": "Hello! [replay:openai-logprobs]"}],
+        "logprobs": True,
+        "top_logprobs": 2,
+    }
+    answer = client.chat.completions.create(**request)
+    expect_equal(answer.choices[0].message.content, LOGPROBS_TEXT, "content")
+    expect_equal(tokens_of(answer.choices[0].logprobs.content), LOGPROBS_TOKENS, "logprobs")
+    streamed = []
+    for chunk in client.chat.completions.create(**request, stream=True):
+        for choice in chunk.choices:
+            if choice.logprobs is not None:
+                streamed.extend(choice.logprobs.content or [])
+    expect_equal(tokens_of(streamed), LOGPROBS_TOKENS, "streamed logprobs")
+    return f"{answer.choices[0].logprobs.content[0].token!r} {answer.choices[0].logprobs.content[0].logprob}"
 
 
 @check

@@ -23,6 +23,14 @@ def expect_city(value, what):
 # openai/chat_text.json: the answer to "Answer YES."
 OPENAI_TEXT = "YES"
 
+# reference/openai_chat_logprobs.json and reference/openai_chat_stream_logprobs.sse: "Hello!"
+# with each token's log probability and its two most likely tokens.
+LOGPROBS_TEXT = "Hello!"
+LOGPROBS_TOKENS = [
+    ("Hello", -0.31725305, [72, 101, 108, 108, 111], [("Hello", -0.31725305), ("Hi", -1.3190403)]),
+    ("!", -0.02380986, [33], [("!", -0.02380986), (" there", -3.787621)]),
+]
+
 # openai/chat_stream_tool_call.sse, then openai/chat_stream_text_after_tool.sse
 MULTIPLY_ARGUMENTS = {"a": 1231, "b": 2331}
 MULTIPLY_CALL_ID = "call_1EYWDzueHEp8OsB8jJSEp7WB"

@@ -35,6 +35,13 @@ SCENARIOS = {
         "protocol": "openai",
         "json": [("openai/chat_text.json", [])],
     },
+    # "Hello!" with the log probabilities of its two tokens (written from the API reference:
+    # no recording asked for them).
+    "openai-logprobs": {
+        "protocol": "openai",
+        "stream": [("reference/openai_chat_stream_logprobs.sse", [])],
+        "json": [("reference/openai_chat_logprobs.json", [])],
+    },
     # A `multiply` tool call, then the text answering its result.
     "openai-tool-call": {
         "protocol": "openai",

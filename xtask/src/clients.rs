@@ -7,7 +7,7 @@
 //!
 //! | client | script | checks |
 //! |---|---|---|
-//! | openai-python | `check_openai_python.py` | chat, streaming, `parse`, Responses, `responses.parse`, embeddings, `models.retrieve`, a Gemini tool round |
+//! | openai-python | `check_openai_python.py` | chat, streaming, `logprobs` (whole and streamed), `parse`, Responses, `responses.parse`, embeddings, `models.retrieve`, a Gemini tool round |
 //! | openai-agents | `check_openai_agents.py` | Responses and Chat Completions models, each with a function tool and a Pydantic `output_type` |
 //! | langchain-openai | `check_langchain.py` | `bind_tools` round trip; `with_structured_output` (`json_schema`, `json_mode`, `function_calling`); `use_responses_api` |
 //! | pydantic-ai | `check_pydantic_ai.py` | a tool; `NativeOutput` |

@@ -6,6 +6,8 @@
 //! per conversation and nowhere else. Hashing and JSON run on tokio's blocking pool; the
 //! async workers only wait for the database.
 
+mod listen;
+mod runs;
 mod schema;
 mod tx;
 
@@ -37,12 +39,17 @@ const DEFAULT_POOL_SIZE: usize = 16;
 /// [`PostgresStore::from_pool`] a pool with your TLS connector. Cheap to clone.
 ///
 /// Readers that must never write connect with [`PostgresStore::connect_read_only`].
+///
+/// Run changes ([`RunStore::run_changes`](crate::RunStore::run_changes)) arrive through one
+/// more connection, opened by the first follower and kept until the last clone is dropped.
 #[derive(Clone)]
 pub struct PostgresStore {
     pool: Pool,
     location: String,
     /// Opened with [`PostgresStore::connect_read_only`].
     read_only: bool,
+    /// The connection that hears other replicas' run changes.
+    listener: std::sync::Arc<listen::Listener>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -61,8 +68,9 @@ impl PostgresStore {
             StoreError::database(Backend::Postgres, "reading the connection URL", err)
         })?;
         let location = describe(&config);
+        let listener = listen::Listener::new(Some(config.clone()));
         let pool = Self::pool(config)?;
-        Self::open(pool, location).await
+        Self::open(pool, location, listener).await
     }
 
     /// Connects to the database at `url` for reading only, as
@@ -96,6 +104,7 @@ impl PostgresStore {
         };
         config.options(options);
         let store = PostgresStore {
+            listener: listen::Listener::new(Some(config.clone())),
             pool: Self::pool(config)?,
             location,
             read_only: true,
@@ -121,16 +130,25 @@ impl PostgresStore {
 
     /// Uses `pool` (its size, timeouts and TLS are the caller's) and brings the schema up to
     /// date.
+    ///
+    /// A pool does not say where it connects, so such a store cannot `LISTEN`: followers of
+    /// its runs ([`RunStore::run_changes`](crate::RunStore::run_changes)) are told to read the
+    /// store again once a second instead of when another replica writes.
     pub async fn from_pool(pool: Pool) -> Result<Self> {
         let location = "the PostgreSQL database of the given pool".to_owned();
-        Self::open(pool, location).await
+        Self::open(pool, location, listen::Listener::new(None)).await
     }
 
-    async fn open(pool: Pool, location: String) -> Result<Self> {
+    async fn open(
+        pool: Pool,
+        location: String,
+        listener: std::sync::Arc<listen::Listener>,
+    ) -> Result<Self> {
         let store = PostgresStore {
             pool,
             location,
             read_only: false,
+            listener,
         };
         let mut client = store.client("connecting").await?;
         schema::migrate(&mut client, &store.location).await?;

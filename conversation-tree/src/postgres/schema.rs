@@ -12,11 +12,19 @@ use crate::migrate::{self, Refusal, Schema, SchemaError};
 use crate::{Result, StoreError};
 
 /// The conversation store's tables and every migration, oldest first.
-const SCHEMA: Schema = Schema {
+pub(super) const SCHEMA: Schema = Schema {
     holds: "a Skein conversation store",
     meta_table: "skein_meta",
     application: "skein-conversation-tree",
-    tables: &["conversations", "responses", "calls", "labels", "summaries"],
+    tables: &[
+        "conversations",
+        "responses",
+        "calls",
+        "labels",
+        "summaries",
+        "runs",
+        "run_events",
+    ],
     migrations: &[
         include_str!("migrations/001_tree.sql"),
         include_str!("migrations/002_calls.sql"),
@@ -25,6 +33,8 @@ const SCHEMA: Schema = Schema {
         include_str!("migrations/005_labels.sql"),
         include_str!("migrations/006_summaries.sql"),
         include_str!("migrations/007_ttft.sql"),
+        include_str!("migrations/008_metadata.sql"),
+        include_str!("migrations/009_runs.sql"),
     ],
     // "SKENmigr"
     lock: 0x534B_454E_6D69_6772,

@@ -154,3 +154,83 @@ async fn a_read_only_store_reads_and_never_writes() -> crate::Result<()> {
     assert!(matches!(err, StoreError::OlderSchema { .. }), "{err}");
     Ok(())
 }
+
+/// A database at schema version 7 (before metadata was recorded) is upgraded when a store
+/// connects: its nodes read back with no metadata and still verify, and new nodes keep theirs.
+#[tokio::test]
+async fn a_version_7_database_gains_metadata() -> crate::Result<()> {
+    use crate::migrate::{self, Schema};
+    use crate::{CallOptions, ConversationId, Message, NewResponse, Store};
+
+    let url = crate::testing::fresh_postgres_database().await;
+    let (mut client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .map_err(super::pg("test"))?;
+    let connection = tokio::spawn(connection);
+    let version_7 = Schema {
+        migrations: &super::schema::SCHEMA.migrations[..7],
+        ..super::schema::SCHEMA
+    };
+    let found = migrate::postgres::migrate(&mut client, &version_7)
+        .await
+        .unwrap_or_else(|err| panic!("cannot build a version 7 database: {err}"));
+    assert_eq!(found, 0);
+    client
+        .batch_execute(
+            "INSERT INTO conversations (id, created_utc, updated_utc) \
+             VALUES ('from-v7', now(), now())",
+        )
+        .await
+        .map_err(super::pg("test"))?;
+    let old_id: i64 = client
+        .query_one(
+            "INSERT INTO responses (conversation_id, prompt_hash, response_hash, path_hash, \
+                                    input_json, response_json, model, datetime_utc) \
+             VALUES ('from-v7', 'p', 'r', 'p', '[]', '[]', 'gpt-4', now()) RETURNING id",
+            &[],
+        )
+        .await
+        .map_err(super::pg("test"))?
+        .get(0);
+    drop(client);
+    let _ = connection.await;
+
+    let store = PostgresStore::connect(&url).await?;
+    let client = store.client("test").await?;
+    let version: String = client
+        .query_one(
+            "SELECT value FROM skein_meta WHERE key = 'schema_version'",
+            &[],
+        )
+        .await
+        .map_err(super::pg("test"))?
+        .get(0);
+    assert_eq!(version, "9");
+    let old = store
+        .node(crate::NodeId::from_db(old_id))
+        .await?
+        .expect("the old node is kept");
+    assert!(old.metadata().is_empty());
+    let pairs = std::collections::BTreeMap::from([("run".to_owned(), "7".to_owned())]);
+    let new = store
+        .log_response(
+            NewResponse::new(
+                ConversationId::new("from-v7")?,
+                None,
+                vec![Message::human("Again")],
+                Message::ai("Hello again"),
+                &CallOptions::new("gpt-4"),
+            )
+            .metadata(pairs.clone()),
+        )
+        .await?;
+    let reopened = PostgresStore::connect(&url).await?;
+    assert_eq!(
+        reopened
+            .node(new.id())
+            .await?
+            .map(|node| node.metadata().clone()),
+        Some(pairs)
+    );
+    Ok(())
+}

@@ -20,7 +20,7 @@ macro_rules! select_nodes {
              r.response_hash, r.path_hash, r.model, r.temperature, r.max_tokens, r.stop_json, \
              r.cache_key, r.input_tokens, r.output_tokens, r.cached_input_tokens, \
              r.cache_creation_tokens, r.reasoning_tokens, r.duration_ms, r.datetime_utc, \
-             r.status, r.ttft_ms ",
+             r.status, r.ttft_ms, r.metadata_json ",
             $($rest),*
         )
     };
@@ -146,9 +146,9 @@ impl<C: GenericClient> Tx for PgTx<'_, C> {
                  response_hash, path_hash, input_json, response_json, model, temperature, \
                  max_tokens, stop_json, cache_key, input_tokens, output_tokens, \
                  cached_input_tokens, cache_creation_tokens, reasoning_tokens, duration_ms, \
-                 datetime_utc, status, ttft_ms) \
+                 datetime_utc, status, ttft_ms, metadata_json) \
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, \
-                 $17, $18, $19, $20, $21) RETURNING id",
+                 $17, $18, $19, $20, $21, $22) RETURNING id",
             )
             .await
             .map_err(pg(self.operation))?;
@@ -178,6 +178,7 @@ impl<C: GenericClient> Tx for PgTx<'_, C> {
                     &row.datetime_utc,
                     &row.status.as_str(),
                     &row.ttft_ms(),
+                    &row.metadata_json(),
                 ],
             )
             .await
@@ -301,6 +302,7 @@ fn node_columns(row: &Row) -> std::result::Result<NodeColumns, tokio_postgres::E
         datetime_utc: Ok(row.try_get(17)?),
         status: row.try_get(18)?,
         ttft_ms: row.try_get(19)?,
+        metadata_json: row.try_get(20)?,
     })
 }
 

@@ -11,6 +11,7 @@
 //! read-only readers (see [`Inner::with_read_only`] for how they reach a file nobody else has
 //! open without creating its `-wal` and `-shm` files).
 
+mod runs;
 mod schema;
 mod tx;
 
@@ -57,6 +58,8 @@ const IMMUTABLE_ATTEMPTS: usize = 3;
 #[derive(Clone)]
 pub struct SqliteStore {
     inner: Arc<Inner>,
+    /// The time of leases and retention ([`SqliteStore::with_clock`]).
+    clock: Arc<dyn crate::runs::Clock>,
 }
 
 struct Inner {
@@ -66,6 +69,8 @@ struct Inner {
     /// `None` when opened read-only.
     writer: Option<Mutex<Connection>>,
     readers: Mutex<Vec<Connection>>,
+    /// Changes to runs, told to this process's followers ([`crate::RunStore::run_changes`]).
+    changes: tokio::sync::broadcast::Sender<crate::runs::RunChange>,
 }
 
 /// Where errors happened, for their messages.
@@ -229,14 +234,13 @@ impl SqliteStore {
                 Ok(metadata) if metadata.len() == 0 => return Err(no_store("the file is empty")),
                 Ok(_) => {}
             }
-            let store = SqliteStore {
-                inner: Arc::new(Inner {
-                    ctx: ctx.clone(),
-                    path: Some(path),
-                    writer: None,
-                    readers: Mutex::new(Vec::new()),
-                }),
-            };
+            let store = SqliteStore::from_inner(Inner {
+                ctx: ctx.clone(),
+                path: Some(path),
+                writer: None,
+                readers: Mutex::new(Vec::new()),
+                changes: tokio::sync::broadcast::Sender::new(runs::CHANGES_CAPACITY),
+            });
             let found = store
                 .inner
                 .with_reader("opening the store read-only", schema::inspect_connection)?;
@@ -256,13 +260,19 @@ impl SqliteStore {
     }
 
     fn from_writer(ctx: Ctx, path: Option<PathBuf>, writer: Connection) -> Self {
+        SqliteStore::from_inner(Inner {
+            ctx,
+            path,
+            writer: Some(Mutex::new(writer)),
+            readers: Mutex::new(Vec::new()),
+            changes: tokio::sync::broadcast::Sender::new(runs::CHANGES_CAPACITY),
+        })
+    }
+
+    fn from_inner(inner: Inner) -> Self {
         SqliteStore {
-            inner: Arc::new(Inner {
-                ctx,
-                path,
-                writer: Some(Mutex::new(writer)),
-                readers: Mutex::new(Vec::new()),
-            }),
+            inner: Arc::new(inner),
+            clock: Arc::new(crate::runs::SystemClock),
         }
     }
 

@@ -51,6 +51,14 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 7,
         sql: include_str!("migrations/007_ttft.sql"),
     },
+    Migration {
+        version: 8,
+        sql: include_str!("migrations/008_metadata.sql"),
+    },
+    Migration {
+        version: 9,
+        sql: include_str!("migrations/009_runs.sql"),
+    },
 ];
 
 /// The schema version this build writes.

@@ -195,3 +195,69 @@ fn timestamps_sort_as_text() {
     assert_eq!(early, "2023-11-14T22:13:20.000000Z");
     assert!(early < late);
 }
+
+/// A file written at schema version 7 (before metadata was recorded) is upgraded in place:
+/// its nodes read back with no metadata and still verify, and new nodes keep theirs.
+#[tokio::test]
+async fn a_version_7_file_gains_metadata() -> crate::Result<()> {
+    let dir = tempfile::tempdir().map_err(|source| crate::StoreError::Io {
+        operation: "create",
+        path: "a temporary directory".into(),
+        source,
+    })?;
+    let path = dir.path().join("v7.db");
+    let ctx = ctx(&path);
+    let conversation = ConversationId::new("from-v7")?;
+    let old_id = {
+        let mut conn = Connection::open(&path).map_err(ctx.sql("test"))?;
+        schema::configure(&conn, &ctx, false)?;
+        assert_eq!(schema::migrate_to(&mut conn, &ctx, 7)?, 0);
+        let at = record::now();
+        conn.execute(
+            "INSERT INTO conversations (id, name, created_utc, updated_utc) \
+             VALUES (?1, 'old', ?2, ?2)",
+            rusqlite::params![conversation.as_str(), format_time(at)],
+        )
+        .map_err(ctx.sql("test"))?;
+        let mut old = NodeRow::new(
+            conversation.clone(),
+            None,
+            &[Message::human("Hi")],
+            &Message::ai("Hello"),
+            &HashOptions::default(),
+            at,
+        )?;
+        old.model = Some("gpt-4".into());
+        insert_v1(&conn, &ctx, &old)?
+    };
+    assert_eq!(user_version(&path), 7);
+
+    let store = SqliteStore::open(&path).await?;
+    assert_eq!(user_version(&path), 9);
+    let old = store.node(old_id).await?.expect("the old node is kept");
+    assert!(old.metadata().is_empty());
+    let pairs = std::collections::BTreeMap::from([("run".to_owned(), "7".to_owned())]);
+    let new = store
+        .log_response(
+            NewResponse::new(
+                conversation.clone(),
+                Some(old_id),
+                vec![Message::human("Again")],
+                Message::ai("Hello again"),
+                &CallOptions::new("gpt-4"),
+            )
+            .metadata(pairs.clone()),
+        )
+        .await?;
+    drop(store);
+    let store = SqliteStore::open(&path).await?;
+    assert_eq!(
+        store
+            .node(new.id())
+            .await?
+            .map(|node| node.metadata().clone()),
+        Some(pairs)
+    );
+    assert!(store.verify().await?.is_ok());
+    Ok(())
+}

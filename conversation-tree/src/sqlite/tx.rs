@@ -20,7 +20,7 @@ macro_rules! select_nodes {
              r.response_hash, r.path_hash, r.model, r.temperature, r.max_tokens, r.stop_json, \
              r.cache_key, r.input_tokens, r.output_tokens, r.cached_input_tokens, \
              r.cache_creation_tokens, r.reasoning_tokens, r.duration_ms, r.datetime_utc, \
-             r.status, r.ttft_ms ",
+             r.status, r.ttft_ms, r.metadata_json ",
             $($rest),*
         )
     };
@@ -125,9 +125,9 @@ impl Tx for SqliteTx<'_> {
                  response_hash, path_hash, input_json, response_json, model, temperature, \
                  max_tokens, stop_json, cache_key, input_tokens, output_tokens, \
                  cached_input_tokens, cache_creation_tokens, reasoning_tokens, duration_ms, \
-                 datetime_utc, status, ttft_ms) \
+                 datetime_utc, status, ttft_ms, metadata_json) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, \
-                 ?17, ?18, ?19, ?20, ?21)",
+                 ?17, ?18, ?19, ?20, ?21, ?22)",
             )
             .and_then(|mut statement| {
                 statement.execute(params![
@@ -152,6 +152,7 @@ impl Tx for SqliteTx<'_> {
                     format_time(row.datetime_utc),
                     row.status.as_str(),
                     row.ttft_ms(),
+                    row.metadata_json(),
                 ])
             })
             .map_err(self.ctx.sql(self.operation))?;
@@ -663,6 +664,7 @@ fn node_columns(row: &Row<'_>) -> rusqlite::Result<NodeColumns> {
         datetime_utc: parse_time(&row.get::<_, String>(17)?),
         status: row.get(18)?,
         ttft_ms: row.get(19)?,
+        metadata_json: row.get(20)?,
     })
 }
 

@@ -10,8 +10,10 @@ pub(crate) mod cases;
 pub(crate) mod continuation;
 pub(crate) mod edges;
 pub(crate) mod labels;
+pub(crate) mod metadata;
 pub(crate) mod owners;
 pub(crate) mod reliability;
+pub(crate) mod runs;
 pub(crate) mod summaries;
 
 use std::sync::Arc;
@@ -34,6 +36,9 @@ pub(crate) trait Harness: Send + Sync + Sized + 'static {
     fn spec(&self) -> String;
     /// Opens the store a [`spec`](Self::spec) names.
     async fn open_spec(spec: &str) -> Arc<dyn Store>;
+    /// Waits until `changes` (just subscribed) hears every later change: a PostgreSQL store's
+    /// listening connection is opened by its first follower.
+    async fn ready_to_follow(_changes: &mut conversation_tree::runs::RunChanges) {}
 }
 
 /// Generates one `#[tokio::test]` per case of the suite for `$harness`.
@@ -77,6 +82,16 @@ macro_rules! suite {
             labels::concurrent_label_moves_leave_the_label_on_one_node,
             summaries::the_deepest_summary_on_a_path_is_found_for_every_node_below_it,
             summaries::a_summary_that_cannot_be_written_leaves_no_node,
+            metadata::metadata_is_kept_with_its_node_outside_every_hash,
+            metadata::unreadable_metadata_is_a_corrupt_node,
+            runs::a_run_is_created_read_and_owner_checked,
+            runs::status_moves_only_by_legal_transitions,
+            runs::events_continue_without_gaps_or_duplicates,
+            runs::a_failed_batch_leaves_no_event,
+            runs::racing_claimants_have_one_winner,
+            runs::leases_are_held_renewed_released_and_fenced,
+            runs::followers_see_events_status_and_cancels,
+            runs::purge_deletes_old_events_and_finished_runs,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn killed_writer_leaves_no_half_node() {

@@ -5,7 +5,8 @@
 //! whole, or, with Vertex AI's streamed function call arguments, in pieces that are put back
 //! together into one call), repeats the cumulative `usageMetadata`, and the last one carries
 //! `finishReason`. The stream has no terminator: it is complete when it ends after a finish
-//! reason. Parts Skein does not model (inline data, code execution, …) are skipped and named
+//! reason. A candidate's `logprobsResult` (with `responseLogprobs`) covers the tokens of its
+//! event and comes before its text. Parts Skein does not model (inline data, code execution, …) are skipped and named
 //! once at `debug` level.
 
 use std::borrow::Cow;
@@ -20,7 +21,7 @@ use super::error::{ErrorEnvelope, WireError, stream_error};
 use crate::assemble::{Chunk, UsageUpdate};
 use crate::http::sse::{EventParser, MaybeText, Skipped, event_json, json, nullable_list};
 use crate::wire_numbers::Lenient;
-use crate::{FinishReason, Provider, ProviderError};
+use crate::{FinishReason, Provider, ProviderError, TokenLogprob, TopLogprob};
 
 const PROVIDER: Provider = Provider::Google;
 /// Key of the open reasoning block: thought parts in a row form one block.
@@ -52,6 +53,76 @@ struct Candidate<'a> {
     finish_reason: Option<Cow<'a, str>>,
     #[serde(default)]
     index: u32,
+    /// Kept raw: present only when log probabilities were asked for.
+    #[serde(default, borrow)]
+    logprobs_result: Option<&'a serde_json::value::RawValue>,
+}
+
+/// A candidate's `logprobsResult`: one chosen token per decoding step, and at each step the
+/// most likely tokens (`topCandidates[i]` is step `i`).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LogprobsResult {
+    #[serde(default, deserialize_with = "nullable_list")]
+    chosen_candidates: Vec<LogprobsCandidate>,
+    #[serde(default, deserialize_with = "nullable_list")]
+    top_candidates: Vec<TopCandidates>,
+}
+
+#[derive(Deserialize)]
+struct TopCandidates {
+    #[serde(default, deserialize_with = "nullable_list")]
+    candidates: Vec<LogprobsCandidate>,
+}
+
+/// A token and its log probability (`tokenId` is not kept: OpenAI's shape has no place for
+/// it).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LogprobsCandidate {
+    #[serde(default)]
+    token: String,
+    #[serde(default)]
+    log_probability: f64,
+}
+
+/// The `Logprobs` chunk of a candidate's `logprobsResult`, when it has chosen tokens; one that
+/// cannot be read is left out (with a warning), never the answer's text.
+fn logprobs(raw: &serde_json::value::RawValue) -> Option<Chunk> {
+    let result: LogprobsResult = match serde_json::from_str(raw.get()) {
+        Ok(result) => result,
+        Err(err) => {
+            tracing::warn!("Gemini's logprobsResult cannot be read ({err}); it is left out");
+            return None;
+        }
+    };
+    if result.chosen_candidates.is_empty() {
+        return None;
+    }
+    let mut top = result.top_candidates.into_iter();
+    let tokens = result
+        .chosen_candidates
+        .into_iter()
+        .map(|chosen| TokenLogprob {
+            token: chosen.token,
+            logprob: chosen.log_probability,
+            bytes: None,
+            top_logprobs: top
+                .next()
+                .map(|step| {
+                    step.candidates
+                        .into_iter()
+                        .map(|candidate| TopLogprob {
+                            token: candidate.token,
+                            logprob: candidate.log_probability,
+                            bytes: None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        })
+        .collect();
+    Some(Chunk::Logprobs(tokens))
 }
 
 #[derive(Deserialize)]
@@ -226,6 +297,8 @@ impl Answer {
         }
         // Only the first candidate is read: Skein never asks for `candidateCount > 1`.
         for candidate in response.candidates.into_iter().filter(|c| c.index == 0) {
+            // Before the parts: they describe this event's text.
+            out.extend(candidate.logprobs_result.and_then(logprobs));
             for part in candidate.content.into_iter().flat_map(|c| c.parts) {
                 self.part(part, out)?;
             }

@@ -29,6 +29,9 @@
 //!   counting its minted calls), so that a conversation can pair it with its result.
 //! - **Finish reasons** `""` and `null` are no reason; a `stop` with tool calls finishes as
 //!   [`FinishReason::ToolCalls`](crate::FinishReason) (the assembler's rule).
+//! - **Log probabilities** (`logprobs.content`, and `logprobs.refusal` for a refusal's
+//!   tokens) come before their chunk's text; a `logprobs` that is not OpenAI's shape is left
+//!   out (with a warning), never the text.
 //! - **Placeholders**: Azure's first chunk has `"id": ""` and `"model": ""`; the first
 //!   non-empty id and model are the answer's.
 //! - **Keep-alives**: SSE comments are dropped by the framing; an empty `data:` and a `data:`
@@ -87,6 +90,41 @@ struct StreamChoice<'a> {
     delta: Option<Box<Delta<'a>>>,
     #[serde(default, borrow)]
     finish_reason: MaybeText<'a>,
+    /// Kept raw: `null` on every chunk unless log probabilities were asked for, so the usual
+    /// chunk costs no parse and no allocation for it.
+    #[serde(default, borrow)]
+    logprobs: Option<&'a RawValue>,
+}
+
+/// A choice's `logprobs`: those of the text, and of a refusal (which is answer text too).
+#[derive(Deserialize)]
+struct ChoiceLogprobs<'a> {
+    #[serde(default, borrow)]
+    content: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    refusal: Option<&'a RawValue>,
+}
+
+/// The `Logprobs` chunk of a choice's `logprobs`, when it holds any tokens.
+fn logprobs(raw: Option<&RawValue>) -> Option<Chunk> {
+    let choice: ChoiceLogprobs<'_> = match serde_json::from_str(raw?.get()) {
+        Ok(choice) => choice,
+        Err(err) => {
+            tracing::warn!("a provider's logprobs cannot be read ({err}); they are left out");
+            return None;
+        }
+    };
+    let read = |raw: Option<&RawValue>| {
+        raw.and_then(|raw| crate::logprobs::read_list(raw.get(), "logprobs", |t| t))
+    };
+    let tokens = match (read(choice.content), read(choice.refusal)) {
+        (Some(mut content), Some(refusal)) => {
+            content.extend(refusal);
+            content
+        }
+        (content, refusal) => content.or(refusal)?,
+    };
+    Some(Chunk::Logprobs(tokens))
 }
 
 /// A chunk's `delta`, or a non-streamed answer's `message` (the same fields).
@@ -363,6 +401,7 @@ impl EventParser for ChatStreamParser {
             if choice.index.unwrap_or(0) != 0 {
                 continue;
             }
+            out.extend(logprobs(choice.logprobs));
             if let Some(delta) = choice.delta {
                 self.delta(*delta, out)?;
             }
@@ -698,6 +737,8 @@ struct CompletionChoice<'a> {
     message: Option<Delta<'a>>,
     #[serde(default, borrow)]
     finish_reason: MaybeText<'a>,
+    #[serde(default, borrow)]
+    logprobs: Option<&'a RawValue>,
 }
 
 /// A non-streamed `chat.completion` as chunks, in the order a stream would give them (the
@@ -715,6 +756,7 @@ pub(crate) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
         .into_iter()
         .find(|choice| choice.index.unwrap_or(0) == 0)
     {
+        out.extend(logprobs(choice.logprobs));
         if let Some(message) = choice.message {
             parser.message(message, &mut out)?;
         }

@@ -62,7 +62,8 @@ impl Server {
     }
 
     /// The routes: `POST /v1/response`, `POST /v1/response/{id}/cancel`,
-    /// `POST /v1/chat/completions`, `POST /v1/responses`, `GET /v1/responses/{id}`,
+    /// `POST /v1/chat/completions`, `GET /v1/chat/completions/{id}`, `POST /v1/responses`,
+    /// `GET /v1/responses/{id}`,
     /// `POST /v1/responses/{id}/cancel`, `GET /v1/models`, `GET /v1/models/{id}`,
     /// `POST /v1/embeddings`, `GET /health`, `GET /openapi.json`. Any other path under `/v1/`,
     /// or a route asked with a method it does not take, is answered in OpenAI's error shape.

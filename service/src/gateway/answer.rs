@@ -300,6 +300,7 @@ impl Service {
         spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
         spec.temperature = options.temperature;
         spec.max_tokens = options.max_tokens;
+        spec.metadata = options.metadata.clone();
         spec.options = options;
         spec.label = call.label;
         spec.owner = Some(self.owner(principal).to_owned());

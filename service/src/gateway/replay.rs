@@ -6,9 +6,19 @@ use providers::{ChatResponse, FinishReason, StreamEvent};
 
 /// A whole answer as the events a model would have streamed, so every encoder serves it like
 /// a live one and the log rebuilds it part for part.
+///
+/// The answer's log probabilities, when it has them, come just before its first text, where a
+/// stream puts those of the text it brings.
 pub fn answer_events(answer: &ChatResponse) -> Vec<StreamEvent> {
     let mut events = replay_events(&answer.message);
     events.pop();
+    if let Some(tokens) = &answer.logprobs {
+        let first_text = events
+            .iter()
+            .position(|event| matches!(event, StreamEvent::TextDelta(_)))
+            .unwrap_or(events.len());
+        events.insert(first_text, StreamEvent::Logprobs(tokens.clone()));
+    }
     events.push(StreamEvent::Usage(answer.usage));
     events.push(StreamEvent::Done {
         finish: answer.finish_reason.clone(),

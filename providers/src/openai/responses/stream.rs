@@ -18,6 +18,10 @@
 //! (web search, file search, code interpreter, shell, apply-patch, MCP, tool search, …) run on
 //! OpenAI's side or are not calls for the caller to answer; their items and events are
 //! skipped, each type named once at `debug` level.
+//!
+//! Log probabilities (asked for with `include: ["message.output_text.logprobs"]`) are read
+//! from each `response.output_text.delta` and, for text no delta showed, from the finished
+//! part; they come before the text they describe.
 
 use std::borrow::Cow;
 
@@ -34,7 +38,7 @@ use crate::http::sse::{
 use crate::openai::error::{ErrorEnvelope, WireError, stream_error};
 use crate::openai::wire::WireUsage;
 use crate::wire_numbers::Lenient;
-use crate::{FinishReason, Provider, ProviderError};
+use crate::{FinishReason, Provider, ProviderError, TokenLogprob};
 
 const PROVIDER: Provider = Provider::OpenAi;
 
@@ -64,6 +68,10 @@ struct Event<'a> {
     text: Option<&'a RawValue>,
     #[serde(default, borrow)]
     refusal: Option<&'a RawValue>,
+    /// Of an `output_text` delta: `[]` unless log probabilities were asked for, kept raw so
+    /// the usual delta costs no parse for it.
+    #[serde(default, borrow)]
+    logprobs: Option<&'a RawValue>,
     #[serde(default, borrow)]
     part: Option<&'a RawValue>,
     #[serde(default, borrow)]
@@ -118,6 +126,17 @@ struct TextPart<'a> {
     text: MaybeText<'a>,
     #[serde(default, borrow)]
     refusal: MaybeText<'a>,
+    /// An `output_text` part's log probabilities (with `include:
+    /// ["message.output_text.logprobs"]`).
+    #[serde(default, borrow)]
+    logprobs: Option<&'a RawValue>,
+}
+
+/// The log probabilities of an `output_text` delta or part; the delta's tokens have no
+/// `bytes` (OpenAI sends them only on the part), read as `None`.
+fn logprobs(raw: Option<&RawValue>) -> Option<Chunk> {
+    crate::logprobs::read_list(raw?.get(), "logprobs", |token: TokenLogprob| token)
+        .map(Chunk::Logprobs)
 }
 
 impl<'a> TextPart<'a> {
@@ -330,6 +349,7 @@ impl EventParser for ResponsesStreamParser {
                     part.streamed.get_or_insert_with(String::new);
                     part.shown = true;
                 }
+                out.extend(logprobs(event.logprobs));
                 out.push(Chunk::Text(delta.into_owned()));
             }
             "response.output_text.done" | "response.refusal.done" => {
@@ -339,7 +359,13 @@ impl EventParser for ResponsesStreamParser {
                     ("text", event.text)
                 };
                 if let Some(text) = self.text_field(kind, name, raw)? {
-                    self.message_part_done(output_index, event.content_index, text, out);
+                    self.message_part_done(
+                        output_index,
+                        event.content_index,
+                        text,
+                        event.logprobs,
+                        out,
+                    );
                 }
             }
             "response.content_part.done" | "response.reasoning_summary_part.done" => {
@@ -347,7 +373,9 @@ impl EventParser for ResponsesStreamParser {
                 let Some(raw) = event.part else {
                     return Ok(());
                 };
-                let Some(text) = field::<TextPart<'_>>(PROVIDER, kind, "part", raw)?.text() else {
+                let part = field::<TextPart<'_>>(PROVIDER, kind, "part", raw)?;
+                let tokens = part.logprobs;
+                let Some(text) = part.text() else {
                     return Ok(());
                 };
                 if summary {
@@ -359,7 +387,7 @@ impl EventParser for ResponsesStreamParser {
                         part.final_text.get_or_insert_with(|| text.into_owned());
                     }
                 } else {
-                    self.message_part_done(output_index, event.content_index, text, out);
+                    self.message_part_done(output_index, event.content_index, text, tokens, out);
                 }
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
@@ -634,8 +662,9 @@ impl ResponsesStreamParser {
                 let item: Item<'_> = field(PROVIDER, kind_name, "item", raw)?;
                 self.track(key, kind);
                 for (index, part) in item.content.into_iter().enumerate() {
+                    let tokens = part.logprobs;
                     if let Some(text) = part.text() {
-                        self.message_part_done(Some(key), Some(index), text, out);
+                        self.message_part_done(Some(key), Some(index), text, tokens, out);
                     }
                 }
             }
@@ -650,12 +679,14 @@ impl ResponsesStreamParser {
         Ok(())
     }
 
-    /// The finished text of a message part: shown if no delta showed the part.
+    /// The finished text of a message part: shown if no delta showed the part (with its log
+    /// probabilities, `tokens`).
     fn message_part_done(
         &mut self,
         output_index: Option<usize>,
         content_index: Option<usize>,
         text: Cow<'_, str>,
+        tokens: Option<&RawValue>,
         out: &mut Vec<Chunk>,
     ) {
         let Some(part) = self
@@ -666,6 +697,7 @@ impl ResponsesStreamParser {
         };
         if !part.shown {
             part.shown = true;
+            out.extend(logprobs(tokens));
             out.push(Chunk::Text(text.into_owned()));
         }
     }
@@ -759,12 +791,13 @@ pub(crate) fn response_chunks(body: &str) -> Result<Vec<Chunk>, ProviderError> {
                 out.push(Chunk::ReasoningEnd { key });
             }
             Kind::Message => {
-                out.extend(
-                    item.content
-                        .into_iter()
-                        .filter_map(TextPart::text)
-                        .map(|text| Chunk::Text(text.into_owned())),
-                );
+                for part in item.content {
+                    let tokens = logprobs(part.logprobs);
+                    if let Some(text) = part.text() {
+                        out.extend(tokens);
+                        out.push(Chunk::Text(text.into_owned()));
+                    }
+                }
             }
             Kind::Call { custom } => {
                 let arguments = if custom { item.input } else { item.arguments };

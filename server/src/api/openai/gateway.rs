@@ -118,6 +118,15 @@ pub(crate) fn admit(
     Ok((agent, permit))
 }
 
+/// The answer when the conversation store fails while a stored answer is read.
+pub(crate) fn store_failed(error: conversation_tree::StoreError) -> OpenAiError {
+    OpenAiError::new(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "store_error",
+        format!("the conversation store failed: {error}"),
+    )
+}
+
 /// Now, in Unix seconds (`created`, `created_at`).
 pub(crate) fn unix_now() -> u64 {
     std::time::SystemTime::now()

@@ -37,6 +37,7 @@ pub(crate) fn router(app: &App) -> Routes {
 #[openapi(
     paths(
         chat_completions::handlers::create_chat_completion,
+        chat_completions::handlers::get_chat_completion,
         responses::handlers::create_response,
         responses::handlers::get_response,
         responses::handlers::cancel_response,

@@ -3,7 +3,7 @@
 //! calls are `tool_calls`.
 
 use messages::{ContentPart, Message, Reasoning};
-use providers::{ChatResponse, FinishReason, StreamEvent, Usage};
+use providers::{ChatResponse, FinishReason, StreamEvent, TokenLogprob, Usage};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -36,8 +36,33 @@ pub struct ChunkChoice {
     pub index: u32,
     /// What this chunk adds.
     pub delta: Delta,
+    /// The log probabilities of this chunk's text tokens; null unless `logprobs` asked for
+    /// them (and on chunks without text).
+    pub logprobs: Option<ChoiceLogprobs>,
     /// Why the answer ended, on its last chunk.
     pub finish_reason: Option<&'static str>,
+}
+
+/// A choice's `logprobs`, OpenAI's `ChoiceLogprobs`.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct ChoiceLogprobs {
+    /// Per text token, in order: `token`, `logprob`, `bytes` (null where the provider sends
+    /// none, as Gemini) and the `top_logprobs` asked for.
+    #[schema(value_type = Vec<Object>)]
+    pub content: Vec<TokenLogprob>,
+    /// Always null: a refusal's tokens are text tokens, in `content`.
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub refusal: Option<Vec<TokenLogprob>>,
+}
+
+impl ChoiceLogprobs {
+    /// The `logprobs` of `tokens`.
+    pub fn new(tokens: Vec<TokenLogprob>) -> Self {
+        ChoiceLogprobs {
+            content: tokens,
+            refusal: None,
+        }
+    }
 }
 
 /// What a chunk adds to the message.
@@ -205,6 +230,9 @@ pub struct ChunkEncoder {
     usage: Option<Usage>,
     /// A text delta's chunk after the first, but for its text: most chunks of an answer.
     text_chunk: Option<TextTemplate>,
+    /// Log probabilities waiting for the text delta they describe (the provider sends them
+    /// just before it).
+    logprobs: Option<Vec<TokenLogprob>>,
 }
 
 impl ChunkEncoder {
@@ -220,6 +248,7 @@ impl ChunkEncoder {
             calls: 0,
             usage: None,
             text_chunk: None,
+            logprobs: None,
         };
         encoder.text_chunk = TextTemplate::new(|text| ChatCompletionChunk {
             id: encoder.id.clone(),
@@ -232,6 +261,7 @@ impl ChunkEncoder {
                     content: Some(text),
                     ..Delta::default()
                 },
+                logprobs: None,
                 finish_reason: None,
             }],
             usage: encoder.include_usage.then_some(None),
@@ -240,10 +270,13 @@ impl ChunkEncoder {
     }
 
     /// Writes the chunks `event` adds as `data:` events: those of [`encode`](Self::encode),
-    /// a text delta after the first chunk from its template.
+    /// a text delta after the first chunk from its template (unless it carries log
+    /// probabilities, which the template has no place for).
     pub(crate) fn write(&mut self, event: StreamEvent, frames: &mut Frames) {
         match (&event, &self.text_chunk) {
-            (StreamEvent::TextDelta(text), Some(template)) if self.started && !text.is_empty() => {
+            (StreamEvent::TextDelta(text), Some(template))
+                if self.started && !text.is_empty() && self.logprobs.is_none() =>
+            {
                 frames.data_in(template, text);
             }
             _ => {
@@ -263,6 +296,13 @@ impl ChunkEncoder {
             self.started = true;
             delta.role = Some("assistant");
         }
+        // Waiting log probabilities go with the text they describe, or, if the answer ends
+        // without it, with the last chunk rather than nowhere.
+        let logprobs = if delta.content.is_some() || finish_reason.is_some() {
+            self.logprobs.take().map(ChoiceLogprobs::new)
+        } else {
+            None
+        };
         ChatCompletionChunk {
             id: self.id.clone(),
             object: "chat.completion.chunk",
@@ -271,6 +311,7 @@ impl ChunkEncoder {
             choices: vec![ChunkChoice {
                 index: 0,
                 delta,
+                logprobs,
                 finish_reason,
             }],
             usage: self.include_usage.then_some(None),
@@ -366,6 +407,13 @@ impl ChunkEncoder {
                 )],
                 None => Vec::new(),
             },
+            StreamEvent::Logprobs(tokens) => {
+                match &mut self.logprobs {
+                    Some(waiting) => waiting.extend(tokens),
+                    None => self.logprobs = Some(tokens),
+                }
+                Vec::new()
+            }
             StreamEvent::Usage(usage) => {
                 self.usage = Some(usage);
                 Vec::new()
@@ -416,6 +464,10 @@ pub struct ChatCompletion {
     pub choices: Vec<Choice>,
     /// Token counts.
     pub usage: CompletionUsage,
+    /// The key–value pairs the request was tagged with (`metadata`): shown when a stored
+    /// completion is read back (`GET /v1/chat/completions/{id}`), empty when it had none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// The choice of a whole answer.
@@ -425,6 +477,9 @@ pub struct Choice {
     pub index: u32,
     /// The answer.
     pub message: AssistantMessage,
+    /// The log probabilities of the answer's text tokens; null unless `logprobs` asked for
+    /// them.
+    pub logprobs: Option<ChoiceLogprobs>,
     /// Why it ended.
     pub finish_reason: &'static str,
 }
@@ -485,9 +540,11 @@ impl ChatCompletion {
             choices: vec![Choice {
                 index: 0,
                 message,
+                logprobs: response.logprobs.clone().map(ChoiceLogprobs::new),
                 finish_reason: finish,
             }],
             usage: CompletionUsage::from(&response.usage),
+            metadata: None,
         }
     }
 }
@@ -534,6 +591,12 @@ mod tests {
     fn events() -> Vec<StreamEvent> {
         vec![
             StreamEvent::TextDelta("Hel".into()),
+            StreamEvent::Logprobs(vec![TokenLogprob {
+                token: "lo".into(),
+                logprob: -0.25,
+                bytes: Some(b"lo".to_vec()),
+                top_logprobs: Vec::new(),
+            }]),
             StreamEvent::TextDelta("lo \"you\"\n".into()),
             StreamEvent::ReasoningDelta { text: "hm".into() },
             StreamEvent::TextDelta(String::new()),
@@ -559,5 +622,35 @@ mod tests {
             }
             assert_eq!(written.take(), serialised.take());
         }
+    }
+
+    #[test]
+    fn log_probabilities_go_with_the_next_text_and_leave_the_rest_null() {
+        let mut encoder = ChunkEncoder::new("chatcmpl-1".into(), "m".into(), 7, false);
+        let chunks: Vec<ChatCompletionChunk> = events()
+            .into_iter()
+            .flat_map(|event| encoder.encode(event))
+            .collect();
+        let logprobs: Vec<(Option<&str>, Option<&str>)> = chunks
+            .iter()
+            .map(|chunk| {
+                let choice = &chunk.choices[0];
+                let token = choice
+                    .logprobs
+                    .as_ref()
+                    .map(|l| l.content[0].token.as_str());
+                (choice.delta.content.as_deref(), token)
+            })
+            .collect();
+        assert_eq!(
+            logprobs,
+            [
+                (Some("Hel"), None),
+                (Some("lo \"you\"\n"), Some("lo")),
+                (None, None),
+                (Some("!"), None),
+                (None, None),
+            ]
+        );
     }
 }

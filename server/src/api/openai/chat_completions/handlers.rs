@@ -1,22 +1,27 @@
-//! `POST /v1/chat/completions`: OpenAI's Chat Completions in front of every provider.
+//! `POST /v1/chat/completions`: OpenAI's Chat Completions in front of every provider, and
+//! `GET /v1/chat/completions/{id}`: a stored completion read back from the conversation tree,
+//! where each logged completion's node is labelled with its id.
 
 use std::sync::Arc;
 
 use agent_loop::CancellationToken;
 use axum::Extension;
 use axum::body::Bytes;
+use axum::extract::Path;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::{IntoResponse, Response};
 use futures::StreamExt as _;
-use service::{Answer, Principal};
+use http::{StatusCode, header};
+use providers::{ChatResponse, FinishReason, Usage};
+use service::{Answer, Logging, Principal};
 
 use super::schema::ChatCompletionRequest;
 use crate::api::openai::chat_completions::encode::{ChatCompletion, ChunkEncoder};
 use crate::api::openai::chat_completions::plan::chat_completion;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
-    admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
+    admit, gateway_error, gateway_headers, read_request, stopped_error, store_failed, unix_now,
 };
 use crate::api::request_log::RequestLog;
 use crate::api::sse;
@@ -53,11 +58,15 @@ pub(crate) async fn create_chat_completion(
 ) -> Result<Response, OpenAiError> {
     let request: ChatCompletionRequest = read_request(&app, body)?;
     let model_name = request.model.trim().to_owned();
-    let call = chat_completion(request)?;
+    let mut call = chat_completion(request)?;
     log.model(&model_name, &call.model.config);
     let (agent, permit) = admit(&app, caller, &call)?;
     let include_usage = call.include_usage;
     let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
+    // A logged completion is found again by its id, as OpenAI's stored completions are.
+    if call.logging == Logging::On {
+        call.label = Some(id.clone());
+    }
     let created = unix_now();
     let cancel = CancellationToken::new();
     // An agent's run stops when the client goes away and its answer is dropped.
@@ -107,4 +116,88 @@ pub(crate) async fn create_chat_completion(
             Ok(response)
         }
     }
+}
+
+/// Reads a stored chat completion: one this caller created without `store: false`, as the
+/// conversation tree holds it, with the `metadata` it was tagged with.
+#[utoipa::path(
+    get,
+    path = "/v1/chat/completions/{id}",
+    tag = "openai",
+    params(("id" = String, Path, description = "The completion id (`chatcmpl-…`)")),
+    responses(
+        (status = 200, description = "The completion, with its `metadata`", body = ChatCompletion),
+        (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 404, description = "No completion of this caller has this id (or it was created with `store: false`)", body = crate::api::openai::error::OpenAiErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn get_chat_completion(
+    State(app): State<Arc<App>>,
+    Extension(caller): Extension<Principal>,
+    Path(id): Path<String>,
+) -> Result<Response, OpenAiError> {
+    // Responses share the tree's labels: only a completion's id reads back as a completion.
+    let node = if id.starts_with("chatcmpl-") {
+        app.service
+            .chat()
+            .owned_answer(&id, app.service.owner(caller))
+            .await
+            .map_err(store_failed)?
+    } else {
+        None
+    };
+    let Some(node) = node else {
+        return Err(not_found(&id));
+    };
+    let turn = app
+        .service
+        .chat()
+        .store()
+        .turn(node.id())
+        .await
+        .map_err(store_failed)?;
+    let usage = node.usage().map_or_else(Usage::default, |usage| Usage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cached_input_tokens: usage.cached_input_tokens,
+        cache_creation_tokens: usage.cache_creation_tokens,
+        reasoning_tokens: usage.reasoning_tokens,
+    });
+    let answer = ChatResponse {
+        message: turn.response,
+        usage,
+        // The tree keeps the answer, not the provider's finish reason: it reads back as
+        // stopped, or as calling tools when it called some.
+        finish_reason: FinishReason::Stop,
+        ..ChatResponse::default()
+    };
+    let completion = ChatCompletion {
+        metadata: Some(node.metadata().clone()),
+        ..ChatCompletion::new(
+            id,
+            node.model().unwrap_or_default().to_owned(),
+            u64::try_from(node.datetime_utc().as_second()).unwrap_or(0),
+            &answer,
+        )
+    };
+    let mut response = axum::Json(completion).into_response();
+    response.headers_mut().insert(
+        header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-cache"),
+    );
+    Ok(response)
+}
+
+fn not_found(id: &str) -> OpenAiError {
+    OpenAiError::new(
+        StatusCode::NOT_FOUND,
+        "completion_not_found",
+        format!(
+            "no chat completion `{id}` of yours is kept here: it was created with \
+             `store: false`, by another caller, or the server stopped before its answer was \
+             logged"
+        ),
+    )
 }

@@ -18,7 +18,7 @@ use service::{Answer, Logging, Principal, Stopped, Thread, answer_events, replay
 use super::schema::CreateResponseRequest;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
-    admit, gateway_error, gateway_headers, read_request, stopped_error, unix_now,
+    admit, gateway_error, gateway_headers, read_request, stopped_error, store_failed, unix_now,
 };
 use crate::api::openai::responses::encode::{
     DEFAULT_TEMPERATURE, ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject,
@@ -81,13 +81,16 @@ pub(crate) async fn create_response(
         settings,
     } = planned;
     if let Some(previous) = &previous_response_id {
-        let Some((history, anchor)) = app
-            .service
-            .chat()
-            .previous(previous, owner)
-            .await
-            .map_err(gateway_error)?
-        else {
+        let found = if is_response_id(previous) {
+            app.service
+                .chat()
+                .previous(previous, owner)
+                .await
+                .map_err(gateway_error)?
+        } else {
+            None
+        };
+        let Some((history, anchor)) = found else {
             return Err(not_found(previous).with_param("previous_response_id"));
         };
         call.request.messages =
@@ -113,6 +116,7 @@ pub(crate) async fn create_response(
         ),
         max_output_tokens: call.request.options.max_tokens,
         store: call.logging == Logging::On,
+        metadata: call.request.options.metadata.clone(),
         settings,
         ..ResponseObject::begun(id.clone(), unix_now(), model_name)
     };
@@ -298,12 +302,21 @@ pub(crate) async fn cancel_response(
     }
 }
 
+/// Whether `id` can name a response: one of the ids this server gives them. The tree's labels
+/// also name chat completions (`chatcmpl-…`), which are not responses to read or continue.
+fn is_response_id(id: &str) -> bool {
+    id.starts_with("resp_")
+}
+
 /// The node of `caller`'s response `id`.
 pub(super) async fn stored(
     app: &App,
     caller: Principal,
     id: &str,
 ) -> Result<Option<Node>, OpenAiError> {
+    if !is_response_id(id) {
+        return Ok(None);
+    }
     app.service
         .chat()
         .owned_answer(id, app.service.owner(caller))
@@ -329,6 +342,7 @@ pub(super) async fn from_node(
     let begun = ResponseObject {
         temperature: Some(node.options().temperature.unwrap_or(DEFAULT_TEMPERATURE)),
         max_output_tokens: node.options().max_tokens,
+        metadata: node.metadata().clone(),
         ..ResponseObject::begun(
             id.to_owned(),
             u64::try_from(node.datetime_utc().as_second()).unwrap_or(0),
@@ -372,14 +386,6 @@ pub(super) async fn from_node(
         }
     }
     Ok(encoder.into_response())
-}
-
-fn store_failed(error: conversation_tree::StoreError) -> OpenAiError {
-    OpenAiError::new(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        "store_error",
-        format!("the conversation store failed: {error}"),
-    )
 }
 
 fn failure(error: &OpenAiError) -> ResponseFailure {

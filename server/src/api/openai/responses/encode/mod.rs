@@ -3,10 +3,12 @@
 //! `reasoning` item whose `encrypted_content` carries what that provider needs back; the
 //! client's tool calls are `function_call` items.
 
+mod logprobs;
 mod object;
 mod settings;
 mod stream;
 
+pub use logprobs::{OutputLogprob, OutputTopLogprob, TextLogprob, TextTopLogprob};
 pub use object::{
     IncompleteDetails, InputTokensDetails, ItemStatus, OutputItem, OutputText, OutputTokensDetails,
     ResponseFailure, ResponseObject, ResponseState, ResponseUsage, SummaryText, encrypted_content,

@@ -1,6 +1,8 @@
 //! The `response` object and its output items, as `GET /v1/responses/{id}`, a non-streamed
 //! answer and the lifecycle events carry them.
 
+use std::collections::BTreeMap;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use messages::Reasoning;
@@ -9,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::logprobs::OutputLogprob;
 use super::settings::{DEFAULT_TEMPERATURE, ResponseSettings};
 
 /// A response.
@@ -53,9 +56,11 @@ pub struct ResponseObject {
     pub error: Option<ResponseFailure>,
     /// Why it is incomplete.
     pub incomplete_details: Option<IncompleteDetails>,
-    /// Always empty: metadata is not kept.
-    #[schema(value_type = Object)]
-    pub metadata: serde_json::Map<String, Value>,
+    /// The key–value pairs the request was tagged with (`metadata`), as sent: echoed in every
+    /// event that carries the response and, for a stored response, by
+    /// `GET /v1/responses/{id}`. Empty when the request had none; a response that continues
+    /// another (`previous_response_id`) does not inherit them.
+    pub metadata: BTreeMap<String, String>,
 }
 
 impl ResponseObject {
@@ -82,7 +87,7 @@ impl ResponseObject {
             usage: None,
             error: None,
             incomplete_details: None,
-            metadata: serde_json::Map::new(),
+            metadata: BTreeMap::new(),
         }
     }
 }
@@ -181,9 +186,9 @@ pub struct OutputText {
     /// Always empty.
     #[schema(value_type = Vec<Object>)]
     pub annotations: Vec<Value>,
-    /// Always empty.
-    #[schema(value_type = Vec<Object>)]
-    pub logprobs: Vec<Value>,
+    /// The log probabilities of the text's tokens, with `include:
+    /// ["message.output_text.logprobs"]` where the provider has them; empty otherwise.
+    pub logprobs: Vec<OutputLogprob>,
 }
 
 impl OutputText {

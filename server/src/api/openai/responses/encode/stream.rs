@@ -3,10 +3,11 @@
 //! before the next begins, every event numbered.
 
 use messages::Reasoning;
-use providers::{FinishReason, StreamEvent, ToolCall, Usage};
+use providers::{FinishReason, StreamEvent, TokenLogprob, ToolCall, Usage};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use super::logprobs::{OutputLogprob, TextLogprob};
 use super::object::{
     IncompleteDetails, ItemStatus, OutputItem, OutputText, ResponseFailure, ResponseObject,
     ResponseState, ResponseUsage, SummaryText, encrypted_content,
@@ -97,9 +98,8 @@ pub enum EventKind {
         content_index: usize,
         /// The new text.
         delta: String,
-        /// Always empty.
-        #[schema(value_type = Vec<Object>)]
-        logprobs: Vec<serde_json::Value>,
+        /// The log probabilities of its tokens, when asked for; empty otherwise.
+        logprobs: Vec<TextLogprob>,
     },
     /// A text part's whole text.
     #[serde(rename = "response.output_text.done")]
@@ -112,9 +112,8 @@ pub enum EventKind {
         content_index: usize,
         /// The whole text.
         text: String,
-        /// Always empty.
-        #[schema(value_type = Vec<Object>)]
-        logprobs: Vec<serde_json::Value>,
+        /// The log probabilities of all its tokens, when asked for; empty otherwise.
+        logprobs: Vec<TextLogprob>,
     },
     /// A reasoning summary part begins.
     #[serde(rename = "response.reasoning_summary_part.added")]
@@ -271,6 +270,9 @@ pub struct ResponseEncoder {
     calls: Vec<OpenCall>,
     held: Option<HeldPiece>,
     usage: Option<Usage>,
+    /// Log probabilities waiting for the text delta they describe (the provider sends them
+    /// just before it).
+    logprobs: Option<Vec<TokenLogprob>>,
 }
 
 impl ResponseEncoder {
@@ -289,6 +291,7 @@ impl ResponseEncoder {
             calls: Vec::new(),
             held: None,
             usage: None,
+            logprobs: None,
         }
     }
 
@@ -358,6 +361,10 @@ impl ResponseEncoder {
                 arguments,
             } => self.call_delta(&mut events, index, id, name, arguments),
             StreamEvent::ToolCall(call) => self.call_done(&mut events, call),
+            StreamEvent::Logprobs(tokens) => match &mut self.logprobs {
+                Some(waiting) => waiting.extend(tokens),
+                None => self.logprobs = Some(tokens),
+            },
             StreamEvent::Usage(usage) => self.usage = Some(usage),
             StreamEvent::Done { finish } => self.done(&mut events, &finish),
             // Gemini's signature on a text part rides in the stored answer, which a
@@ -553,6 +560,15 @@ impl ResponseEncoder {
             return;
         };
         content[0].text.push_str(&delta);
+        let logprobs = match self.logprobs.take() {
+            Some(tokens) => {
+                let part = &mut content[0].logprobs;
+                let first = part.len();
+                part.extend(tokens.iter().map(OutputLogprob::from));
+                part[first..].iter().map(TextLogprob::from).collect()
+            }
+            None => Vec::new(),
+        };
         let item_id = id.clone();
         self.emit(
             events,
@@ -561,7 +577,7 @@ impl ResponseEncoder {
                 output_index: index,
                 content_index: 0,
                 delta,
-                logprobs: Vec::new(),
+                logprobs,
             },
         );
     }
@@ -587,7 +603,7 @@ impl ResponseEncoder {
                 output_index: index,
                 content_index: 0,
                 text: part.text.clone(),
-                logprobs: Vec::new(),
+                logprobs: part.logprobs.iter().map(TextLogprob::from).collect(),
             },
         );
         self.emit(

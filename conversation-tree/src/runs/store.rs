@@ -1,0 +1,153 @@
+//! The `RunStore` trait.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::{Lease, NewRun, PurgeReport, Run, RunChanges, RunEvent, RunUpdate};
+use crate::{Result, StoreError};
+
+/// Run records, their events and leases: implemented by both stores, and a supertrait of
+/// [`Store`](crate::Store), so an `Arc<dyn Store>` reaches these methods and coerces to an
+/// `Arc<dyn RunStore>`.
+///
+/// Every write is one transaction. Leases and retention read the database's clock on
+/// PostgreSQL and the store's [`Clock`](super::Clock) on SQLite.
+#[async_trait]
+pub trait RunStore: Send + Sync {
+    /// Stores a new run, [`Queued`](super::RunStatus::Queued), without events, leased to a
+    /// replica when [`NewRun::leased_to`] says so.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::RunExists`] for an id the store holds already,
+    /// [`StoreError::InvalidRunName`] / [`StoreError::InvalidOwner`] for an unusable id,
+    /// replica or owner, [`StoreError::UnknownNode`] for a node the store does not hold, and
+    /// the store's own errors.
+    async fn create_run(&self, run: NewRun) -> Result<Run>;
+
+    /// The run with this id, whoever owns it; `None` when the store holds none.
+    async fn run(&self, id: &str) -> Result<Option<Run>>;
+
+    /// The run with this id when `owner` started it: another principal's run is as absent as
+    /// a run that does not exist, so a server answers both alike.
+    async fn run_of(&self, id: &str, owner: &str) -> Result<Option<Run>> {
+        crate::store::check_owner(owner)?;
+        Ok(self.run(id).await?.filter(|run| run.owner == owner))
+    }
+
+    /// Applies `update` in one transaction and returns the run as it now is. A terminal status
+    /// also frees the run's lease and records when it finished.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::IllegalRunTransition`] for a status the run cannot move to (terminal
+    /// statuses are final; nothing is written), [`StoreError::UnknownRun`],
+    /// [`StoreError::UnknownNode`] for a last node the store does not hold, and the store's
+    /// own errors.
+    async fn update_run(&self, id: &str, update: RunUpdate) -> Result<Run>;
+
+    /// Asks the run to stop: sets [`Run::cancel_requested`] and tells the followers
+    /// ([`RunChange::CancelRequested`](super::RunChange::CancelRequested)), so the replica
+    /// that holds it stops it. A finished run is returned unchanged.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::UnknownRun`], and the store's own errors.
+    async fn request_cancel(&self, id: &str) -> Result<Run>;
+
+    /// Stores a batch of events in one transaction and returns the run's last sequence number.
+    /// The batch must continue the stored events: numbered from the last one plus one (0 for
+    /// the first), one more each. So two replicas that both believe they run the run cannot
+    /// both write an event: the second write of a number fails. An empty batch writes nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::DuplicateEvent`] and [`StoreError::EventGap`] for a batch that does not
+    /// continue the stored events (nothing of it is written), [`StoreError::UnknownRun`], and
+    /// the store's own errors.
+    async fn append_events(&self, id: &str, events: &[RunEvent]) -> Result<Option<u64>>;
+
+    /// The run's events after sequence number `after` (`None`: from the first), in order, at
+    /// most `limit` of them and never more than [`MAX_EVENT_PAGE`](super::MAX_EVENT_PAGE).
+    /// A reader always sees a prefix of the stream: a batch is visible whole or not at all.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::UnknownRun`], and the store's own errors.
+    async fn events_after(
+        &self,
+        id: &str,
+        after: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<RunEvent>>;
+
+    /// The sequence number of the run's last stored event (`None`: none yet).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::UnknownRun`], and the store's own errors.
+    async fn last_seq(&self, id: &str) -> Result<Option<u64>> {
+        match self.run(id).await? {
+            Some(run) => Ok(run.last_seq),
+            None => Err(StoreError::UnknownRun { run: id.to_owned() }),
+        }
+    }
+
+    /// Makes `replica` the holder of the run for `ttl`, when the run is unfinished and free
+    /// (never leased, released, or its lease expired). `None` when another replica holds it or
+    /// it is finished. Atomic: of replicas claiming at once, one wins.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::UnknownRun`], [`StoreError::InvalidRunName`] for an unusable replica
+    /// name, and the store's own errors.
+    async fn claim_run(&self, id: &str, replica: &str, ttl: Duration) -> Result<Option<Lease>>;
+
+    /// Extends `lease` to `ttl` from now, while it is still held: not expired, not taken over,
+    /// not released, and the run not finished.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::LeaseLost`] when it is no longer held: the holder must stop working on
+    /// the run, whose next worker continues from what is stored. The store's own errors.
+    async fn renew_lease(&self, lease: &Lease, ttl: Duration) -> Result<Lease>;
+
+    /// Frees the run so another replica may claim it at once (a replica that stops without
+    /// finishing its runs). Does nothing when `lease` is no longer held.
+    async fn release_lease(&self, lease: &Lease) -> Result<()>;
+
+    /// The unfinished runs whose lease expired or that no replica holds, oldest expiry first,
+    /// at most `limit`: what a replica looks for to take over.
+    async fn orphaned_runs(&self, limit: usize) -> Result<Vec<Run>>;
+
+    /// Claims one orphaned run ([`RunStore::orphaned_runs`]) for `replica`, atomically: two
+    /// replicas looking at once get different runs (on PostgreSQL `FOR UPDATE SKIP LOCKED`).
+    /// Returns it with its new [`Run::lease`]; `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidRunName`] for an unusable replica name, and the store's own errors.
+    async fn claim_orphaned_run(&self, replica: &str, ttl: Duration) -> Result<Option<Run>>;
+
+    /// Every change to every run, from now on, for as long as the stream is held. Subscribe
+    /// before reading the store: a change made between the read and the subscription would
+    /// otherwise be missed. On PostgreSQL the changes of every replica arrive through
+    /// `LISTEN`; on SQLite those of this process.
+    fn run_changes(&self) -> RunChanges;
+
+    /// The changes of run `id` ([`RunStore::run_changes`] filtered), and every
+    /// [`RunChange::Missed`](super::RunChange::Missed).
+    fn watch_run(&self, id: &str) -> RunChanges {
+        use futures::StreamExt as _;
+        let id = id.to_owned();
+        Box::pin(self.run_changes().filter(move |change| {
+            let keep = change.run().is_none_or(|run| run == id);
+            std::future::ready(keep)
+        }))
+    }
+
+    /// Deletes the events stored more than `older_than` ago, and the runs that finished more
+    /// than `older_than` ago with all their events, in one transaction. Unfinished runs stay.
+    async fn purge_runs(&self, older_than: Duration) -> Result<PurgeReport>;
+}
