@@ -609,3 +609,37 @@ async fn several_choices_fall_under_the_policy() {
     }
     dropping.stop().await;
 }
+
+/// `include` takes the values OpenAI documents (the SDKs' `ResponseIncludable`); another is
+/// refused as OpenAI refuses it, naming the field, while every documented one is accepted.
+#[tokio::test]
+async fn include_takes_the_documented_values_only() {
+    let server = TestServer::start(ServerConfig::default()).await;
+    let documented = [
+        "message.output_text.logprobs",
+        "reasoning.encrypted_content",
+        "web_search_call.action.sources",
+        "web_search_call.results",
+        "code_interpreter_call.outputs",
+        "computer_call_output.output.image_url",
+        "file_search_call.results",
+        "message.input_image.image_url",
+    ];
+    let body = json!({"model": "echo", "input": "{\"raw\": \"ok\"}", "include": documented});
+    let response = post(&server, "/v1/responses", &body).await;
+    assert_eq!(response.status(), 200);
+    let body = json!({"model": "echo", "input": "hi", "include": ["reasoning.encrypted_content", "message.bogus"]});
+    let response = post(&server, "/v1/responses", &body).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains("message.bogus"), "{message}");
+    assert!(
+        error["error"]["param"]
+            .as_str()
+            .unwrap()
+            .starts_with("include"),
+        "{error}"
+    );
+    server.stop().await;
+}

@@ -6,7 +6,7 @@ use providers::{ChatOptions, ChatRequest, ToolChoice};
 use serde_json::{Value, json};
 use service::{GatewayCall, Logging, ModelRequest, Thread};
 
-use super::schema::{CreateResponseRequest, InputItem, ItemContent, ResponseTool};
+use super::schema::{CreateResponseRequest, Includable, InputItem, ItemContent, ResponseTool};
 use super::schema::{InputSummaryText, ResponseContentPart};
 use crate::api::openai::chat_completions::plan::{
     check_common, function_tool, named_tool_choice, reasoning_effort,
@@ -137,7 +137,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         .include
         .iter()
         .flatten()
-        .any(|include| include == "message.output_text.logprobs");
+        .any(|include| *include == Includable::OutputTextLogprobs);
     let own = EndpointFields {
         logprobs,
         verbosity: verbosity.map(|value| ("text.verbosity", value)),

@@ -66,9 +66,10 @@ pub struct CreateResponseRequest {
     pub text: Option<TextOptions>,
     /// Extra output to include: `message.output_text.logprobs` asks for log probabilities;
     /// the others concern OpenAI's built-in tools and are accepted without effect
-    /// (`reasoning.encrypted_content` is always returned where a provider gives it).
+    /// (`reasoning.encrypted_content` is always returned where a provider gives it). A value
+    /// OpenAI does not document is refused, as OpenAI refuses it.
     #[serde(default)]
-    pub include: Option<Vec<String>>,
+    pub include: Option<Vec<Includable>>,
     /// `disabled` (the default) or `auto`, which would drop items from the middle of a
     /// conversation too long for the model: Skein never does (the operator's policy
     /// applies to `auto`).
@@ -167,6 +168,35 @@ pub struct ResponseTool {
     /// model wrote them).
     #[serde(default)]
     pub strict: Option<bool>,
+}
+
+/// A value of `include`: what OpenAI's Responses API can add to an answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, ToSchema)]
+pub enum Includable {
+    /// The log probabilities of the answer's text.
+    #[serde(rename = "message.output_text.logprobs")]
+    OutputTextLogprobs,
+    /// Reasoning as `encrypted_content`, for a stateless next turn.
+    #[serde(rename = "reasoning.encrypted_content")]
+    ReasoningEncryptedContent,
+    /// The sources of OpenAI's web search tool.
+    #[serde(rename = "web_search_call.action.sources")]
+    WebSearchSources,
+    /// The results of OpenAI's web search tool.
+    #[serde(rename = "web_search_call.results")]
+    WebSearchResults,
+    /// The outputs of OpenAI's code interpreter tool.
+    #[serde(rename = "code_interpreter_call.outputs")]
+    CodeInterpreterOutputs,
+    /// The image URLs of OpenAI's computer tool.
+    #[serde(rename = "computer_call_output.output.image_url")]
+    ComputerCallImageUrl,
+    /// The results of OpenAI's file search tool.
+    #[serde(rename = "file_search_call.results")]
+    FileSearchResults,
+    /// The image URLs of the input.
+    #[serde(rename = "message.input_image.image_url")]
+    InputImageUrl,
 }
 
 /// One item of `input` (a message item may leave `type` out).
