@@ -74,11 +74,12 @@ pub enum AgentError {
     #[error("the conversation store failed: {0}")]
     Store(#[source] conversation_tree::StoreError),
 
-    /// A typed run's final answer is not valid for the type asked for, even after the model
-    /// was told what was wrong once ([`Agent::run_typed`](crate::Agent::run_typed)).
+    /// A typed run's final answer is not valid for the type asked for: after one correction,
+    /// or at once from a model that enforces the schema itself
+    /// ([`Agent::run_typed`](crate::Agent::run_typed)).
     #[error(
-        "the model's final answer is not a valid `{type_name}` ({error}), even after one \
-         correction; the answer is kept in this error's `text`. Try a model with native \
+        "the model's final answer is not a valid `{type_name}` after {attempts} attempt(s): \
+         {error}. The answer is kept in this error's `text`. Try a model with native \
          structured output, or loosen the type"
     )]
     InvalidOutput {
@@ -86,8 +87,11 @@ pub enum AgentError {
         type_name: String,
         /// The answer's text, as the model wrote it.
         text: String,
-        /// Why it is not valid (serde's message, with the path to the faulty value).
+        /// Everything that is wrong with it: not JSON, each schema violation with its path, or
+        /// serde's message.
         error: String,
+        /// How many answers were asked for (2 when the model was told what was wrong once).
+        attempts: usize,
     },
 
     /// The run was cancelled. The outcome holds the conversation up to that point, as a valid

@@ -6,6 +6,10 @@ use serde::de::DeserializeOwned;
 
 use crate::{Agent, AgentError, AgentInput, AgentOutcome, ResponseFormat};
 
+mod check;
+
+use check::Checker;
+
 /// What a typed run returns: the answer read into `T`, and the run itself.
 #[derive(Debug)]
 pub struct Typed<T> {
@@ -22,8 +26,17 @@ impl Agent {
     /// and reads the final answer into `T`. Tools still work in the same run: the model calls
     /// them, then answers in the schema.
     ///
+    /// Every answer is checked in three steps: it must be JSON (a Markdown code fence around
+    /// it is looked past), valid for the schema that was sent (with the default feature
+    /// `validate`; every violation is named with its path), and readable as a `T` by serde
+    /// (the last word: a type and its schema can disagree).
+    ///
     /// A provider that cannot guarantee the schema may answer off it: the model is then told
-    /// what was wrong (serde's message, with the path to the value) and asked once more.
+    /// every violation and asked once more. One that enforces it while sampling
+    /// ([`ChatModel::guarantees_schema`](providers::ChatModel::guarantees_schema): OpenAI's
+    /// strict schemas) is not asked again, since a second answer under the same constraint
+    /// would fail the same way: an invalid answer there (cut short by the token limit, say)
+    /// is an error at once.
     ///
     /// ```
     /// use std::sync::Arc;
@@ -50,19 +63,23 @@ impl Agent {
     /// # Errors
     ///
     /// As [`run`](Agent::run), and [`AgentError::InvalidOutput`] (holding the last answer and
-    /// what is wrong with it) when the corrected answer is not a valid `T` either.
+    /// everything wrong with it) when the last answer is not a valid `T`.
     pub async fn run_typed<T: JsonSchema + DeserializeOwned>(
         &self,
         input: impl Into<AgentInput>,
     ) -> Result<Typed<T>, AgentError> {
+        let format = ResponseFormat::for_type::<T>();
+        let checker = Checker::new(format.schema());
+        let guaranteed = self.inner.model.guarantees_schema(&format);
         let mut inner = (*self.inner).clone();
-        inner.options.response_format = Some(ResponseFormat::for_type::<T>());
+        inner.options.response_format = Some(format);
         let agent = Agent {
             inner: std::sync::Arc::new(inner),
         };
         let outcome = agent.run(input).await?;
-        let error = match parse::<T>(&outcome.text) {
+        let error = match checker.check::<T>(&outcome.text) {
             Ok(value) => return Ok(Typed { value, outcome }),
+            Err(error) if guaranteed => return Err(invalid::<T>(outcome.text, error, 1)),
             Err(error) => error,
         };
         let correction = AgentInput::text(format!(
@@ -71,39 +88,19 @@ impl Agent {
         ))
         .with_history(outcome.messages);
         let outcome = agent.run(correction).await?;
-        match parse::<T>(&outcome.text) {
+        match checker.check::<T>(&outcome.text) {
             Ok(value) => Ok(Typed { value, outcome }),
-            Err(error) => Err(AgentError::InvalidOutput {
-                type_name: std::any::type_name::<T>().to_owned(),
-                text: outcome.text,
-                error: error.to_string(),
-            }),
+            Err(error) => Err(invalid::<T>(outcome.text, error, 2)),
         }
     }
 }
 
-/// `text` read as a `T`. Models without native structured output often wrap JSON in a
-/// Markdown code fence or surround it with blank lines; both are looked past.
-fn parse<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
-    let trimmed = text.trim();
-    let unfenced = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|rest| rest.strip_suffix("```"))
-        .map_or(trimmed, str::trim);
-    serde_json::from_str(unfenced)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse;
-
-    #[test]
-    fn fences_and_blank_lines_are_looked_past() {
-        let value: Vec<u8> = parse("\n```json\n[1, 2]\n```\n").unwrap();
-        assert_eq!(value, [1, 2]);
-        let value: Vec<u8> = parse(" [3] ").unwrap();
-        assert_eq!(value, [3]);
-        assert!(parse::<Vec<u8>>("[\"a\"]").is_err());
+/// The error of a typed run whose `attempts`-th answer, `text`, is still not a valid `T`.
+fn invalid<T>(text: String, error: String, attempts: usize) -> AgentError {
+    AgentError::InvalidOutput {
+        type_name: std::any::type_name::<T>().to_owned(),
+        text,
+        error,
+        attempts,
     }
 }

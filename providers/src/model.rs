@@ -5,7 +5,9 @@ use std::pin::Pin;
 use async_trait::async_trait;
 use futures::Stream;
 
-use crate::{ChatOptions, ChatRequest, ChatResponse, ModelInfo, ProviderError, StreamEvent};
+use crate::{
+    ChatOptions, ChatRequest, ChatResponse, ModelInfo, ProviderError, ResponseFormat, StreamEvent,
+};
 
 /// The model id that selects the echo debug model (feature `testing`), which needs no key and
 /// talks to no one.
@@ -52,6 +54,38 @@ pub trait ChatModel: Send + Sync {
     fn unsupported_options(&self, options: &ChatOptions) -> Vec<&'static str> {
         let _ = options;
         Vec::new()
+    }
+
+    /// Whether this model's API enforces `format` while it samples, so that an answer is
+    /// valid for the schema by construction (OpenAI's strict structured output on OpenAI's
+    /// own endpoint). By default not: the answer is the model's best effort, and a caller
+    /// that needs a valid instance checks it (a typed run of the agent loop asks once more).
+    ///
+    /// ```
+    /// # #[cfg(feature = "openai")] {
+    /// use providers::{ChatModel, ModelConfig, ResponseFormat, model_from_config};
+    ///
+    /// let config = ModelConfig {
+    ///     api_key: Some("sk-example".into()),
+    ///     ..ModelConfig::new("gpt-4o-mini")
+    /// };
+    /// let model = model_from_config(&config).unwrap();
+    /// let schema = serde_json::json!({"type": "object"});
+    /// let format = ResponseFormat::json_schema("answer", schema);
+    /// let strict = format.clone().strict(true);
+    /// assert!(!model.guarantees_schema(&format));
+    /// assert!(model.guarantees_schema(&strict));
+    /// // A compatible server may take `strict` and ignore it.
+    /// let local = ModelConfig {
+    ///     base_url: Some("http://127.0.0.1:8000/v1".into()),
+    ///     ..config
+    /// };
+    /// assert!(!model_from_config(&local).unwrap().guarantees_schema(&strict));
+    /// # }
+    /// ```
+    fn guarantees_schema(&self, format: &ResponseFormat) -> bool {
+        let _ = format;
+        false
     }
 
     /// Sends the request and waits for the whole answer.

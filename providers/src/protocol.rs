@@ -61,6 +61,13 @@ pub(crate) trait WireProtocol: fmt::Debug + Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Whether the API enforces `format` while sampling ([`ChatModel::guarantees_schema`]);
+    /// by default not.
+    fn guarantees_schema(&self, format: &crate::ResponseFormat) -> bool {
+        let _ = format;
+        false
+    }
+
     /// Headers for this request only, after the model's own: by default the request's
     /// `extra_headers`.
     fn headers(&self, request: &ChatRequest, _body: &Self::Body<'_>) -> BTreeMap<String, String> {
@@ -142,6 +149,10 @@ impl<P: WireProtocol> ChatModel for HttpModel<P> {
 
     fn unsupported_options(&self, options: &crate::ChatOptions) -> Vec<&'static str> {
         P::unsupported_options(options)
+    }
+
+    fn guarantees_schema(&self, format: &crate::ResponseFormat) -> bool {
+        self.protocol.guarantees_schema(format)
     }
 
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {

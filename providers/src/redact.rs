@@ -57,6 +57,10 @@ impl ChatModel for Redacting {
         self.inner.unsupported_options(options)
     }
 
+    fn guarantees_schema(&self, format: &crate::ResponseFormat) -> bool {
+        self.inner.guarantees_schema(format)
+    }
+
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         self.inner
             .complete(request)

@@ -10,7 +10,14 @@ use wiremock::MockServer;
 
 /// A server whose OpenAI, Anthropic and Gemini models all use `mock`.
 async fn server(mock: &MockServer) -> TestServer {
-    TestServer::start(keyed(mock)).await
+    server_fetching(mock, tools::MediaFetchPolicy::default()).await
+}
+
+/// [`server`], fetching media under `media_fetch`.
+async fn server_fetching(mock: &MockServer, media_fetch: tools::MediaFetchPolicy) -> TestServer {
+    let mut config = keyed(mock);
+    config.service.media_fetch = media_fetch;
+    TestServer::start(config).await
 }
 
 /// A server in front of a mock that answers Claude with a recorded streamed text, and the
@@ -260,6 +267,59 @@ async fn gemini_gets_inline_data_and_a_loopback_image_url_is_refused() {
     .await;
     assert_eq!(status, 400, "{body}");
     assert_eq!(body["error"]["param"], "input[0].content[0].file_url");
+    server.stop().await;
+}
+
+/// The operator's `media_fetch` settings apply: an internal host it lists is fetched, and its
+/// size limit refuses a larger file.
+#[tokio::test]
+async fn the_configured_media_policy_lets_a_listed_host_through_up_to_its_limit() {
+    let mock = MockServer::start().await;
+    replay(&mock, GEMINI_PATH, &["gemini/stream_text.sse"]).await;
+    for (path, bytes) in [("/cat.png", &b"PNGDATA!"[..]), ("/big.png", &[7u8; 65][..])] {
+        wiremock::Mock::given(wiremock::matchers::method("GET"))
+            .and(wiremock::matchers::path(path))
+            .respond_with(
+                wiremock::ResponseTemplate::new(200).set_body_raw(bytes.to_vec(), "image/png"),
+            )
+            .mount(&mock)
+            .await;
+    }
+    let config: service::ServiceConfig = serde_json::from_value(json!({"media_fetch": {
+        "allow_private": [mock.address().to_string()],
+        "max_bytes": 64,
+    }}))
+    .expect("a valid configuration");
+    let server = server_fetching(&mock, config.media_fetch).await;
+    let ask = |url: String| {
+        json!({"model": "gemini-2.5-flash", "stream": true, "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": url}},
+        ]}]})
+    };
+
+    let (status, body) = post(
+        &server,
+        "/v1/chat/completions",
+        &ask(format!("{}/cat.png", mock.uri())),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let sent = received(&mock)
+        .await
+        .into_iter()
+        .find(|body| body.get("contents").is_some())
+        .expect("Gemini was called");
+    assert_eq!(
+        sent["contents"][0]["parts"],
+        json!([{"inlineData": {"mimeType": "image/png", "data": "UE5HREFUQSE="}}])
+    );
+
+    let url = format!("{}/big.png", mock.uri());
+    let (status, body) = post(&server, "/v1/chat/completions", &ask(url.clone())).await;
+    assert_eq!(status, 400, "{body}");
+    let message = body["error"]["message"].as_str().expect("a message");
+    assert!(message.contains(&url), "{message}");
+    assert!(message.contains("64-byte limit"), "{message}");
     server.stop().await;
 }
 

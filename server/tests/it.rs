@@ -38,6 +38,8 @@ mod request_fields;
 mod request_log;
 #[path = "responses.rs"]
 mod responses;
+#[path = "responses_echo.rs"]
+mod responses_echo;
 #[path = "routes.rs"]
 mod routes;
 #[path = "structured_output.rs"]

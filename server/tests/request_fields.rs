@@ -458,6 +458,97 @@ async fn the_policy_can_be_set_per_model() {
     server.stop().await;
 }
 
+/// An agent alias falls under the policy of the model it runs on: by default the fields its
+/// provider cannot honour are refused, naming the alias and the provider, before the agent
+/// runs; the policy is looked up under the alias's name first, then its model's, then the
+/// global one.
+#[tokio::test]
+async fn an_agent_alias_follows_the_policy_of_its_model() {
+    let mock = MockServer::start().await;
+    replay(
+        &mock,
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent",
+        &["gemini/stream_text.sse"],
+    )
+    .await;
+    let alias = |model: &str| service::config::AgentAlias {
+        model: model.to_owned(),
+        ..Default::default()
+    };
+    let agents: std::collections::BTreeMap<_, _> = [
+        ("skein/gemini".to_owned(), alias("gemini-2.5-flash")),
+        ("skein/strict".to_owned(), alias("gemini-2.5-flash")),
+    ]
+    .into();
+    let body = |model: &str| {
+        json!({
+            "model": model,
+            "messages": [{"role": "user", "content": "Hi"}],
+            "logit_bias": {"50256": -100},
+            "verbosity": "low",
+            "seed": 7,
+        })
+    };
+
+    let server = server_for(
+        Provider::Google,
+        format!("{}/v1beta", mock.uri()),
+        ServiceConfig {
+            agents: agents.clone(),
+            ..ServiceConfig::default()
+        },
+    )
+    .await;
+    let response = post(&server, "/v1/chat/completions", &body("skein/gemini")).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    let error = &error["error"];
+    assert_eq!(error["code"], "unsupported_parameter");
+    assert_eq!(error["param"], "logit_bias, verbosity");
+    let message = error["message"].as_str().unwrap();
+    for named in ["`logit_bias`", "`verbosity`", "google", "`skein/gemini`"] {
+        assert!(message.contains(named), "{named}: {message}");
+    }
+    assert!(received(&mock).await.is_empty(), "the agent did not run");
+    server.stop().await;
+
+    // The model's own setting lets them be dropped, unless the alias has a setting of its own.
+    let setting = |drop| ModelSettings {
+        drop_unsupported_params: Some(drop),
+    };
+    let server = server_for(
+        Provider::Google,
+        format!("{}/v1beta", mock.uri()),
+        ServiceConfig {
+            agents,
+            models: [
+                ("gemini-2.5-flash".to_owned(), setting(true)),
+                ("skein/strict".to_owned(), setting(false)),
+            ]
+            .into(),
+            ..ServiceConfig::default()
+        },
+    )
+    .await;
+    let response = post(&server, "/v1/chat/completions", &body("skein/gemini")).await;
+    assert_eq!(response.status(), 200);
+    assert_eq!(
+        response.headers()[DROPPED].to_str().unwrap(),
+        "logit_bias,verbosity"
+    );
+    let _ = response.text().await;
+    // What Gemini does take reaches it from the agent's call.
+    let sent = &received(&mock).await[0];
+    assert_eq!(sent["generationConfig"]["seed"], json!(7), "{sent}");
+    assert!(sent.get("logit_bias").is_none(), "{sent}");
+
+    let response = post(&server, "/v1/chat/completions", &body("skein/strict")).await;
+    assert_eq!(response.status(), 400);
+    let error: Value = response.json().await.unwrap();
+    assert_eq!(error["error"]["param"], "logit_bias, verbosity");
+    server.stop().await;
+}
+
 /// The deprecated `functions` / `function_call` are read as `tools` / `tool_choice`.
 #[tokio::test]
 async fn legacy_functions_are_read_as_tools() {

@@ -311,7 +311,9 @@ impl ChatService {
             let _ = tools.add_dyn(self.tools.silent_exit());
         }
 
+        // The run's own settings below go over the further options, never under them.
         let mut builder = Agent::builder()
+            .options(spec.options.clone())
             .tools(tools)
             .redactor(Arc::clone(&self.redactor))
             .max_rounds(spec.max_rounds)

@@ -78,7 +78,8 @@ pub struct ServiceConfig {
     /// neither honour nor translate (a `seed` for Anthropic, `logit_bias` for Gemini, …):
     /// `false` (the default) refuses the request with a 400 naming the fields and the
     /// provider; `true` drops them and names them in the `x-skein-dropped-params` header.
-    /// `models` overrides it per model.
+    /// `models` overrides it per model; for an agent alias, the alias's entry in `models`
+    /// counts first, then that of the model it runs on.
     pub drop_unsupported_params: bool,
     /// Settings of single models, by the model id clients send
     /// (`claude-sonnet-4-5: {drop_unsupported_params: true}`). None by default.
@@ -88,6 +89,15 @@ pub struct ServiceConfig {
     /// and in agent runs: public addresses only unless `allow_private` names a host
     /// (`media.internal`, `10.0.0.5:8080`), at most `max_bytes` (20 MiB) within
     /// `timeout_secs` (30).
+    ///
+    /// ```
+    /// let config: service::ServiceConfig = serde_json::from_str(
+    ///     r#"{"media_fetch": {"allow_private": ["media.internal"], "max_bytes": 1048576}}"#,
+    /// )?;
+    /// assert_eq!(config.media_fetch.max_bytes, 1_048_576);
+    /// assert_eq!(config.media_fetch.timeout_secs, 30);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub media_fetch: tools::MediaFetchPolicy,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
@@ -135,10 +145,39 @@ impl ServiceConfig {
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub fn unsupported_params(&self, model: &str) -> UnsupportedParams {
-        let drop = self
-            .models
-            .get(model)
-            .and_then(|settings| settings.drop_unsupported_params)
+        self.first_setting(&[model])
+    }
+
+    /// What to do with the fields an agent alias's model cannot honour: the alias's own
+    /// `drop_unsupported_params` in [`models`](Self::models) (keyed by the name clients send),
+    /// else that of the model it runs on, else the global one.
+    ///
+    /// ```
+    /// use service::ServiceConfig;
+    /// use service::config::UnsupportedParams;
+    ///
+    /// let config: ServiceConfig = serde_json::from_str(
+    ///     r#"{"agents": {"skein/agent": {"model": "claude-sonnet-4-5"},
+    ///                   "skein/strict": {"model": "claude-sonnet-4-5"}},
+    ///         "models": {"claude-sonnet-4-5": {"drop_unsupported_params": true},
+    ///                    "skein/strict": {"drop_unsupported_params": false}}}"#,
+    /// )?;
+    /// let drop = config.agent_unsupported_params("skein/agent", "claude-sonnet-4-5");
+    /// assert_eq!(drop, UnsupportedParams::Drop);
+    /// let refuse = config.agent_unsupported_params("skein/strict", "claude-sonnet-4-5");
+    /// assert_eq!(refuse, UnsupportedParams::Refuse);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn agent_unsupported_params(&self, alias: &str, model: &str) -> UnsupportedParams {
+        self.first_setting(&[alias, model])
+    }
+
+    /// The `drop_unsupported_params` of the first of `names` that has one in `models`, else
+    /// the global one.
+    fn first_setting(&self, names: &[&str]) -> UnsupportedParams {
+        let drop = names
+            .iter()
+            .find_map(|name| self.models.get(*name)?.drop_unsupported_params)
             .unwrap_or(self.drop_unsupported_params);
         if drop {
             UnsupportedParams::Drop

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use conversation_tree::{ConversationId, NodeId};
 use messages::{ContentPart, Message};
-use providers::{ModelConfig, ResponseFormat, ToolChoice};
+use providers::{ChatOptions, ModelConfig, ResponseFormat, ToolChoice};
 
 /// How the model calls tools.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -131,6 +131,10 @@ pub struct RunSpec {
     pub max_tokens: Option<u32>,
     /// The answer's shape (JSON, or JSON valid for a schema); `None` is free text.
     pub response_format: Option<ResponseFormat>,
+    /// Further options sent with every model call of the run (`seed`, `top_p`, `stop`,
+    /// penalties, …, as an OpenAI client asked an agent alias for them); the fields above
+    /// are set over them.
+    pub options: ChatOptions,
     /// Ask the model to reason first.
     pub deep_thinking: bool,
     /// Compress the context near the model's window.
@@ -179,6 +183,7 @@ impl RunSpec {
             temperature: None,
             max_tokens: None,
             response_format: None,
+            options: ChatOptions::default(),
             deep_thinking: false,
             compression: true,
             conversation: None,

@@ -52,6 +52,10 @@ impl<M: ChatModel> ChatModel for AnswerAsText<M> {
         self.inner.unsupported_options(options)
     }
 
+    fn guarantees_schema(&self, format: &crate::ResponseFormat) -> bool {
+        self.inner.guarantees_schema(format)
+    }
+
     async fn complete(&self, request: ChatRequest) -> Result<ChatResponse, ProviderError> {
         let uses_tool = self.uses_tool(&request);
         let mut response = self.inner.complete(request).await?;

@@ -122,6 +122,10 @@ impl<D: Dialect> WireProtocol for ChatCompletions<D> {
         D::unsupported_options(options)
     }
 
+    fn guarantees_schema(&self, format: &crate::ResponseFormat) -> bool {
+        self.endpoint.enforces(format)
+    }
+
     fn http_error(failure: &HttpFailure<'_>) -> ProviderError {
         D::http_error(failure)
     }

@@ -125,6 +125,17 @@ impl Endpoint {
         &self.base_url
     }
 
+    /// Whether `format` is a strict JSON schema sent to OpenAI's own endpoint, which enforces
+    /// it while sampling. A compatible server may take `strict` and ignore it, so its answers
+    /// are never taken as guaranteed.
+    pub(crate) fn enforces(&self, format: &crate::ResponseFormat) -> bool {
+        self.base_url == OFFICIAL_BASE_URL
+            && matches!(
+                format,
+                crate::ResponseFormat::JsonSchema(schema) if schema.strict == Some(true)
+            )
+    }
+
     /// What the request builders need to know, for a server that reads reasoning back from
     /// `reasoning_field` (its dialect's).
     ///
@@ -183,6 +194,10 @@ impl WireProtocol for Responses {
 
     fn unsupported_options(options: &crate::ChatOptions) -> Vec<&'static str> {
         crate::support::unsupported(options, crate::support::OPENAI_RESPONSES)
+    }
+
+    fn guarantees_schema(&self, format: &crate::ResponseFormat) -> bool {
+        self.0.enforces(format)
     }
 
     fn http_error(failure: &HttpFailure<'_>) -> ProviderError {

@@ -188,7 +188,7 @@ impl Service {
     ) -> Result<(Opened, Provenance), GatewayError> {
         if let Some(agent) = agent {
             let meter = Meter::default();
-            let events = self
+            let (events, dropped) = self
                 .agent_run(agent, call, principal, cancel, meter.clone())
                 .await?;
             let opened = Opened::Events {
@@ -196,7 +196,11 @@ impl Service {
                 meter,
                 node: None,
             };
-            return Ok((opened, Provenance::default()));
+            let provenance = Provenance {
+                dropped,
+                ..Provenance::default()
+            };
+            return Ok((opened, provenance));
         }
         let reuse = if self.config().reuse_deterministic_answers {
             Reuse::Deterministic
@@ -264,8 +268,11 @@ impl Service {
         ))
     }
 
-    /// An agent alias's run on the client's messages, as the events of its answer (the
-    /// service's own tool activity is not the client's to see), `meter` noting them.
+    /// An agent alias's run on the client's messages and options (but its tool choice), as
+    /// the events of its answer (the service's own tool activity is not the client's to see),
+    /// `meter` noting them, and the request fields left out under the operator's policy for
+    /// the alias's model
+    /// ([`ServiceConfig::agent_unsupported_params`](crate::ServiceConfig::agent_unsupported_params)).
     async fn agent_run(
         &self,
         agent: &AgentAlias,
@@ -273,13 +280,18 @@ impl Service {
         principal: Principal,
         cancel: CancellationToken,
         meter: Meter,
-    ) -> Result<Events, GatewayError> {
+    ) -> Result<(Events, Vec<&'static str>), GatewayError> {
         let name = call.model.config.model_id.clone();
-        let options = call.request.options;
-        let mut spec = RunSpec::new(
-            ModelRequest::new(agent.model.clone()),
-            RunInput::Messages(call.request.messages),
-        );
+        let model = ModelRequest::new(agent.model.clone());
+        let mut options = call.request.options;
+        let policy = self.config().agent_unsupported_params(&name, &agent.model);
+        let dropped =
+            self.chat()
+                .screen_for_agent(&name, &model, &mut options, call.unsupported, policy)?;
+        // The client's tool choice names the client's tools, which an alias does not offer:
+        // its own tools are the agent's to choose.
+        options.tool_choice = None;
+        let mut spec = RunSpec::new(model, RunInput::Messages(call.request.messages));
         spec.system.clone_from(&agent.system);
         spec.tools = agent.builtin_tools().map(str::to_owned).collect();
         if agent.searches_knowledge() {
@@ -288,7 +300,8 @@ impl Service {
         spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
         spec.temperature = options.temperature;
         spec.max_tokens = options.max_tokens;
-        spec.metadata = options.metadata;
+        spec.metadata = options.metadata.clone();
+        spec.options = options;
         spec.label = call.label;
         spec.owner = Some(self.owner(principal).to_owned());
         spec.log = call.logging == Logging::On;
@@ -300,10 +313,11 @@ impl Service {
                 name,
                 error: Box::new(error),
             })?;
-        Ok(prepared
+        let events = prepared
             .stream(cancel)
             .flat_map(move |event| futures::stream::iter(agent_events(event, &meter)))
-            .boxed())
+            .boxed();
+        Ok((events, dropped))
     }
 }
 

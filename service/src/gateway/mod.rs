@@ -14,7 +14,7 @@ use agent_loop::{AgentError, StoreLog};
 use chain_ast::ChainAst;
 use conversation_tree::{ConversationId, NodeId, ResponseStatus, Reuse, StoreError};
 use messages::{Message, Role};
-use providers::{ChatModel, ChatRequest, ChatResponse, ProviderError};
+use providers::{ChatModel, ChatOptions, ChatRequest, ChatResponse, Provider, ProviderError};
 
 use crate::chat::{ChatService, RunError};
 use crate::config::UnsupportedParams;
@@ -267,21 +267,14 @@ impl ChatService {
         let unserved = call.unsupported;
         let mut unsupported = unserved.clone();
         unsupported.extend(model.unsupported_options(&request.options));
-        if !unsupported.is_empty() {
-            if policy == UnsupportedParams::Refuse {
-                return Err(GatewayError::Unsupported {
-                    unserved,
-                    fields: unsupported,
-                    model: config.model_id.clone(),
-                    provider: model.info().provider.as_str(),
-                });
-            }
-            for field in &unsupported {
-                request.options.clear_option(field);
-            }
-            tracing::debug!(dropped = ?unsupported, "dropped request fields the provider cannot honour");
-        }
-        let dropped = unsupported;
+        let dropped = screen(
+            &mut request.options,
+            unserved,
+            unsupported,
+            policy,
+            &config.model_id,
+            model.info().provider,
+        )?;
         let (chain, faults) = ChainAst::repair(&request.messages);
         if !faults.is_empty() {
             tracing::debug!(repairs = faults.len(), "repaired the client's conversation");
@@ -394,6 +387,67 @@ impl ChatService {
             }),
         })
     }
+}
+
+impl ChatService {
+    /// The fields of `options` an agent alias named `alias` cannot honour on its `model`
+    /// (with `unsupported`, the fields the gateway carries to no provider), under `policy`:
+    /// refused, or cleared from `options` and returned to be named in the answer's headers.
+    /// A model that cannot be built here (no key) is checked only for `unsupported`: its run
+    /// then fails on its own, with the agent's error.
+    pub(crate) fn screen_for_agent(
+        &self,
+        alias: &str,
+        model: &ModelRequest,
+        options: &mut ChatOptions,
+        unserved: Vec<&'static str>,
+        policy: UnsupportedParams,
+    ) -> Result<Vec<&'static str>, GatewayError> {
+        let mut unsupported = unserved.clone();
+        let mut config = resolve_model_config(model, &self.keys, &self.base_urls);
+        config.limits = self.limits.clone();
+        let provider = match require_reachable(&config)
+            .ok()
+            .map(|()| self.models.model(&config))
+        {
+            Some(Ok(model)) => {
+                unsupported.extend(model.unsupported_options(options));
+                model.info().provider
+            }
+            _ => config.provider(),
+        };
+        screen(options, unserved, unsupported, policy, alias, provider)
+    }
+}
+
+/// `unsupported` (fields of `options` or of the request that `provider` cannot honour for the
+/// model the client asked for as `asked`; of them, `unserved` are served for no model) under
+/// `policy`: a refusal naming them all, or the fields cleared from `options` and returned, for
+/// the answer's headers.
+fn screen(
+    options: &mut ChatOptions,
+    unserved: Vec<&'static str>,
+    unsupported: Vec<&'static str>,
+    policy: UnsupportedParams,
+    asked: &str,
+    provider: Provider,
+) -> Result<Vec<&'static str>, GatewayError> {
+    if unsupported.is_empty() {
+        return Ok(unsupported);
+    }
+    if policy == UnsupportedParams::Refuse {
+        return Err(GatewayError::Unsupported {
+            fields: unsupported,
+            unserved,
+            model: asked.to_owned(),
+            provider: provider.as_str(),
+        });
+    }
+    for field in &unsupported {
+        options.clear_option(field);
+    }
+    tracing::debug!(dropped = ?unsupported, "dropped request fields the provider cannot honour");
+    Ok(unsupported)
 }
 
 impl ChatService {

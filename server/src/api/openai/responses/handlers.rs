@@ -21,7 +21,8 @@ use crate::api::openai::gateway::{
     admit, gateway_error, gateway_headers, read_request, stopped_error, store_failed, unix_now,
 };
 use crate::api::openai::responses::encode::{
-    ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject, ResponseState,
+    DEFAULT_TEMPERATURE, ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject,
+    ResponseState,
 };
 use crate::api::openai::responses::file_urls::fetch_file_urls;
 use crate::api::openai::responses::plan::{
@@ -77,6 +78,7 @@ pub(crate) async fn create_response(
         instructions,
         tools,
         tool_choice,
+        settings,
     } = planned;
     if let Some(previous) = &previous_response_id {
         let found = if is_response_id(previous) {
@@ -106,10 +108,16 @@ pub(crate) async fn create_response(
         tools,
         tool_choice,
         parallel_tool_calls: call.request.options.parallel_tool_calls != Some(false),
-        temperature: call.request.options.temperature,
+        temperature: Some(
+            call.request
+                .options
+                .temperature
+                .unwrap_or(DEFAULT_TEMPERATURE),
+        ),
         max_output_tokens: call.request.options.max_tokens,
         store: call.logging == Logging::On,
         metadata: call.request.options.metadata.clone(),
+        settings,
         ..ResponseObject::begun(id.clone(), unix_now(), model_name)
     };
     let mut encoder = ResponseEncoder::new(begun.clone());
@@ -329,9 +337,10 @@ pub(super) async fn from_node(
         .turn(node.id())
         .await
         .map_err(store_failed)?;
-    // What the tree does not keep (instructions, tools, the continued id) reads back empty.
+    // What the tree does not keep (instructions, tools, the continued id, the settings
+    // besides temperature and the output limit) reads back empty or as OpenAI's default.
     let begun = ResponseObject {
-        temperature: node.options().temperature,
+        temperature: Some(node.options().temperature.unwrap_or(DEFAULT_TEMPERATURE)),
         max_output_tokens: node.options().max_tokens,
         metadata: node.metadata().clone(),
         ..ResponseObject::begun(

@@ -14,7 +14,9 @@ use crate::api::openai::chat_completions::plan::{
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::media;
 use crate::api::openai::options::{EndpointFields, given, unserved};
-use crate::api::openai::responses::encode::reasoning_block;
+use crate::api::openai::responses::encode::{
+    ReasoningSettings, ResponseSettings, TextSettings, reasoning_block,
+};
 use crate::api::openai::signed_ids;
 use crate::api::response_format::{self, Layout};
 
@@ -32,6 +34,8 @@ pub(crate) struct ResponsesCall {
     pub(crate) tools: Vec<Value>,
     /// The tool choice, as the answer repeats it.
     pub(crate) tool_choice: Value,
+    /// The other settings the answer repeats.
+    pub(crate) settings: ResponseSettings,
 }
 
 /// The call `request` asks for, or the first field that cannot be honoured.
@@ -70,6 +74,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
             format!("`reasoning.summary` is `{summary}`; use auto, concise or detailed"),
         ));
     }
+    let settings = settings(&request);
     let mut messages = match request.input {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::String(text)) => vec![Message::human(text)],
@@ -160,7 +165,46 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         instructions,
         tools: echoed_tools,
         tool_choice: echoed_choice,
+        settings,
     })
+}
+
+/// What the response object repeats of `request` beyond tools, temperature and limits: each
+/// setting as given, OpenAI's default where it was left out.
+fn settings(request: &CreateResponseRequest) -> ResponseSettings {
+    let defaults = ResponseSettings::default();
+    let shared = &request.shared;
+    let text = request.text.as_ref();
+    let reasoning = request.reasoning.as_ref();
+    ResponseSettings {
+        top_p: shared.top_p.unwrap_or(defaults.top_p),
+        top_logprobs: shared.top_logprobs.unwrap_or(defaults.top_logprobs),
+        text: TextSettings {
+            format: text
+                .and_then(|text| text.format.clone())
+                .unwrap_or(defaults.text.format),
+            verbosity: text
+                .and_then(|text| text.verbosity.clone())
+                .unwrap_or(defaults.text.verbosity),
+        },
+        reasoning: ReasoningSettings {
+            effort: reasoning.and_then(|reasoning| reasoning.effort.clone()),
+            summary: reasoning.and_then(|reasoning| {
+                reasoning
+                    .summary
+                    .clone()
+                    .or_else(|| reasoning.generate_summary.clone())
+            }),
+        },
+        truncation: request.truncation.clone().unwrap_or(defaults.truncation),
+        user: shared.user.clone(),
+        safety_identifier: shared.safety_identifier.clone(),
+        prompt_cache_key: shared.prompt_cache_key.clone(),
+        prompt_cache_retention: shared.prompt_cache_retention.clone(),
+        service_tier: shared.service_tier.clone().unwrap_or(defaults.service_tier),
+        background: request.background.unwrap_or(defaults.background),
+        max_tool_calls: request.max_tool_calls,
+    }
 }
 
 /// Puts `history` (a stored conversation) before the new `input`: the history's own system

@@ -5,6 +5,7 @@
 
 mod logprobs;
 mod object;
+mod settings;
 mod stream;
 
 pub use logprobs::{OutputLogprob, OutputTopLogprob, TextLogprob, TextTopLogprob};
@@ -13,6 +14,7 @@ pub use object::{
     ResponseFailure, ResponseObject, ResponseState, ResponseUsage, SummaryText, encrypted_content,
     reasoning_block,
 };
+pub use settings::{DEFAULT_TEMPERATURE, ReasoningSettings, ResponseSettings, TextSettings};
 pub use stream::{EventKind, ResponseEncoder, ResponseEvent};
 
 #[cfg(test)]

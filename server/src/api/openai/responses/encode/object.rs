@@ -12,6 +12,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use super::logprobs::OutputLogprob;
+use super::settings::{DEFAULT_TEMPERATURE, ResponseSettings};
 
 /// A response.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -40,12 +41,15 @@ pub struct ResponseObject {
     pub tool_choice: Value,
     /// Whether the model could call several tools at once.
     pub parallel_tool_calls: bool,
-    /// Sampling temperature asked for.
+    /// Sampling temperature asked for (OpenAI's default, 1, when none was).
     pub temperature: Option<f64>,
     /// Output token limit asked for.
     pub max_output_tokens: Option<u32>,
     /// Whether the response is kept.
     pub store: bool,
+    /// The rest of what the request asked for, as OpenAI's object repeats it.
+    #[serde(flatten)]
+    pub settings: ResponseSettings,
     /// Token counts, once the response ended.
     pub usage: Option<ResponseUsage>,
     /// Why it failed.
@@ -61,7 +65,8 @@ pub struct ResponseObject {
 
 impl ResponseObject {
     /// The response `id` of `model` as it begins, at `created_at`: in progress, no output, no
-    /// tools, a kept response; the request's own settings are set on it afterwards.
+    /// tools, a kept response, OpenAI's default settings; the request's own settings are set
+    /// on it afterwards.
     pub fn begun(id: String, created_at: u64, model: String) -> Self {
         ResponseObject {
             id,
@@ -75,9 +80,10 @@ impl ResponseObject {
             tools: Vec::new(),
             tool_choice: Value::String("auto".to_owned()),
             parallel_tool_calls: true,
-            temperature: None,
+            temperature: Some(DEFAULT_TEMPERATURE),
             max_output_tokens: None,
             store: true,
+            settings: ResponseSettings::default(),
             usage: None,
             error: None,
             incomplete_details: None,
