@@ -31,7 +31,7 @@
 mod script;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
@@ -118,7 +118,11 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     let (given_binary, args) = match args {
-        [flag, path, rest @ ..] if flag == "--skein" => (Some(PathBuf::from(path)), rest),
+        // Absolute: the server is started from the run's own directory.
+        [flag, path, rest @ ..] if flag == "--skein" => (
+            Some(std::path::absolute(path).map_err(|err| format!("--skein {path}: {err}"))?),
+            rest,
+        ),
         [flag] if flag == "--skein" => return Err("`--skein` needs the path of a binary".into()),
         rest => (None, rest),
     };
