@@ -61,7 +61,7 @@ where
 /// Reads a provider's list of token log probabilities kept raw in its event, leniently: `null`,
 /// an empty list and a list that is not one of tokens (a compatible server's own shape) are
 /// none, so log probabilities never cost an answer its text.
-#[cfg(any(feature = "openai", feature = "gemini"))]
+#[cfg(feature = "openai")]
 pub(crate) fn read_list<T, F>(raw: &str, what: &'static str, into: F) -> Option<Vec<TokenLogprob>>
 where
     T: serde::de::DeserializeOwned,

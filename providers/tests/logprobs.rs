@@ -2,14 +2,17 @@
 //! the bodies in `tests/fixtures/reference` (written from the API references: no recording
 //! asked for log probabilities). Expected values are those of the fixtures.
 
+#[cfg(feature = "gemini")]
 use crate::gemini_common;
+#[cfg(feature = "openai")]
 use crate::support;
 
-use providers::{
-    ApiFormat, ChatOptions, ChatRequest, Message, StreamEvent, TokenLogprob, TopLogprob,
-    model_from_config,
-};
+#[cfg(feature = "openai")]
+use providers::{ApiFormat, model_from_config};
+use providers::{ChatOptions, ChatRequest, Message, StreamEvent, TokenLogprob, TopLogprob};
+#[cfg(feature = "openai")]
 use serde_json::Value;
+#[cfg(feature = "openai")]
 use support::{Canned, Replay, config, delta_text, fixture_text, streamed};
 
 fn asked() -> ChatRequest {
@@ -33,6 +36,7 @@ fn top(token: &str, logprob: f64, bytes: Option<&[u8]>) -> TopLogprob {
 
 /// The two tokens of the OpenAI reference example (`Hello`, `!`), with or without the bytes
 /// (the Responses API's text events carry none).
+#[cfg(feature = "openai")]
 fn openai_tokens(with_bytes: bool) -> Vec<TokenLogprob> {
     let bytes = |b: &'static [u8]| with_bytes.then_some(b);
     vec![
