@@ -127,7 +127,8 @@ pub(crate) async fn a_run_is_created_read_and_owner_checked(harness: &impl Harne
     );
 }
 
-/// The transitions the issue allows, written out independently of `RunStatus::can_become`.
+/// The transitions a run may make (a finished run stays finished, so a late writer cannot
+/// reopen it), written out independently of `RunStatus::can_become`.
 fn legal(from: RunStatus, to: RunStatus) -> bool {
     use RunStatus::*;
     matches!(
