@@ -118,6 +118,18 @@ pub(crate) fn admit(
     Ok((agent, permit))
 }
 
+/// The usage the tree kept for a stored answer, as a provider reports it: what both stored-object
+/// GETs read back.
+pub(crate) fn stored_usage(usage: &conversation_tree::TokenUsage) -> providers::Usage {
+    providers::Usage {
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
+        cached_input_tokens: usage.cached_input_tokens,
+        cache_creation_tokens: usage.cache_creation_tokens,
+        reasoning_tokens: usage.reasoning_tokens,
+    }
+}
+
 /// The answer when the conversation store fails while a stored answer is read.
 pub(crate) fn store_failed(error: conversation_tree::StoreError) -> OpenAiError {
     OpenAiError::new(

@@ -21,7 +21,8 @@ use crate::api::openai::chat_completions::encode::{ChatCompletion, ChunkEncoder}
 use crate::api::openai::chat_completions::plan::chat_completion;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
-    admit, gateway_error, gateway_headers, read_request, stopped_error, store_failed, unix_now,
+    admit, gateway_error, gateway_headers, read_request, stopped_error, store_failed, stored_usage,
+    unix_now,
 };
 use crate::api::request_log::RequestLog;
 use crate::api::sse;
@@ -158,13 +159,7 @@ pub(crate) async fn get_chat_completion(
         .turn(node.id())
         .await
         .map_err(store_failed)?;
-    let usage = node.usage().map_or_else(Usage::default, |usage| Usage {
-        input_tokens: usage.input_tokens,
-        output_tokens: usage.output_tokens,
-        cached_input_tokens: usage.cached_input_tokens,
-        cache_creation_tokens: usage.cache_creation_tokens,
-        reasoning_tokens: usage.reasoning_tokens,
-    });
+    let usage = node.usage().map_or_else(Usage::default, stored_usage);
     let answer = ChatResponse {
         message: turn.response,
         usage,

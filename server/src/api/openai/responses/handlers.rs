@@ -18,7 +18,8 @@ use service::{Answer, Logging, Principal, Stopped, Thread, answer_events, replay
 use super::schema::CreateResponseRequest;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
-    admit, gateway_error, gateway_headers, read_request, stopped_error, store_failed, unix_now,
+    admit, gateway_error, gateway_headers, read_request, stopped_error, store_failed, stored_usage,
+    unix_now,
 };
 use crate::api::openai::responses::encode::{
     DEFAULT_TEMPERATURE, ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject,
@@ -353,13 +354,7 @@ pub(super) async fn from_node(
     let mut events = replay_events(&turn.response);
     let done = events.pop();
     if let Some(usage) = node.usage() {
-        events.push(StreamEvent::Usage(providers::Usage {
-            input_tokens: usage.input_tokens,
-            output_tokens: usage.output_tokens,
-            cached_input_tokens: usage.cached_input_tokens,
-            cache_creation_tokens: usage.cache_creation_tokens,
-            reasoning_tokens: usage.reasoning_tokens,
-        }));
+        events.push(StreamEvent::Usage(stored_usage(usage)));
     }
     for event in events {
         encoder.encode(event);
