@@ -127,7 +127,8 @@ impl RunRecords {
             takeover: std::sync::atomic::AtomicBool::new(false),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
-            tracing::info!(replica = %shared.replica, lease_ttl = ?shared.config.lease_ttl, "run records ready");
+            // `skein serve` names the replica in its first line; embedders see it here.
+            tracing::debug!(replica = %shared.replica, lease_ttl = ?shared.config.lease_ttl, "run records ready");
             super::tasks::start(&shared);
         }
         RunRecords { shared }
