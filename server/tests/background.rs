@@ -459,3 +459,54 @@ async fn postgres_a_foreground_response_is_seen_and_cancelled_from_another_repli
     let (a, b) = postgres_replicas().await;
     a_foreground_response_is_seen_and_cancelled_from_another_replica(a, b).await;
 }
+
+/// Only the token that started a background response reads, streams or cancels it: for any
+/// other it does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_tokens_background_response_is_not_found() {
+    let (owner, other) = ("sk-owner-0123456789", "sk-other-0123456789");
+    let mut settings = config(":memory:");
+    settings.tokens = [owner, other]
+        .iter()
+        .map(|token| server::schema::Secret::new(*token))
+        .collect();
+    let server = TestServer::start(settings).await;
+    let created: Value = client()
+        .post(server.url("/v1/responses"))
+        .bearer_auth(owner)
+        .json(&slow("one two three four", 100))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap();
+    for path in [
+        format!("/v1/responses/{id}"),
+        format!("/v1/responses/{id}?stream=true&starting_after=0"),
+    ] {
+        let read = client()
+            .get(server.url(&path))
+            .bearer_auth(other)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), 404, "{path}");
+    }
+    let cancel = client()
+        .post(server.url(&format!("/v1/responses/{id}/cancel")))
+        .bearer_auth(other)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), 404);
+    let mine = client()
+        .get(server.url(&format!("/v1/responses/{id}")))
+        .bearer_auth(owner)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mine.status(), 200);
+    server.stop().await;
+}
