@@ -181,7 +181,7 @@ async fn a_resumed_stream_is_the_tail_of_the_full_stream_byte_for_byte() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_leaves_a_background_stream_does_not_stop_it() {
     let server = TestServer::start(config(":memory:")).await;
-    let mut body = slow("one two three four", 100);
+    let mut body = slow("one two three four", 150);
     body["stream"] = json!(true);
     let mut response = post(&server, &body).await;
     let first = response.chunk().await.unwrap().expect("a first chunk");
@@ -194,9 +194,27 @@ async fn a_client_that_leaves_a_background_stream_does_not_stop_it() {
         .await
         .unwrap();
     assert_eq!(in_progress["status"], "in_progress");
+    // While it runs, GET shows the output so far: a prefix of the whole answer.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let partial = loop {
+        let read: Value = get(&server, &format!("/v1/responses/{id}"))
+            .await
+            .json()
+            .await
+            .unwrap();
+        if read["status"] != "in_progress" || !output_text(&read).is_empty() {
+            break read;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no output seen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     let done = poll_until_ended(&server, &id).await;
     assert_eq!(done["status"], "completed");
     assert_eq!(output_text(&done), "one two three four");
+    assert!(
+        "one two three four".starts_with(&output_text(&partial)),
+        "{partial}"
+    );
     server.stop().await;
 }
 
