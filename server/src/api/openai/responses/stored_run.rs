@@ -38,8 +38,9 @@ pub(super) fn records(app: &App) -> Result<&RunRecords, OpenAiError> {
     })
 }
 
-/// Keeps a record of the foreground response `id` of `caller` while it runs, off the served
-/// path (a task of its own writes it): another replica's `GET` shows the response in progress,
+/// Keeps a record of the foreground response `begun` of `caller` while it runs (the server
+/// does on PostgreSQL, where other replicas share the store), off the served path (a task of
+/// its own writes it): another replica's `GET` shows the response in progress,
 /// and its cancel reaches this replica, which cancels `cancel`. The record ends as `ending`
 /// says the response ended; no events are stored (its client has them).
 pub(super) fn record_foreground(
