@@ -250,6 +250,28 @@ impl Agent {
         .map(drop)
     }
 
+    /// This agent with `policy` deciding which calls wait for approval (as
+    /// [`AgentBuilder::approval`]), for a caller handed a built agent (a service's prepared
+    /// run) that adds its own policy. Cheap: the agent's parts are shared.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::ApprovalNeedsNativeTools`] for a policy that can ask, on a text-protocol
+    /// agent.
+    pub fn with_approval(
+        &self,
+        policy: crate::approval::ApprovalPolicy,
+    ) -> Result<Agent, AgentError> {
+        if self.inner.text.is_some() && !policy.is_never() {
+            return Err(AgentError::ApprovalNeedsNativeTools);
+        }
+        let mut inner = (*self.inner).clone();
+        inner.approval = policy;
+        Ok(Agent {
+            inner: Arc::new(inner),
+        })
+    }
+
     /// The model's id.
     pub fn model_id(&self) -> &str {
         &self.inner.model.info().id
