@@ -23,8 +23,8 @@ pub(crate) struct Ended {
     /// The conversation after the run (history, input, answers), when it ended normally or was
     /// cancelled.
     pub(crate) messages: Vec<messages::Message>,
-    /// The paused run, when the run stopped for approval.
-    pub(crate) paused: Option<agent_loop::approval::PausedRun>,
+    /// The paused run and its response id, when the run stopped for approval.
+    pub(crate) paused: Option<(String, agent_loop::approval::PausedRun)>,
     /// The tools approved "always" in the conversation, after the run.
     pub(crate) grants: agent_loop::approval::ApprovalGrants,
 }
@@ -68,7 +68,7 @@ pub(crate) async fn run_in_terminal(
             &mut std::io::stderr().lock(),
         )
         .await;
-        let paused = match ended {
+        let (id, paused) = match ended {
             Ok(Ended {
                 paused: Some(paused),
                 ..
@@ -78,7 +78,8 @@ pub(crate) async fn run_in_terminal(
         let decided = approve::decide(&paused, answers.as_deref_mut(), &mut io::stderr()).await;
         match decided {
             Ok(Some(decisions)) if !cancel.is_cancelled() => {
-                stream = agent.resume_stream(paused, decisions, None, cancel.clone());
+                // The resumed run goes on under the paused one's response id.
+                stream = agent.resume_stream(paused, decisions, Some(id), cancel.clone());
             }
             // Ctrl-C at the prompt: the run stops as if cancelled while paused.
             Ok(_) => {
@@ -136,7 +137,7 @@ pub(crate) async fn show(
             return Ok(Ended {
                 outcome: Outcome::Done,
                 messages: outcome.messages.clone(),
-                paused: outcome.approval.clone(),
+                paused: outcome.approval.clone().map(|paused| (id.clone(), paused)),
                 grants: outcome.grants.clone(),
             });
         }
