@@ -348,7 +348,12 @@ proptest! {
                     |response, (n, guarded)| {
                         let name = if *guarded { "guarded" } else { "free" };
                         let id = format!("call_{round}_{n}");
-                        response.tool_call(&id, name, &args(&id))
+                        // A Gemini-style thought signature on the first call of the round.
+                        let reasoning = (n == 0).then(|| Reasoning {
+                            signature: Some(format!("thought-{round}")),
+                            ..Default::default()
+                        });
+                        response.tool_call_with(ToolCall { reasoning, ..ToolCall::new(&id, name, args(&id)) })
                     },
                 )
             })
@@ -419,6 +424,18 @@ proptest! {
             }
         }
         prop_assert!(ChainAst::new(&outcome.messages, false).is_ok());
+        // Every answer with calls reached the end as the model sent it: its signed thinking
+        // block first, the thought signature still on its first call.
+        for message in outcome.messages.iter().filter(|m| m.tool_calls().next().is_some()) {
+            let ContentPart::Reasoning(block) = &message.parts[0] else {
+                return Err(TestCaseError::fail(format!("reasoning moved: {message:?}")));
+            };
+            let round = block.signature.as_deref().and_then(|sig| sig.strip_prefix("sig-"));
+            prop_assert!(round.is_some(), "signature lost: {:?}", message);
+            let first = message.tool_calls().next().and_then(|call| call.reasoning.as_ref());
+            let expected = format!("thought-{}", round.unwrap_or_default());
+            prop_assert_eq!(first.and_then(|r| r.signature.as_deref()), Some(expected.as_str()));
+        }
         for request in model.requests() {
             prop_assert!(ChainAst::new(&request.messages, false).is_ok());
         }
