@@ -99,6 +99,11 @@ pub struct ServiceConfig {
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub media_fetch: tools::MediaFetchPolicy,
+    /// Which tool calls wait for a person's approval before they run
+    /// ([`ApprovalConfig`](crate::approval::ApprovalConfig)): per tool, MCP server, MCP tool,
+    /// name pattern or skill, `always`, `never` or `{hosts_outside: […]}`. Nothing by default.
+    /// Checked when the service starts, every bad entry named.
+    pub approval: crate::approval::ApprovalConfig,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -124,6 +129,7 @@ impl Default for ServiceConfig {
             drop_unsupported_params: false,
             models: BTreeMap::new(),
             media_fetch: tools::MediaFetchPolicy::default(),
+            approval: crate::approval::ApprovalConfig::default(),
             keys: ProviderKeys::default(),
         }
     }
