@@ -44,8 +44,9 @@ fn echo(prompt: &Value) -> Value {
 
 /// A two-round run: the echo model calls the calculator, then answers.
 fn tool_round() -> Value {
-    let mut body =
-        echo(&json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6 * 7"}}]}));
+    let mut body = echo(
+        &json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6 * 7"}}]}),
+    );
     body["tools"] = json!({"builtin": {"calculator": {"enabled": true}}});
     body
 }
@@ -344,7 +345,11 @@ async fn a_foreground_client_that_leaves_still_cancels_its_run() {
     let started = Instant::now();
     let frames = frames(&text(replay(&server, &id, None, None).await).await);
     assert_numbered(&frames, "response.cancelled");
-    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(
         record(&server, &id, Principal::SHARED).await.status,
         RunStatus::Cancelled
@@ -369,6 +374,182 @@ async fn leaving_a_background_stream_does_not_cancel_the_run() {
     drop(events);
     let frames = frames(&text(replay(&server, &id, None, None).await).await);
     assert_numbered(&frames, "response.done");
+    server.stop().await;
+}
+
+/// A background run that calls the calculator, then answers slowly enough to be stopped.
+fn background_tool_round() -> Value {
+    let mut body = echo(&json!({
+        "tool_calls": [{"name": "calculator", "arguments": {"expression": "6 * 7"}}],
+        "delay_ms": 50,
+    }));
+    body["tools"] = json!({"builtin": {"calculator": {"enabled": true}}});
+    body
+}
+
+/// Follows run `id` on `server` until its tool has returned.
+async fn until_the_tool_returned(server: &TestServer, id: &str) {
+    let mut followed = replay(server, id, None, None).await.bytes_stream();
+    let mut seen = String::new();
+    while !seen.contains("event: tool.done") {
+        let chunk = tokio::time::timeout(WAIT, followed.next())
+            .await
+            .expect("the tool returns in time")
+            .expect("the stream goes on")
+            .unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+}
+
+/// Waits until run `id` ends, as `server` reads it.
+async fn finished(server: &TestServer, id: &str) -> conversation_tree::runs::Run {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let run = record(server, id, Principal::SHARED).await;
+        if run.status.is_terminal() {
+            return run;
+        }
+        assert!(Instant::now() < deadline, "not finished: {run:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The stream of a tool round whose second model call was made by the replica that took the
+/// run over: one tool call (never run again), the answer after it, with its result, and
+/// a `response.done` of the continuing replica's one model call.
+fn assert_taken_over(frames: &[String]) {
+    assert_numbered(frames, "response.done");
+    let count = |name: &str| frames.iter().filter(|frame| name_of(frame) == name).count();
+    assert_eq!(count("response.start"), 1, "{frames:#?}");
+    assert_eq!(count("tool.start"), 1, "the tool ran once: {frames:#?}");
+    assert_eq!(count("tool.done"), 1, "{frames:#?}");
+    let done = data_of(frames.last().unwrap());
+    assert_eq!(
+        done["rounds"], 1,
+        "the continuing replica's own model call: {done}"
+    );
+    let answer: String = frames
+        .iter()
+        .filter(|frame| name_of(frame) == "content.delta")
+        .map(|frame| data_of(frame)["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        answer.contains("42"),
+        "the tool's result is answered: {answer}"
+    );
+}
+
+/// With SQLite (one process), a background run the process left unfinished is continued by
+/// the next process on the same file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_run_left_unfinished_continues_at_the_next_start() {
+    let dir = TempDir::new().unwrap();
+    let config = || {
+        let mut config = sqlite_config(&dir);
+        config.service.runs.lease_ttl = Duration::from_secs(1);
+        config
+    };
+    let first = TestServer::start(config()).await;
+    let id = background(&first, background_tool_round(), None).await;
+    until_the_tool_returned(&first, &id).await;
+    // The process stops working as a killed one would.
+    first.server.service().run_records().unwrap().halt();
+    first.stop().await;
+
+    let next = TestServer::start(config()).await;
+    let run = finished(&next, &id).await;
+    assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    let frames = frames(&text(replay(&next, &id, None, None).await).await);
+    assert_taken_over(&frames);
+    next.stop().await;
+}
+
+/// A replica killed while a tool ran left the model's tool call logged and no result: the
+/// run is continued after that call, which the integrity rules answer (the model reads that
+/// it was not handled); the tool is never run again behind the model's back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tool_call_in_flight_when_the_replica_died_is_answered_not_run_again() {
+    use conversation_tree::runs::{NewRun, RunMode, RunProtocol};
+    use conversation_tree::{CallOptions, ConversationId, Message, NewResponse, ToolCall};
+
+    let dir = TempDir::new().unwrap();
+    let mut config = sqlite_config(&dir);
+    config.service.runs.lease_ttl = Duration::from_secs(1);
+    let server = TestServer::start(config).await;
+    let store = std::sync::Arc::clone(server.server.chat().store());
+    // What the dead replica had written: the question and the model's tool call, labelled
+    // with the run, and the run's record (background, held by no replica).
+    let id = "resp-0123456789abcdef0123456789abcdef";
+    let prompt =
+        json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6 * 7"}}]});
+    let conversation = "conv-killed-mid-tool";
+    store
+        .log_response(
+            NewResponse::new(
+                ConversationId::new(conversation).unwrap(),
+                None,
+                vec![Message::human(prompt.to_string())],
+                Message::ai_tool_calls(
+                    None,
+                    vec![ToolCall::new(
+                        "echo_call_1",
+                        "calculator",
+                        r#"{"expression":"6 * 7"}"#,
+                    )],
+                ),
+                &CallOptions::new("echo"),
+            )
+            .label(format!("chat-shell:{id}")),
+        )
+        .await
+        .unwrap();
+    let mut request = echo(&prompt);
+    request["tools"] = json!({"builtin": {"calculator": {"enabled": true}}});
+    request["session_id"] = json!(conversation);
+    request["background"] = json!(true);
+    let spec = json!({
+        "request": request,
+        "request_id": "req-killed",
+        "conversation": conversation,
+        "client_conversation": conversation,
+        "owner": null,
+        "offered_bases": [],
+    });
+    store
+        .create_run(NewRun::new(
+            id,
+            "loopback",
+            RunProtocol::ChatShell,
+            RunMode::Background,
+            spec,
+        ))
+        .await
+        .unwrap();
+
+    let run = finished(&server, id).await;
+    assert_eq!(run.status, RunStatus::Completed, "{run:?}");
+    let frames = frames(&text(replay(&server, id, None, None).await).await);
+    assert_numbered(&frames, "response.done");
+    assert!(
+        !frames.iter().any(|frame| name_of(frame) == "tool.start"),
+        "the tool ran again: {frames:#?}"
+    );
+    let answer: String = frames
+        .iter()
+        .filter(|frame| name_of(frame) == "content.delta")
+        .map(|frame| data_of(frame)["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        answer.contains(chain_ast::FALLBACK_RESPONSE_CONTENT),
+        "the model read that the call was not handled: {answer}"
+    );
+    // The tree goes on below the call: one question, one call, its answer, the reply.
+    let nodes = store
+        .conversation_nodes(&ConversationId::new(conversation).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(nodes.len(), 2, "{nodes:#?}");
+    assert_eq!(nodes[1].parent(), Some(nodes[0].id()));
     server.stop().await;
 }
 
@@ -440,7 +621,11 @@ mod postgres {
             cancel.json::<Value>().await.unwrap(),
             json!({"success": true, "message": "Request cancelled"})
         );
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
         let frames = frames(&text(replay(&b, &id, None, None).await).await);
         assert_numbered(&frames, "response.cancelled");
         assert_eq!(
@@ -461,50 +646,15 @@ mod postgres {
         let a = replica(&url, ttl).await;
         // B is up before A stops, as a replica behind the same load balancer is.
         let b = replica(&url, ttl).await;
-        let mut body = echo(&json!({
-            "tool_calls": [{"name": "calculator", "arguments": {"expression": "6 * 7"}}],
-            "delay_ms": 300,
-        }));
-        body["tools"] = json!({"builtin": {"calculator": {"enabled": true}}});
-        let id = background(&a, body, None).await;
+        let id = background(&a, background_tool_round(), None).await;
         // Let the first round's answer be logged and its tool run, then stop A.
-        let mut followed = replay(&a, &id, None, None).await.bytes_stream();
-        let mut seen = String::new();
-        while !seen.contains("event: tool.done") {
-            let chunk = tokio::time::timeout(WAIT, followed.next())
-                .await
-                .unwrap()
-                .unwrap()
-                .unwrap();
-            seen.push_str(std::str::from_utf8(&chunk).unwrap());
-        }
-        drop(followed);
+        until_the_tool_returned(&a, &id).await;
         a.server.service().run_records().unwrap().halt();
 
-        let deadline = Instant::now() + WAIT;
-        let run = loop {
-            let run = record(&b, &id, Principal::SHARED).await;
-            if run.status.is_terminal() {
-                break run;
-            }
-            assert!(Instant::now() < deadline, "not taken over: {run:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        };
+        let run = finished(&b, &id).await;
         assert_eq!(run.status, RunStatus::Completed, "{run:?}");
         let frames = frames(&text(replay(&b, &id, None, None).await).await);
-        assert_numbered(&frames, "response.done");
-        let starts = frames
-            .iter()
-            .filter(|frame| name_of(frame) == "tool.start")
-            .count();
-        assert_eq!(starts, 1, "the tool ran once: {frames:#?}");
-        assert_eq!(
-            frames
-                .iter()
-                .filter(|frame| name_of(frame) == "response.start")
-                .count(),
-            1
-        );
+        assert_taken_over(&frames);
         a.stop().await;
         b.stop().await;
     }

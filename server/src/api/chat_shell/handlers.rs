@@ -113,7 +113,9 @@ pub(crate) async fn create_response(
              background run could be neither followed nor continued; leave `background` out, \
              or use a server with a store",
         )
-        .with_details(json!({"fields": [{"field": "background", "reason": "the server stores no runs"}]})));
+        .with_details(
+            json!({"fields": [{"field": "background", "reason": "the server stores no runs"}]}),
+        ));
     }
     // The limit is checked before any work and before any event: a refused request is a
     // plain 429, never a stream that starts and then fails.
@@ -154,36 +156,37 @@ pub(crate) async fn create_response(
         .map_err(run_error)?;
     // The run's record, once the run can start: its events are stored there, and another
     // replica reads, cancels or continues it through it.
-    let worker = match records {
-        Some(records) => {
-            let stored = StoredRequest {
-                request_id: planned.request_id.clone(),
-                conversation: conversation.stored.as_str().to_owned(),
-                client_conversation: client_conversation.clone(),
-                owner,
-                offered_bases: app.service.knowledge_bases(caller).to_vec(),
-                ..StoredRequest::new(&body)
-            };
-            let mode = if planned.background {
-                RunMode::Background
-            } else {
-                RunMode::Foreground
-            };
-            let run = NewRun::new(
-                response_id.clone(),
-                app.service.owner(caller),
-                RunProtocol::ChatShell,
-                mode,
-                serde_json::to_value(&stored).map_err(|error| {
+    let worker =
+        match records {
+            Some(records) => {
+                let stored = StoredRequest {
+                    request_id: planned.request_id.clone(),
+                    conversation: conversation.stored.as_str().to_owned(),
+                    client_conversation: client_conversation.clone(),
+                    owner,
+                    offered_bases: app.service.knowledge_bases(caller).to_vec(),
+                    ..StoredRequest::new(&body)
+                };
+                let mode = if planned.background {
+                    RunMode::Background
+                } else {
+                    RunMode::Foreground
+                };
+                let run = NewRun::new(
+                    response_id.clone(),
+                    app.service.owner(caller),
+                    RunProtocol::ChatShell,
+                    mode,
+                    serde_json::to_value(&stored).map_err(|error| {
+                        ApiError::internal(format!("cannot record the run: {error}"))
+                    })?,
+                );
+                Some(records.start(run).await.map_err(|error| {
                     ApiError::internal(format!("cannot record the run: {error}"))
-                })?,
-            );
-            Some(records.start(run).await.map_err(|error| {
-                ApiError::internal(format!("cannot record the run: {error}"))
-            })?)
-        }
-        None => None,
-    };
+                })?)
+            }
+            None => None,
+        };
     let (cancel, registration) = app
         .service
         .runs()

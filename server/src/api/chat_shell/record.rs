@@ -96,7 +96,10 @@ mod tests {
         );
         let text = serde_json::to_string(&stored).unwrap();
         assert!(!text.contains("secret"), "{text}");
-        assert_eq!(stored.request["model_config"], json!({"model_id": "gpt-4o"}));
+        assert_eq!(
+            stored.request["model_config"],
+            json!({"model_id": "gpt-4o"})
+        );
         assert_eq!(stored.request["metadata"], json!({"task_id": 3}));
     }
 

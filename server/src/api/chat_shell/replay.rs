@@ -4,14 +4,12 @@
 use std::sync::Arc;
 
 use axum::Extension;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::response::Response;
 use conversation_tree::runs::{RunEvent, RunProtocol};
 use http::{HeaderMap, HeaderValue, header};
-use serde::Deserialize;
 use serde_json::json;
 use service::{Principal, ServiceError};
-use utoipa::IntoParams;
 
 use crate::api::error::ApiError;
 use crate::api::sse;
@@ -19,16 +17,6 @@ use crate::api::state::App;
 
 /// The header an `EventSource` sends when it reconnects: the `id` of the last event it has.
 const LAST_EVENT_ID: &str = "last-event-id";
-
-/// The query of `GET /v1/response/{id}/events`.
-#[derive(Debug, Deserialize, IntoParams)]
-pub(crate) struct EventsQuery {
-    /// The `id` of the last event the client has, for clients that cannot set
-    /// `Last-Event-ID` (the header wins when both are sent: a reconnecting `EventSource`
-    /// sends it with the URL it first opened).
-    #[param(value_type = Option<u64>, example = 12)]
-    after: Option<String>,
-}
 
 /// Replays a Chat Shell response's events, then follows it live until it ends.
 ///
@@ -42,7 +30,7 @@ pub(crate) struct EventsQuery {
     params(
         ("id" = String, Path, description = "The response id (`resp-…`) from `response.start`"),
         ("Last-Event-ID" = Option<u64>, Header, description = "The `id` of the last event the client has: the events after it are sent. An `EventSource` sends it by itself when it reconnects."),
-        EventsQuery,
+        ("after" = Option<u64>, Query, description = "The `id` of the last event the client has, for clients that cannot set `Last-Event-ID` (the header wins when both are sent: a reconnecting `EventSource` sends it with the URL it first opened)"),
     ),
     responses(
         (status = 200, description = "A `text/event-stream` of the response's events after \
@@ -59,10 +47,10 @@ pub(crate) async fn response_events(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
-    Query(query): Query<EventsQuery>,
+    RawQuery(query): RawQuery,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    let after = last_event_id(&headers, query.after.as_deref())?;
+    let after = last_event_id(&headers, after_of(query.as_deref()))?;
     let Some(records) = app.service.run_records() else {
         return Err(ApiError::not_found(
             "this server stores no runs (it was started without a store), so there are no \
@@ -76,13 +64,16 @@ pub(crate) async fn response_events(
         )));
     }
     let events = records.follow(&id, caller, after);
-    let mut answer = sse::response(events, move |event: Result<RunEvent, ServiceError>, frames| {
-        match event {
-            Ok(event) => frames.raw(&event.data),
-            // The stream ends here; the client resumes after its last event.
-            Err(error) => tracing::warn!(%error, "a followed run's events could not be read"),
-        }
-    });
+    let mut answer = sse::response(
+        events,
+        move |event: Result<RunEvent, ServiceError>, frames| {
+            match event {
+                Ok(event) => frames.raw(&event.data),
+                // The stream ends here; the client resumes after its last event.
+                Err(error) => tracing::warn!(%error, "a followed run's events could not be read"),
+            }
+        },
+    );
     answer
         .headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -112,6 +103,14 @@ fn last_event_id(headers: &HeaderMap, after: Option<&str>) -> Result<Option<u64>
         .map_err(|_| bad_id(name, value))
 }
 
+/// The `after` parameter of a query string (its last one).
+fn after_of(query: Option<&str>) -> Option<&str> {
+    query?
+        .split('&')
+        .filter_map(|pair| pair.strip_prefix("after="))
+        .next_back()
+}
+
 fn bad_id(name: &str, value: &str) -> ApiError {
     let shown: String = value.chars().take(40).collect();
     ApiError::invalid_request(format!(
@@ -139,10 +138,21 @@ mod tests {
     #[test]
     fn the_header_wins_over_the_query() {
         assert_eq!(last_event_id(&headers("7"), Some("3")).unwrap(), Some(7));
-        assert_eq!(last_event_id(&HeaderMap::new(), Some("3")).unwrap(), Some(3));
+        assert_eq!(
+            last_event_id(&HeaderMap::new(), Some("3")).unwrap(),
+            Some(3)
+        );
         assert_eq!(last_event_id(&HeaderMap::new(), None).unwrap(), None);
         assert_eq!(last_event_id(&headers(""), Some("3")).unwrap(), Some(3));
         assert_eq!(last_event_id(&headers(""), None).unwrap(), None);
+    }
+
+    #[test]
+    fn after_is_read_from_the_query() {
+        assert_eq!(after_of(Some("after=4")), Some("4"));
+        assert_eq!(after_of(Some("x=1&after=5")), Some("5"));
+        assert_eq!(after_of(Some("x=1")), None);
+        assert_eq!(after_of(None), None);
     }
 
     #[test]

@@ -177,6 +177,8 @@ impl Drive {
                 )
                 .await;
         }
+        // The run is over: nothing is left to cancel.
+        drop(self.watch.take());
     }
 }
 

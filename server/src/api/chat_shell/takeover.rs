@@ -56,7 +56,6 @@ impl ChatShellResume {
             app: Arc::downgrade(app),
         }
     }
-
 }
 
 #[async_trait::async_trait]
@@ -90,7 +89,12 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
         return;
     }
     let Some(stored) = stored else {
-        fail(outgoing, &run.id, "the run's record does not hold a Chat Shell request".to_owned()).await;
+        fail(
+            outgoing,
+            &run.id,
+            "the run's record does not hold a Chat Shell request".to_owned(),
+        )
+        .await;
         return;
     };
     outgoing.started().await;
@@ -172,7 +176,12 @@ async fn next(app: &App, run: &Run, stored: &StoredRequest) -> Result<Next, Stri
         &stored.offered_bases,
         Some(&stored.request_id),
     )
-    .map_err(|error| format!("the stored request is refused now: {}", error.body().message))?;
+    .map_err(|error| {
+        format!(
+            "the stored request is refused now: {}",
+            error.body().message
+        )
+    })?;
     let store = app.service.chat().store();
     let conversation = ConversationId::new(&stored.conversation)
         .map_err(|error| format!("the stored conversation id is unusable: {error}"))?;
@@ -180,7 +189,8 @@ async fn next(app: &App, run: &Run, stored: &StoredRequest) -> Result<Next, Stri
     planned.spec.owner.clone_from(&stored.owner);
     planned.spec.response_id = Some(run.id.clone());
     planned.spec.label = Some(label(&run.id));
-    let read = |error: conversation_tree::StoreError| format!("cannot read the conversation: {error}");
+    let read =
+        |error: conversation_tree::StoreError| format!("cannot read the conversation: {error}");
     let last = match store.node_by_label(&label(&run.id)).await.map_err(read)? {
         Some(node) => Some(node),
         None => match run.last_node {
