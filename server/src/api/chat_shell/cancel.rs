@@ -47,11 +47,19 @@ pub(crate) async fn cancel_response(
     let Some(records) = app.service.run_records() else {
         return Err(not_found());
     };
+    // A run that had ended is as gone as one that never was, as on the replica that ran it.
+    let running = records
+        .get(&id, caller)
+        .await
+        .map_err(store_error)?
+        .is_some_and(|run| run.protocol == RunProtocol::ChatShell && !run.status.is_terminal());
+    if !running {
+        return Err(not_found());
+    }
     let run = records
         .cancel(&id, caller)
         .await
         .map_err(store_error)?
-        .filter(|run| run.protocol == RunProtocol::ChatShell)
         .ok_or_else(not_found)?;
     answer(
         &id,
