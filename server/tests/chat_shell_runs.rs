@@ -464,6 +464,59 @@ async fn a_background_run_left_unfinished_continues_at_the_next_start() {
     next.stop().await;
 }
 
+/// A server that stops leaves its background runs to the next one: their live streams end
+/// without a last event (nothing is cancelled), and the client that reconnects with its last
+/// id reads the rest as the next server writes it, one stream with no gap and no repeat.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_server_leaves_its_background_runs_to_the_next_one() {
+    let dir = TempDir::new().unwrap();
+    let config = || {
+        let mut config = sqlite_config(&dir);
+        config.service.runs.lease_ttl = Duration::from_secs(1);
+        config.shutdown_grace_secs = 0;
+        config
+    };
+    let mut first = TestServer::start(config()).await;
+    let mut body = background_tool_round();
+    body["background"] = json!(true);
+    let live = post(&first, &body, None).await;
+    let mut live = live.bytes_stream();
+    let mut seen = String::new();
+    while !seen.contains("event: tool.done") {
+        let chunk = tokio::time::timeout(WAIT, live.next())
+            .await
+            .unwrap()
+            .unwrap();
+        seen.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+    }
+    first.begin_stop();
+    while let Some(chunk) = tokio::time::timeout(WAIT, live.next()).await.unwrap() {
+        seen.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+    }
+    first.stopped().await;
+    let seen = frames(&seen);
+    assert!(
+        !seen
+            .iter()
+            .any(|frame| name_of(frame).starts_with("response.c")),
+        "a run left to another server is not cancelled: {seen:#?}"
+    );
+    let id = data_of(&seen[0])["id"].as_str().unwrap().to_owned();
+    let last = id_of(seen.last().unwrap());
+
+    let next = TestServer::start(config()).await;
+    let rest = text(replay(&next, &id, Some(last), None).await).await;
+    let whole = frames(&text(replay(&next, &id, None, None).await).await);
+    assert_taken_over(&whole);
+    assert_eq!(
+        whole[..seen.len()],
+        seen[..],
+        "the live part is the stored part"
+    );
+    assert_eq!(whole[seen.len()..].concat(), rest);
+    next.stop().await;
+}
+
 /// A replica killed while a tool ran left the model's tool call logged and no result: the
 /// run is continued after that call, which the integrity rules answer (the model reads that
 /// it was not handled); the tool is never run again behind the model's back.

@@ -78,8 +78,14 @@ impl Outgoing {
     }
 
     /// The frame of `event`, numbered and stored; `None` for an event the stream already
-    /// holds (the `response.start` of a continued run).
+    /// holds (the `response.start` of a continued run), and for every event once this replica
+    /// left the run to another (the server stops, or its lease was lost): the stream the
+    /// client reads then ends without them, and a client that reconnects with its last id is
+    /// given the continuing replica's events under the same numbers, as if no replica changed.
     pub(crate) fn frame(&mut self, event: &AgentEvent) -> Option<Bytes> {
+        if self.worker.as_ref().is_some_and(RunWorker::is_abandoned) {
+            return None;
+        }
         let mut frame = self.encoder.encode(event);
         if self.continued && matches!(frame, ChatShellEvent::Start(_)) {
             return None;
