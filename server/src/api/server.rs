@@ -48,14 +48,18 @@ impl Server {
         Ok(Server::around(App::new(config, service)?))
     }
 
-    /// The server of `app`, with how each protocol continues the runs this replica takes over
-    /// from one that stopped.
+    /// The server around `app`, registered to continue the background runs of replicas that
+    /// stopped (each protocol its own).
     fn around(app: App) -> Self {
         let app = Arc::new(app);
         if let Some(records) = app.service.run_records() {
             records.on_takeover(
                 RunProtocol::ChatShell,
                 Arc::new(chat_shell::takeover::ChatShellResume::new(&app)),
+            );
+            records.on_takeover(
+                RunProtocol::Responses,
+                Arc::new(openai::responses::background::ResumeResponses::new(&app)),
             );
         }
         Server { app }

@@ -82,11 +82,6 @@ impl Frames {
         self.event(name, data);
     }
 
-    /// Events already written out (stored ones, or ones written by the run), as they are.
-    pub(crate) fn raw(&mut self, events: &[u8]) {
-        self.bytes.put_slice(events);
-    }
-
     /// An unnamed event whose data is `data` as JSON.
     pub(crate) fn data(&mut self, data: &impl Serialize) {
         self.json_data(data);
@@ -100,6 +95,11 @@ impl Frames {
         let _ = serde_json::to_writer((&mut self.bytes).writer(), text);
         self.bytes.put_slice(&template.after);
         self.bytes.put_slice(b"\n\n");
+    }
+
+    /// Events already written out in the SSE format (stored ones, sent again as they were).
+    pub(crate) fn raw(&mut self, bytes: &[u8]) {
+        self.bytes.put_slice(bytes);
     }
 
     /// An unnamed event whose data is `text`, a single line (`[DONE]`).
