@@ -15,7 +15,7 @@ use futures::{Stream, StreamExt as _};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use providers::ProviderError;
 use serde_json::json;
-use service::{CancellationToken, OwnerError, Principal, RunError};
+use service::{CancellationToken, OwnerError, Principal, RunError, RunRecords, RunWorker};
 use tokio_util::sync::DropGuard;
 use tracing::Instrument as _;
 
@@ -155,38 +155,30 @@ pub(crate) async fn create_response(
         .await
         .map_err(run_error)?;
     // The run's record, once the run can start: its events are stored there, and another
-    // replica reads, cancels or continues it through it.
-    let worker =
-        match records {
-            Some(records) => {
-                let stored = StoredRequest {
-                    request_id: planned.request_id.clone(),
-                    conversation: conversation.stored.as_str().to_owned(),
-                    client_conversation: client_conversation.clone(),
-                    owner,
-                    offered_bases: app.service.knowledge_bases(caller).to_vec(),
-                    ..StoredRequest::new(&body)
-                };
-                let mode = if planned.background {
-                    RunMode::Background
-                } else {
-                    RunMode::Foreground
-                };
-                let run = NewRun::new(
-                    response_id.clone(),
-                    app.service.owner(caller),
-                    RunProtocol::ChatShell,
-                    mode,
-                    serde_json::to_value(&stored).map_err(|error| {
-                        ApiError::internal(format!("cannot record the run: {error}"))
-                    })?,
-                );
-                Some(records.start(run).await.map_err(|error| {
-                    ApiError::internal(format!("cannot record the run: {error}"))
-                })?)
-            }
-            None => None,
-        };
+    // replica reads, cancels or continues it through it. Only a background run is ever
+    // continued from its record: a foreground one's keeps no copy of the request (its input
+    // may be megabytes of attachments).
+    let request = if planned.background {
+        StoredRequest::new(&body)
+    } else {
+        StoredRequest::new(b"null")
+    };
+    let stored = StoredRequest {
+        request_id: planned.request_id.clone(),
+        conversation: conversation.stored.as_str().to_owned(),
+        client_conversation: client_conversation.clone(),
+        owner,
+        offered_bases: app.service.knowledge_bases(caller).to_vec(),
+        ..request
+    };
+    let worker = match records {
+        Some(records) => {
+            let owner = app.service.owner(caller);
+            let run = new_run(&response_id, owner, planned.background, &stored)?;
+            Some(start_record(records, run).await?)
+        }
+        None => None,
+    };
     let (cancel, registration) = app
         .service
         .runs()
@@ -260,6 +252,31 @@ fn background_answer(
         conversation_id,
     };
     with_request_id((StatusCode::ACCEPTED, axum::Json(body)), request_id)
+}
+
+/// Creates the record of `run`, held by this replica.
+async fn start_record(records: &RunRecords, run: NewRun) -> Result<RunWorker, ApiError> {
+    records
+        .start(run)
+        .await
+        .map_err(|error| ApiError::internal(format!("cannot record the run: {error}")))
+}
+
+/// The record of Chat Shell run `id` of `owner`, holding `stored`.
+fn new_run(
+    id: &str,
+    owner: &str,
+    background: bool,
+    stored: &StoredRequest,
+) -> Result<NewRun, ApiError> {
+    let mode = if background {
+        RunMode::Background
+    } else {
+        RunMode::Foreground
+    };
+    let spec = serde_json::to_value(stored)
+        .map_err(|error| ApiError::internal(format!("cannot record the run: {error}")))?;
+    Ok(NewRun::new(id, owner, RunProtocol::ChatShell, mode, spec))
 }
 
 /// Cancels `local` (the run's token here) when `record` is cancelled: a cancel asked on

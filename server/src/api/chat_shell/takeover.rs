@@ -7,7 +7,8 @@
 //! call was not handled), never run again behind the model's back. Its events continue the
 //! stored stream, numbered after the last stored one, without a second `response.start`, so a
 //! client following it sees one stream. A run whose answer was already whole ends `completed`
-//! without another model call.
+//! without another model call. The continued part's text blocks are numbered from `text-1`
+//! again, and its `blocks` lists hold what this replica produced.
 
 use std::sync::{Arc, Weak};
 
