@@ -2,8 +2,12 @@
 //! is a module of this one, so the workspace links one executable per crate instead of one per
 //! file (each is tens of megabytes, and CI machines have little disk to spare).
 
+#[path = "background.rs"]
+mod background;
 #[path = "chat_completions.rs"]
 mod chat_completions;
+#[path = "chat_shell_runs.rs"]
+mod chat_shell_runs;
 #[path = "embeddings.rs"]
 mod embeddings;
 #[path = "fuzz_targets.rs"]
@@ -42,6 +46,8 @@ mod responses;
 mod responses_echo;
 #[path = "routes.rs"]
 mod routes;
+#[path = "runs.rs"]
+mod runs;
 #[path = "structured_output.rs"]
 mod structured_output;
 #[path = "support/mod.rs"]

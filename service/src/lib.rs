@@ -41,6 +41,8 @@
 //!   offered, the ownership of conversations ([`Service::own_conversation`]) and the gateway
 //!   call with its logging ([`Service::call`]).
 //! - [`ChatService`]: a [`RunSpec`] to a running agent (model, tools, history, store).
+//! - [`runs`]: the runs in flight ([`Runs`]) and the runs kept in the store, shared by every
+//!   replica of one database ([`RunRecords`]: leases, stored events, takeover, retention).
 //! - [`options`]: the one rule for a run's sampling and limit options.
 //! - [`keys`], [`store`], [`mcp`], [`skills`]: provider keys from the environment, stores
 //!   from a location, MCP servers, skill folders.
@@ -64,7 +66,7 @@ mod model;
 pub mod options;
 mod owner;
 mod principal;
-mod runs;
+pub mod runs;
 #[allow(clippy::module_inception)]
 mod service;
 pub mod skills;
@@ -82,7 +84,7 @@ pub use gateway::{
 pub use model::{NoKey, resolve_model_config};
 pub use owner::{OwnedConversation, OwnerError};
 pub use principal::Principal;
-pub use runs::{Ending, Registration, Runs};
+pub use runs::{Ending, Registration, Resume, RunRecords, RunWorker, Runs, RunsConfig};
 pub use service::Service;
 pub use spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
 

@@ -6,6 +6,7 @@ use axum::Router;
 use axum::middleware;
 use axum::routing::get;
 use conversation_tree::Store;
+use conversation_tree::runs::RunProtocol;
 use service::store::StoreKind;
 use service::{ChatService, Service};
 use tokio::net::TcpListener;
@@ -31,9 +32,7 @@ impl Server {
     pub async fn new(config: ServerConfig) -> Result<Self, ServerError> {
         check(&config)?;
         let service = Service::open(config.service.clone(), &config.tokens).await?;
-        Ok(Server {
-            app: Arc::new(App::new(config, service)?),
-        })
+        Ok(Server::around(App::new(config, service)?))
     }
 
     /// A server for `config` logging into `store` (of `kind`, for `/health`) instead of the
@@ -46,9 +45,24 @@ impl Server {
     ) -> Result<Self, ServerError> {
         check(&config)?;
         let service = Service::with_store(config.service.clone(), &config.tokens, store, kind)?;
-        Ok(Server {
-            app: Arc::new(App::new(config, service)?),
-        })
+        Ok(Server::around(App::new(config, service)?))
+    }
+
+    /// The server around `app`, registered to continue the background runs of replicas that
+    /// stopped (each protocol its own).
+    fn around(app: App) -> Self {
+        let app = Arc::new(app);
+        if let Some(records) = app.service.run_records() {
+            records.on_takeover(
+                RunProtocol::ChatShell,
+                Arc::new(chat_shell::takeover::ChatShellResume::new(&app)),
+            );
+            records.on_takeover(
+                RunProtocol::Responses,
+                Arc::new(openai::responses::background::ResumeResponses::new(&app)),
+            );
+        }
+        Server { app }
     }
 
     /// The service the routes use, for running agents in-process (the CLI does).

@@ -30,6 +30,9 @@ pub struct Runs {
     tracker: TaskTracker,
     /// Cancelled when shutdown begins: new responses are refused from then on.
     draining: CancellationToken,
+    /// Cancelled when the shutdown grace period is over, just before `stop`: background runs
+    /// still going are left for another replica instead of ending cancelled.
+    release: CancellationToken,
     /// Cancelled when the shutdown grace period is over: the parent of every run's token.
     stop: CancellationToken,
 }
@@ -64,6 +67,11 @@ impl Registration {
             .shown
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(view));
+    }
+
+    /// How the run ends, to wait for without cancelling it.
+    pub fn ending(&self) -> Ending {
+        Ending(self.entry.ended.subscribe())
     }
 
     /// Says how the run ended: call it once the log holds that end (and before the client is
@@ -170,6 +178,16 @@ impl Runs {
         shown.downcast_ref::<T>().cloned()
     }
 
+    /// A token for a run: a child of the shutdown token.
+    pub(crate) fn run_token(&self) -> CancellationToken {
+        self.stop.child_token()
+    }
+
+    /// Whether the grace period is over and background runs are left for another replica.
+    pub(crate) fn releasing(&self) -> bool {
+        self.release.is_cancelled()
+    }
+
     /// Runs `task` as a tracked run.
     pub fn spawn<F>(&self, task: F)
     where
@@ -199,8 +217,10 @@ impl Runs {
         {
             tracing::info!(
                 runs = self.tracker.len(),
-                "shutdown grace period over; cancelling the runs still in flight"
+                "shutdown grace period over; cancelling the runs still in flight and releasing \
+                 the background ones to another replica"
             );
+            self.release.cancel();
             self.stop.cancel();
             self.tracker.wait().await;
         }
