@@ -1,8 +1,9 @@
 //! Skein's project automation, run as `cargo xtask <command>` (see `.cargo/config.toml`).
 //!
 //! - `cargo xtask ci`: everything CI checks, in the order a failure is cheapest to find: format,
-//!   lints, tests (nextest when installed, else `cargo test`; doc tests too), API fuzzing with
-//!   schemathesis, the official `openai` SDK, the real OpenAI clients, docs.
+//!   lints, tests (nextest when installed, else `cargo test`; doc tests too), the chaos test of
+//!   durable runs, API fuzzing with schemathesis, the official `openai` SDK, the real OpenAI
+//!   clients, docs.
 //! - `cargo xtask pg start | stop | status`: a throwaway PostgreSQL cluster for the tests.
 //! - `cargo xtask bench`: the server load scenario (200 concurrent streams for 30 s);
 //!   `cargo xtask bench gateway`: `skein serve` beside nginx and LiteLLM's proxy.
@@ -44,8 +45,8 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci       format check, clippy -D warnings, tests (nextest + doc tests), schemathesis,
-           openai-sdk, clients, feature sets, cargo doc -D warnings
+  ci       format check, clippy -D warnings, tests (nextest + doc tests), chaos-runs,
+           schemathesis, openai-sdk, clients, feature sets, cargo doc -D warnings
   pg       start | stop | status: a throwaway PostgreSQL cluster for the tests
   bench    server load: 200 concurrent streams x 30 s, p99 time to first event, CPU per delta
   bench gateway
