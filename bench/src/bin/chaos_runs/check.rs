@@ -243,3 +243,71 @@ pub(crate) async fn check_tree(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::client::{Plan, Segment};
+
+    fn frame(seq: u64, text: &str) -> Frame {
+        Frame {
+            bytes: format!("event: e\ndata: {{\"sequence_number\":{seq},\"t\":\"{text}\"}}\n\n")
+                .into_bytes(),
+            seq,
+            kind: "e".to_owned(),
+        }
+    }
+
+    fn log(segments: Vec<Segment>) -> RunLog {
+        RunLog {
+            plan: Plan {
+                tag: 0,
+                agent: LOOPBACK_AGENT,
+                stream: true,
+                token: 0,
+            },
+            id: Some("resp_1".to_owned()),
+            first_status: None,
+            posted_to: Some(0),
+            segments,
+            final_status: None,
+            output_text: None,
+            errors: Vec::new(),
+            seen_by_other_token: false,
+        }
+    }
+
+    #[test]
+    fn a_resume_is_the_replay_after_its_starting_after() {
+        let replay: Vec<Frame> = (0..5).map(|seq| frame(seq, "x")).collect();
+        let same = Segment {
+            replica: 1,
+            after: Some(1),
+            frames: vec![frame(2, "x"), frame(3, "x")],
+        };
+        let live = Segment {
+            replica: 0,
+            after: None,
+            frames: vec![frame(0, "x")],
+        };
+        let mut findings = Findings::default();
+        compare_segments(&log(vec![live, same]), &replay, &mut findings);
+        assert_eq!(findings.differing_segments, 0, "{:?}", findings.notes);
+
+        let skipped = Segment {
+            replica: 2,
+            after: Some(1),
+            frames: vec![frame(3, "x")],
+        };
+        let altered = Segment {
+            replica: 2,
+            after: Some(3),
+            frames: vec![frame(4, "y")],
+        };
+        let mut findings = Findings::default();
+        compare_segments(&log(vec![skipped, altered]), &replay, &mut findings);
+        assert_eq!(findings.differing_segments, 2, "{:?}", findings.notes);
+        assert!(findings.notes[0].contains("sequence number 3 where 2 was due"));
+        assert!(findings.notes[1].contains("event 4 differs"));
+    }
+}
