@@ -76,6 +76,11 @@ pub(crate) struct RunLog {
     pub(crate) seen_by_other_token: bool,
 }
 
+/// The longest a client reads one stream (a run lasts a few seconds, a takeover a few more).
+const STREAM_TIMEOUT: Duration = Duration::from_secs(120);
+/// The longest the full replay of an ended run may take.
+const REPLAY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// OpenAI's statuses of a Responses object.
 const STATUSES: [&str; 6] = [
     "queued",
@@ -124,11 +129,18 @@ pub(crate) async fn drive(
         let url = format!("{}/v1/responses/{id}", cluster.urls[replica]);
         if rng.random_bool(0.25) {
             // A plain GET: the status so far.
-            if let Ok(object) = get_json(&http, &url, &token).await {
-                let status = object["status"].as_str().unwrap_or_default().to_owned();
-                if !STATUSES.contains(&status.as_str()) {
-                    log.errors.push(format!("GET showed the status {status:?}"));
+            match get_json(&http, &url, &token).await {
+                Ok(object) => {
+                    let status = object["status"].as_str().unwrap_or_default().to_owned();
+                    if !STATUSES.contains(&status.as_str()) {
+                        log.errors.push(format!("GET showed the status {status:?}"));
+                    }
                 }
+                Err(SendError::Other(message)) => {
+                    log.errors
+                        .push(format!("GET on replica {replica}: {message}"));
+                }
+                Err(SendError::Connect) => {}
             }
             continue;
         }
@@ -147,7 +159,8 @@ pub(crate) async fn drive(
             resume.push_str(&format!("&starting_after={after}"));
         }
         let request = http.get(&resume).bearer_auth(&token);
-        if let Ok((frames, done)) = read_events(request, cut, &mut log.errors).await {
+        if let Ok((frames, done)) = read_events(request, cut, STREAM_TIMEOUT, &mut log.errors).await
+        {
             log.segments.push(Segment {
                 replica,
                 after,
@@ -163,13 +176,21 @@ pub(crate) async fn drive(
     while Instant::now() < deadline {
         let replica = cluster.pick(&mut rng);
         let url = format!("{}/v1/responses/{id}", cluster.urls[replica]);
-        if let Ok(object) = get_json(&http, &url, &token).await {
-            let status = object["status"].as_str().unwrap_or_default().to_owned();
-            if status != "queued" && status != "in_progress" {
-                log.output_text = Some(output_text(&object));
-                log.final_status = Some(status);
+        match get_json(&http, &url, &token).await {
+            Ok(object) => {
+                let status = object["status"].as_str().unwrap_or_default().to_owned();
+                if status != "queued" && status != "in_progress" {
+                    log.output_text = Some(output_text(&object));
+                    log.final_status = Some(status);
+                    break;
+                }
+            }
+            Err(SendError::Other(message)) => {
+                log.errors
+                    .push(format!("GET on replica {replica}: {message}"));
                 break;
             }
+            Err(SendError::Connect) => {}
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
@@ -206,7 +227,7 @@ async fn start(
         let request = http.post(&url).bearer_auth(token).json(&body);
         if plan.stream {
             let cut = (!rng.random_bool(0.3)).then(|| rng.random_range(1..15));
-            match read_events(request, cut, &mut log.errors).await {
+            match read_events(request, cut, STREAM_TIMEOUT, &mut log.errors).await {
                 Ok((frames, done)) => {
                     log.posted_to = Some(replica);
                     log.id = frames.iter().find_map(|frame| {
@@ -268,9 +289,10 @@ enum Retry {
 async fn read_events(
     request: reqwest::RequestBuilder,
     cut: Option<usize>,
+    timeout: Duration,
     errors: &mut Vec<String>,
 ) -> Result<(Vec<Frame>, bool), Retry> {
-    let answer = match request.timeout(Duration::from_secs(120)).send().await {
+    let answer = match request.timeout(timeout).send().await {
         Ok(answer) => answer,
         Err(err) if err.is_connect() => return Err(Retry::Connect),
         // A replica killed mid-request: what was received is kept below; nothing here.
@@ -378,7 +400,7 @@ pub(crate) async fn full_replay(
         .get(format!("{url}/v1/responses/{id}?stream=true"))
         .bearer_auth(token);
     let mut errors = Vec::new();
-    match read_events(request, None, &mut errors).await {
+    match read_events(request, None, REPLAY_TIMEOUT, &mut errors).await {
         Ok((frames, true)) => Ok(frames),
         Ok((frames, false)) => Err(format!(
             "the full replay ended after {} events without a terminal event{}",
