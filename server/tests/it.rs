@@ -42,6 +42,8 @@ mod responses;
 mod responses_echo;
 #[path = "routes.rs"]
 mod routes;
+#[path = "runs.rs"]
+mod runs;
 #[path = "structured_output.rs"]
 mod structured_output;
 #[path = "support/mod.rs"]

@@ -65,6 +65,14 @@ pub(crate) fn owner_names(tokens: &[Secret]) -> Vec<String> {
         .collect()
 }
 
+/// The owner name of `principal` among `owners` (a service's [`owner_names`]).
+pub(crate) fn owner_of(owners: &[String], principal: Principal) -> &str {
+    principal
+        .token_index()
+        .and_then(|index| owners.get(index))
+        .map_or(SHARED_OWNER, String::as_str)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,8 +11,8 @@ use crate::chat::ChatService;
 use crate::config::{AgentAlias, ServiceConfig, TokenTools, builtin_tools, searches_knowledge};
 use crate::mcp::McpTools;
 use crate::owner::{self, OwnedConversation, OwnerError};
-use crate::principal::{SHARED_OWNER, owner_names};
-use crate::runs::Runs;
+use crate::principal::{owner_names, owner_of};
+use crate::runs::{RunRecords, Runs};
 use crate::skills::SkillSet;
 use crate::store::{StoreKind, open_store};
 use crate::{Principal, Secret, ServiceError};
@@ -27,6 +27,8 @@ pub struct Service {
     config: ServiceConfig,
     chat: ChatService,
     runs: Arc<Runs>,
+    /// The stored runs, shared with other replicas of the same store.
+    records: RunRecords,
     /// Each token's conversation owner name, in token order.
     owners: Vec<String>,
     /// The tools of each token that has some, by the token's position in the tokens.
@@ -151,6 +153,17 @@ impl Service {
         for token in tokens {
             secrets.add(token.expose());
         }
+        let problems = config.runs.problems();
+        if !problems.is_empty() {
+            return Err(ServiceError::Config(problems.join("; ")));
+        }
+        let runs = Arc::new(Runs::default());
+        let records = RunRecords::new(
+            Arc::clone(&store),
+            config.runs.clone(),
+            owner_names(tokens),
+            Arc::clone(&runs),
+        );
         let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
             .with_provider_limits(config.provider_limits.clone())
             .with_skills(skills)
@@ -164,7 +177,8 @@ impl Service {
         };
         Ok(Service {
             owners: owner_names(tokens),
-            runs: Arc::new(Runs::default()),
+            runs,
+            records,
             token_agents,
             token_bases,
             store_kind: kind,
@@ -188,6 +202,13 @@ impl Service {
         &self.runs
     }
 
+    /// The stored runs: background runs, their events and leases, shared by every replica on
+    /// the same store. Always `Some` today (every service logs into a store); `None` is kept
+    /// for a service that logs nothing.
+    pub fn run_records(&self) -> Option<&RunRecords> {
+        Some(&self.records)
+    }
+
     /// Which kind of store it logs into.
     pub fn store_kind(&self) -> StoreKind {
         self.store_kind
@@ -202,10 +223,7 @@ impl Service {
     /// The name `principal`'s conversations are stored under: stable across restarts and
     /// token reordering (it derives from the token itself), never the token.
     pub fn owner(&self, principal: Principal) -> &str {
-        principal
-            .token_index()
-            .and_then(|index| self.owners.get(index))
-            .map_or(SHARED_OWNER, String::as_str)
+        owner_of(&self.owners, principal)
     }
 
     /// The knowledge bases `principal` may search: the service's `knowledge_bases`, and its
