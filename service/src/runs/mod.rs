@@ -16,13 +16,14 @@
 //! - **cancel listener**: one subscription to the store's changes; a cancel asked for on any
 //!   replica cancels the token of the run when this replica holds it. When notifications may
 //!   have been lost, it reads again whether a held run was asked to stop.
-//! - **takeover**: every half lease (give or take a tenth), it claims runs whose lease
-//!   expired. A background run goes to its protocol's [`Resume`] (registered with
-//!   [`RunRecords::on_takeover`]); a foreground run, whose client was attached to the replica
-//!   that stopped, ends `cancelled` with an error saying so; a run asked to stop ends
-//!   `cancelled`. The first pass runs at start, so a SQLite server (one process) resumes at
-//!   once the background runs a graceful stop released, and those of a killed process once
-//!   their leases expire.
+//! - **takeover** (from the first [`RunRecords::on_takeover`]): every half lease (give or
+//!   take a tenth), it claims runs whose lease expired or was released. A background run goes
+//!   to its protocol's [`Resume`] (or, when this replica registered none for its protocol, is
+//!   released for another); a foreground run, whose client was attached to the replica that
+//!   stopped, ends `cancelled` with an error saying so; a run asked to stop ends `cancelled`.
+//!   The first pass runs at once, so a SQLite server (one process) resumes at start the
+//!   background runs a graceful stop released, and those of a killed process once their
+//!   leases expire (within one `lease_ttl`).
 //! - **retention**: at start and hourly, finished runs older than
 //!   [`RunsConfig::retention`] are deleted with their events.
 //!

@@ -39,6 +39,8 @@ pub(crate) struct Shared {
     resumes: Mutex<HashMap<RunProtocol, Arc<dyn Resume>>>,
     /// Stops the replica's tasks (cancel listener, takeover, retention).
     halted: CancellationToken,
+    /// Whether the takeover task runs (from the first [`RunRecords::on_takeover`]).
+    takeover: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
@@ -122,6 +124,7 @@ impl RunRecords {
             held: Mutex::new(HashMap::new()),
             resumes: Mutex::new(HashMap::new()),
             halted: CancellationToken::new(),
+            takeover: std::sync::atomic::AtomicBool::new(false),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
             tracing::info!(replica = %shared.replica, lease_ttl = ?shared.config.lease_ttl, "run records ready");
@@ -254,12 +257,24 @@ impl RunRecords {
 
     /// Registers how a protocol continues a background run this replica takes over (the
     /// server registers one per [`RunProtocol`] at startup).
+    ///
+    /// The takeover of orphaned runs starts with the first registration (its first pass at
+    /// once, so a server resumes at start the runs its last process left). A background run
+    /// of a protocol this replica cannot continue is left to another replica.
     pub fn on_takeover(&self, protocol: RunProtocol, resume: Arc<dyn Resume>) {
         self.shared
             .resumes
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(protocol, resume);
+        if !self
+            .shared
+            .takeover
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            super::tasks::start_takeover(&self.shared);
+        }
     }
 
     /// Stops this replica's work on runs as a killed process would: its tasks stop (no

@@ -40,26 +40,6 @@ pub(crate) fn start(shared: &Arc<Shared>) {
     let weak = Arc::downgrade(shared);
     let halted = shared.halted().clone();
     tokio::spawn(async move {
-        let mut first = true;
-        loop {
-            let pause = if first {
-                Duration::ZERO
-            } else {
-                takeover_period(weak.upgrade().map(|s| s.config.lease_ttl))
-            };
-            first = false;
-            tokio::select! {
-                () = halted.cancelled() => return,
-                () = tokio::time::sleep(pause) => {}
-            }
-            if !take_over(&weak).await {
-                return;
-            }
-        }
-    });
-    let weak = Arc::downgrade(shared);
-    let halted = shared.halted().clone();
-    tokio::spawn(async move {
         loop {
             {
                 let Some(shared) = weak.upgrade() else { return };
@@ -81,10 +61,30 @@ pub(crate) fn start(shared: &Arc<Shared>) {
     });
 }
 
+/// Starts the takeover of orphaned runs: its first pass at once, then every half lease.
+pub(crate) fn start_takeover(shared: &Arc<Shared>) {
+    let weak = Arc::downgrade(shared);
+    let halted = shared.halted().clone();
+    let ttl = shared.config.lease_ttl;
+    tokio::spawn(async move {
+        let mut pause = Duration::ZERO;
+        loop {
+            tokio::select! {
+                () = halted.cancelled() => return,
+                () = tokio::time::sleep(pause) => {}
+            }
+            if !take_over(&weak).await {
+                return;
+            }
+            pause = takeover_period(ttl);
+        }
+    });
+}
+
 /// Half the lease's time to live, give or take a tenth at random, so that replicas started
 /// together do not all look at once.
-fn takeover_period(ttl: Option<Duration>) -> Duration {
-    let half = ttl.unwrap_or(super::config::DEFAULT_LEASE_TTL) / 2;
+fn takeover_period(ttl: Duration) -> Duration {
+    let half = ttl / 2;
     let tenth = half.as_millis().max(10) / 10;
     let jitter = (uuid::Uuid::new_v4().as_u128() % (2 * tenth)) as u64;
     (half + Duration::from_millis(jitter)).saturating_sub(Duration::from_millis(tenth as u64))
@@ -103,6 +103,7 @@ async fn recheck_held(shared: &Shared) {
 
 /// One takeover pass; `false` when the replica is gone or stopping.
 async fn take_over(weak: &Weak<Shared>) -> bool {
+    let mut passed = Vec::new();
     for _ in 0..CLAIMS_PER_PASS {
         let Some(shared) = weak.upgrade() else {
             return false;
@@ -115,7 +116,17 @@ async fn take_over(weak: &Weak<Shared>) -> bool {
             .claim_orphaned_run(&shared.replica, shared.config.lease_ttl)
             .await;
         match claimed {
-            Ok(Some(run)) => continue_run(shared, run).await,
+            Ok(Some(run)) if passed.contains(&run.id) => {
+                // Released earlier in this pass: the rest are for the next one.
+                release(&shared, &run).await;
+                break;
+            }
+            Ok(Some(run)) => {
+                if !continue_run(Arc::clone(&shared), &run).await {
+                    release(&shared, &run).await;
+                    passed.push(run.id);
+                }
+            }
             Ok(None) => break,
             Err(error) => {
                 tracing::warn!(%error, "could not look for runs to take over");
@@ -126,11 +137,26 @@ async fn take_over(weak: &Weak<Shared>) -> bool {
     true
 }
 
-/// Continues or ends a run this replica just claimed.
-async fn continue_run(shared: Arc<Shared>, run: Run) {
+/// Frees a run claimed but not continued here.
+async fn release(shared: &Shared, run: &Run) {
+    if let Some(lease) = &run.lease
+        && let Err(error) = shared.store.release_lease(lease).await
+    {
+        tracing::warn!(run = %run.id, %error, "could not release a run");
+    }
+}
+
+/// Continues or ends a run this replica just claimed; `false` when it cannot continue it
+/// (no continuation registered for its protocol), so that another replica may.
+async fn continue_run(shared: Arc<Shared>, run: &Run) -> bool {
     let Some(lease) = run.lease.clone() else {
-        return;
+        return true;
     };
+    let resume = shared.resume_of(run.protocol);
+    if run.mode == RunMode::Background && !run.cancel_requested && resume.is_none() {
+        return false;
+    }
+    let run = run.clone();
     tracing::info!(run = %run.id, mode = run.mode.as_str(), replica = %shared.replica, "took over a run whose replica stopped");
     let worker = RunWorker::new(Arc::clone(&shared), &run, lease);
     let ending = if run.cancel_requested {
@@ -152,21 +178,12 @@ async fn continue_run(shared: Arc<Shared>, run: Run) {
         if let Err(error) = worker.finish(status, Some(error)).await {
             tracing::warn!(%error, "could not end a run taken over");
         }
-        return;
+        return true;
     }
-    match shared.resume_of(run.protocol) {
-        Some(resume) => shared
+    if let Some(resume) = resume {
+        shared
             .runs
-            .spawn(async move { resume.resume(run, worker).await }),
-        None => {
-            let error = format!(
-                "no replica can continue a {} run: this server registered no continuation \
-                 for the protocol",
-                run.protocol.as_str()
-            );
-            if let Err(error) = worker.finish(RunStatus::Failed, Some(error)).await {
-                tracing::warn!(%error, "could not end a run taken over");
-            }
-        }
+            .spawn(async move { resume.resume(run, worker).await });
     }
+    true
 }
