@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use conversation_tree::runs::MAX_EVENT_PAGE;
-use conversation_tree::{Role, Store};
+use conversation_tree::{NodeId, Role, Store};
 
 use crate::client::RunLog;
 use crate::provider::{TOOL_ROUNDS, answer_text, call_id};
@@ -21,6 +21,9 @@ pub(crate) struct Findings {
     pub(crate) lost_nodes: usize,
     /// Nodes stored twice (the same turn at the same place), and tool calls answered twice.
     pub(crate) duplicated_nodes: usize,
+    /// Whether the run ended completed with a record that names no last node (its tree was
+    /// found by its prompt instead).
+    pub(crate) no_last_node: bool,
     /// What the differences are.
     pub(crate) notes: Vec<String>,
 }
@@ -110,10 +113,39 @@ pub(crate) async fn check_replay(
     }
 }
 
+/// The latest node of each run's conversation, by the run tag in its first prompt (every run
+/// starts a conversation of its own).
+pub(crate) async fn latest_nodes_by_tag(
+    store: &dyn Store,
+) -> Result<HashMap<usize, NodeId>, String> {
+    let conversations = store
+        .conversations(100_000)
+        .await
+        .map_err(|err| format!("listing the conversations: {err}"))?;
+    let mut by_tag = HashMap::new();
+    for conversation in conversations {
+        let Ok(Some(latest)) = store.latest_node(&conversation.id).await else {
+            continue;
+        };
+        let Ok(messages) = store.messages_for_path(latest.id()).await else {
+            continue;
+        };
+        let tag = messages
+            .iter()
+            .find(|message| message.role == Role::Human)
+            .and_then(|message| crate::provider::tag_in(&message.text()));
+        if let Some(tag) = tag {
+            by_tag.insert(tag, latest.id());
+        }
+    }
+    Ok(by_tag)
+}
+
 /// Checks the conversation tree of a run that reached `status`: its last node, each round
 /// once, each tool call answered once, the final answer the script's.
 pub(crate) async fn check_tree(
     store: &dyn Store,
+    by_tag: &HashMap<usize, NodeId>,
     log: &RunLog,
     status: &str,
     findings: &mut Findings,
@@ -136,12 +168,24 @@ pub(crate) async fn check_tree(
         }
     };
     let completed = status == "completed";
-    let Some(last) = run.last_node else {
+    if !completed {
+        findings.notes.push(format!(
+            "it ended {status}: {}",
+            run.error.as_deref().unwrap_or("(no error recorded)")
+        ));
+    }
+    if completed && run.last_node.is_none() {
+        findings.no_last_node = true;
+        findings
+            .notes
+            .push("its record names no last node (its tree is found by its prompt)".to_owned());
+    }
+    let Some(last) = run.last_node.or_else(|| by_tag.get(&log.plan.tag).copied()) else {
         if completed {
             findings.lost_nodes += 1;
             findings
                 .notes
-                .push("a completed run without a last node".to_owned());
+                .push("no node of the tree holds its prompt".to_owned());
         }
         return;
     };

@@ -43,6 +43,7 @@ mod replicas;
 mod report;
 mod sse;
 
+use std::collections::HashMap;
 use std::fs;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -58,7 +59,7 @@ use crate::replicas::{ECHO_AGENT, LOOPBACK_AGENT, Replica};
 use crate::report::Figures;
 
 /// The share of runs on the loopback provider (the others are on `echo`).
-const LOOPBACK_SHARE: f64 = 0.7;
+const LOOPBACK_SHARE: f64 = 0.8;
 /// Tokens the runs are spread over (each run is visible to its own only).
 const TOKENS: usize = 3;
 /// Time between kills on average, beyond the lease ttl a takeover waits for.
@@ -259,6 +260,12 @@ async fn check_runs(
     rng: &mut StdRng,
     figures: &mut Figures,
 ) {
+    let by_tag = check::latest_nodes_by_tag(store)
+        .await
+        .unwrap_or_else(|err| {
+            eprintln!("chaos-runs: {err}");
+            HashMap::new()
+        });
     let mut printed = 0;
     for log in logs {
         figures.streamed += usize::from(log.plan.stream);
@@ -291,7 +298,7 @@ async fn check_runs(
                     }
                 }
             }
-            check::check_tree(store, log, &status, &mut findings).await;
+            check::check_tree(store, &by_tag, log, &status, &mut findings).await;
             if log.plan.agent == LOOPBACK_AGENT
                 && status == "completed"
                 && log.output_text.as_deref().map(str::trim)
@@ -306,6 +313,7 @@ async fn check_runs(
         figures.differing_segments += findings.differing_segments;
         figures.lost_nodes += findings.lost_nodes;
         figures.duplicated_nodes += findings.duplicated_nodes;
+        figures.no_last_node += usize::from(findings.no_last_node);
         if !findings.notes.is_empty() && printed < 20 {
             printed += 1;
             eprintln!(

@@ -15,7 +15,7 @@ ends, that the conversation tree holds each run's rounds exactly once, and that 
 stream is the full replay's suffix, byte for byte. PostgreSQL: --replicas (default 3) on the
 database at URL (it must be empty); --sqlite: one replica on a SQLite file in DIR. Defaults:
 100 runs and 10 kills on PostgreSQL, 20 runs and 4 kills on SQLite; a lease ttl of 3 s; the
-loopback provider sends a chunk every 30 ms; seed from the clock (printed, to replay a run).";
+loopback provider sends a chunk every 40 ms; seed from the clock (printed, to replay a run).";
 
 /// Where the replicas keep their runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,7 +120,7 @@ impl Options {
                 runs: runs.unwrap_or(if on_sqlite { 20 } else { 100 }) as usize,
                 kills: kills.unwrap_or(if on_sqlite { 4 } else { 10 }) as usize,
                 lease_ttl: Duration::from_secs(lease_ttl.unwrap_or(3)),
-                chunk_delay: Duration::from_millis(chunk_ms.unwrap_or(30)),
+                chunk_delay: Duration::from_millis(chunk_ms.unwrap_or(40)),
                 seed: seed.unwrap_or_else(clock_seed),
             }),
             _ => Err(problems.join("; ")),

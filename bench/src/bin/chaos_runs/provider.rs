@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 /// Tool rounds before the answer, per run.
 pub(crate) const TOOL_ROUNDS: usize = 2;
 /// Words of the final answer.
-const ANSWER_WORDS: usize = 16;
+const ANSWER_WORDS: usize = 40;
 /// The prefix of a run's tag in its prompt.
 pub(crate) const TAG_PREFIX: &str = "chaos-run-";
 
@@ -98,18 +98,22 @@ impl Provider {
 /// tool messages.
 pub(crate) fn tag_and_round(body: &Value) -> Option<(usize, usize)> {
     let messages = body.get("messages")?.as_array()?;
-    let text = serde_json::to_string(messages).ok()?;
-    let start = text.find(TAG_PREFIX)? + TAG_PREFIX.len();
-    let digits: String = text[start..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    let tag = digits.parse().ok()?;
+    let tag = tag_in(&serde_json::to_string(messages).ok()?)?;
     let round = messages
         .iter()
         .filter(|message| message.get("role").and_then(Value::as_str) == Some("tool"))
         .count();
     Some((tag, round))
+}
+
+/// The run tag of the first `chaos-run-N` in `text`.
+pub(crate) fn tag_in(text: &str) -> Option<usize> {
+    let start = text.find(TAG_PREFIX)? + TAG_PREFIX.len();
+    let digits: String = text[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
 }
 
 /// The chunks (JSON payloads) of the answer to round `round` of run `tag`.

@@ -25,6 +25,8 @@ pub(crate) struct Figures {
     pub(crate) lost_nodes: usize,
     pub(crate) duplicated_nodes: usize,
     pub(crate) model_calls_again: usize,
+    /// Completed runs whose record names no last node.
+    pub(crate) no_last_node: usize,
     pub(crate) protocol_errors: usize,
     pub(crate) seen_by_other_token: usize,
     pub(crate) replica_problems: Vec<String>,
@@ -171,6 +173,10 @@ impl Figures {
             (
                 "model calls made again after a kill",
                 self.model_calls_again.to_string(),
+            ),
+            (
+                "completed runs whose record names no last node",
+                self.no_last_node.to_string(),
             ),
             (
                 "runs another token could read (goal: 0)",
