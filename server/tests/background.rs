@@ -364,3 +364,42 @@ async fn sqlite_a_restart_resumes_an_unfinished_background_response() {
     assert_eq!(output_text(&done), "one two three four five");
     second.stop().await;
 }
+
+/// A server that stops while a background response runs releases it when its grace period is
+/// over: the run keeps its status and events, no replica holds it, and the next server takes it
+/// over at once (its first takeover pass), long before a lease would have expired.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopping_server_releases_its_background_runs_to_the_next() {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let mut patient = config(":memory:");
+    patient.service.runs.lease_ttl = Duration::from_secs(60);
+    patient.shutdown_grace_secs = 0;
+    let first = TestServer::serve(
+        Server::with_store(patient.clone(), Arc::clone(&store), StoreKind::Memory).unwrap(),
+    )
+    .await;
+    let queued: Value = post(&first, &slow("one two three four five", 200))
+        .await
+        .json()
+        .await
+        .unwrap();
+    let id = queued["id"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    first.stop().await;
+    let run = store.run(&id).await.unwrap().expect("kept");
+    assert_eq!(run.status, service::runs::RunStatus::InProgress);
+    assert_eq!(run.lease, None, "released");
+    let started = tokio::time::Instant::now();
+    let next = TestServer::serve(
+        Server::with_store(patient, Arc::clone(&store), StoreKind::Memory).unwrap(),
+    )
+    .await;
+    let done = poll_until_ended(&next, &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(output_text(&done), "one two three four five");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "taken over at once"
+    );
+    next.stop().await;
+}

@@ -134,6 +134,13 @@ mod tests {
     }
 
     #[test]
+    fn the_yaml_section_reads_as_documented() {
+        let config: RunsConfig =
+            serde_saphyr::from_str("lease_ttl: 10s\nretention: 24h\nbatch: 20ms\n").unwrap();
+        assert_eq!(config, RunsConfig::default());
+    }
+
+    #[test]
     fn every_problem_is_named_at_once() {
         let config = RunsConfig {
             lease_ttl: Duration::from_millis(10),

@@ -272,9 +272,14 @@ pub(super) fn fail(encoder: &mut ResponseEncoder, stopped: Stopped) -> Vec<Respo
     get,
     path = "/v1/responses/{id}",
     tag = "openai",
-    params(("id" = String, Path, description = "The response id (`resp_…`)")),
+    params(
+        ("id" = String, Path, description = "The response id (`resp_…`)"),
+        ("stream" = Option<bool>, Query, description = "`true`: the events of a background response as a `text/event-stream`, the stored ones then the live ones until it ends, each as first sent"),
+        ("starting_after" = Option<u64>, Query, description = "With `stream=true`: only the events whose `sequence_number` is greater"),
+    ),
     responses(
-        (status = 200, description = "The response", body = ResponseObject),
+        (status = 200, description = "The response; with `stream=true`, its events", body = ResponseObject),
+        (status = 400, description = "`stream` or `starting_after` is not a boolean or a number, or `stream=true` for a response not created with `background: true`", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 404, description = "No response of this caller has this id (or it was created with `store: false`)", body = crate::api::openai::error::OpenAiErrorBody),
