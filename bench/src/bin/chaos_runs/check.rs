@@ -8,7 +8,7 @@ use conversation_tree::{NodeId, Role, Store};
 
 use crate::client::RunLog;
 use crate::provider::{TOOL_ROUNDS, answer_text, call_id};
-use crate::replicas::LOOPBACK_AGENT;
+use crate::replicas::{LOOPBACK_AGENT, PLAIN_MODEL};
 use crate::sse::Frame;
 
 /// What is wrong with one run, by kind; empty when nothing is.
@@ -201,11 +201,17 @@ pub(crate) async fn check_tree(
         }
     };
     let loopback = log.plan.agent == LOOPBACK_AGENT;
+    let scripted = loopback || log.plan.agent == PLAIN_MODEL;
     let rounds = path
         .iter()
         .take_while(|node| Some(node.id()) != run.continues_from)
         .count();
-    let expected_rounds = if loopback { TOOL_ROUNDS + 1 } else { 2 };
+    let expected_rounds = match log.plan.agent {
+        LOOPBACK_AGENT => TOOL_ROUNDS + 1,
+        PLAIN_MODEL => 1,
+        // `echo` calls each offered tool once, then answers.
+        _ => 2,
+    };
     if completed && rounds < expected_rounds {
         findings.lost_nodes += expected_rounds - rounds;
         findings.notes.push(format!(
@@ -248,9 +254,9 @@ pub(crate) async fn check_tree(
             .notes
             .push(format!("a tool result for {call}, which no call made"));
     }
-    if completed && loopback {
+    if completed && scripted {
         let tag = log.plan.tag;
-        for round in 0..TOOL_ROUNDS {
+        for round in (0..TOOL_ROUNDS).filter(|_| loopback) {
             if !calls.contains_key(&call_id(tag, round)) {
                 findings.lost_nodes += 1;
                 findings

@@ -55,11 +55,12 @@ use rand::{RngExt as _, SeedableRng as _};
 
 use crate::client::{Cluster, Plan, RunLog};
 use crate::options::{Backend, Options, USAGE};
-use crate::replicas::{ECHO_AGENT, LOOPBACK_AGENT, Replica};
+use crate::replicas::{ECHO_AGENT, LOOPBACK_AGENT, PLAIN_MODEL, Replica};
 use crate::report::Figures;
 
-/// The share of runs on the loopback provider (the others are on `echo`).
-const LOOPBACK_SHARE: f64 = 0.8;
+/// What the runs ask for, with the share of each: the agent on the loopback provider (tool
+/// rounds), its model alone (one model call), the agent on `echo`.
+const MIX: [(&str, f64); 3] = [(LOOPBACK_AGENT, 0.6), (PLAIN_MODEL, 0.2), (ECHO_AGENT, 0.2)];
 /// Tokens the runs are spread over (each run is visible to its own only).
 const TOKENS: usize = 3;
 /// Time between kills on average, beyond the lease ttl a takeover waits for.
@@ -157,11 +158,7 @@ async fn run(options: Options) -> Result<(), String> {
     for tag in 0..options.runs {
         let plan = Plan {
             tag,
-            agent: if rng.random_bool(LOOPBACK_SHARE) {
-                LOOPBACK_AGENT
-            } else {
-                ECHO_AGENT
-            },
+            agent: pick(&mut rng),
             stream: rng.random_bool(0.5),
             token: tag % TOKENS,
         };
@@ -299,7 +296,7 @@ async fn check_runs(
                 }
             }
             check::check_tree(store, &by_tag, log, &status, &mut findings).await;
-            if log.plan.agent == LOOPBACK_AGENT
+            if log.plan.agent != ECHO_AGENT
                 && status == "completed"
                 && log.output_text.as_deref().map(str::trim)
                     != Some(provider::answer_text(log.plan.tag).trim())
@@ -326,6 +323,18 @@ async fn check_runs(
             );
         }
     }
+}
+
+/// A model or agent of [`MIX`], by its share.
+fn pick(rng: &mut StdRng) -> &'static str {
+    let mut draw: f64 = rng.random();
+    for (agent, share) in MIX {
+        if draw < share {
+            return agent;
+        }
+        draw -= share;
+    }
+    MIX[0].0
 }
 
 async fn open_store(options: &Options) -> Result<Arc<dyn Store>, String> {

@@ -99,10 +99,19 @@ impl Provider {
 pub(crate) fn tag_and_round(body: &Value) -> Option<(usize, usize)> {
     let messages = body.get("messages")?.as_array()?;
     let tag = tag_in(&serde_json::to_string(messages).ok()?)?;
-    let round = messages
-        .iter()
-        .filter(|message| message.get("role").and_then(Value::as_str) == Some("tool"))
-        .count();
+    let offered_tools = body
+        .get("tools")
+        .and_then(Value::as_array)
+        .is_some_and(|tools| !tools.is_empty());
+    // Without tools to call, the answer comes at once.
+    let round = if offered_tools {
+        messages
+            .iter()
+            .filter(|message| message.get("role").and_then(Value::as_str) == Some("tool"))
+            .count()
+    } else {
+        TOOL_ROUNDS
+    };
     Some((tag, round))
 }
 
@@ -199,12 +208,14 @@ mod tests {
 
     #[test]
     fn the_round_is_the_number_of_tool_results() {
-        let body = json!({"messages": [
+        let body = json!({"tools": [{"type": "function"}], "messages": [
             {"role": "user", "content": "Please compute (chaos-run-17)."},
             {"role": "assistant", "tool_calls": [{"id": "call_17_0"}]},
             {"role": "tool", "tool_call_id": "call_17_0", "content": "17"},
         ]});
         assert_eq!(tag_and_round(&body), Some((17, 1)));
+        let plain = json!({"messages": [{"role": "user", "content": "chaos-run-4"}]});
+        assert_eq!(tag_and_round(&plain), Some((4, TOOL_ROUNDS)));
     }
 
     #[test]

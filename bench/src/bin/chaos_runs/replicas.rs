@@ -29,6 +29,8 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The agent aliases the runs ask for: each runs its model with the server-side `calculator`.
 pub(crate) const LOOPBACK_AGENT: &str = "chaos/loopback";
+/// The loopback provider's model asked for directly: one model call, no server-side tool.
+pub(crate) const PLAIN_MODEL: &str = "chaos-loopback";
 /// The alias on the offline `echo` model (it calls each offered tool once, then answers).
 pub(crate) const ECHO_AGENT: &str = "chaos/echo";
 
@@ -37,7 +39,7 @@ pub(crate) fn config_text(options: &Options, provider_url: &str) -> String {
     format!(
         "base_urls:\n  openai: {provider_url}\n\
          agents:\n  \
-         {LOOPBACK_AGENT}: {{model: chaos-loopback, tools: [calculator], max_rounds: 6}}\n  \
+         {LOOPBACK_AGENT}: {{model: {PLAIN_MODEL}, tools: [calculator], max_rounds: 6}}\n  \
          {ECHO_AGENT}: {{model: echo, tools: [calculator], max_rounds: 4}}\n\
          concurrency_per_caller: 10000\n\
          max_connections: 10000\n\
