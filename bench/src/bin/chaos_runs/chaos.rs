@@ -47,7 +47,6 @@ pub(crate) async fn run(
     cluster: Arc<Cluster>,
     http: reqwest::Client,
     store: Arc<dyn Store>,
-    started_on: StartedOn,
     schedule: Schedule,
     seed: u64,
 ) -> Result<(Vec<Replica>, Vec<Kill>), String> {
@@ -66,7 +65,7 @@ pub(crate) async fn run(
         }
         let victim = up[rng.random_range(0..up.len())];
         let logged = replicas[victim].lease_names();
-        let held = held_runs(store.as_ref(), &started_on, victim, logged).await;
+        let held = held_runs(store.as_ref(), &cluster.started_on, victim, logged).await;
         cluster.up[victim].store(false, Ordering::SeqCst);
         let at = Instant::now();
         replicas[victim].kill();

@@ -11,6 +11,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng as _};
 use serde_json::{Value, json};
 
+use crate::chaos::StartedOn;
 use crate::sse::{Frame, Splitter};
 
 /// The replicas as a load balancer sees them: fixed addresses, and which are up.
@@ -19,6 +20,8 @@ pub(crate) struct Cluster {
     pub(crate) urls: Vec<String>,
     pub(crate) up: Vec<AtomicBool>,
     pub(crate) tokens: Vec<String>,
+    /// Which replica each run was posted to, as soon as the client knows its id.
+    pub(crate) started_on: StartedOn,
 }
 
 impl Cluster {
@@ -98,7 +101,6 @@ pub(crate) async fn drive(
     plan: Plan,
     seed: u64,
     deadline: Instant,
-    started_on: crate::chaos::StartedOn,
 ) -> RunLog {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut log = RunLog {
@@ -118,10 +120,7 @@ pub(crate) async fn drive(
         return log;
     };
     if let Some(first) = log.posted_to {
-        started_on
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(id.clone(), first);
+        lock(&cluster.started_on).insert(id.clone(), first);
     }
     while !ended && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(rng.random_range(50..600))).await;
@@ -159,7 +158,8 @@ pub(crate) async fn drive(
             resume.push_str(&format!("&starting_after={after}"));
         }
         let request = http.get(&resume).bearer_auth(&token);
-        if let Ok((frames, done)) = read_events(request, cut, STREAM_TIMEOUT, &mut log.errors).await
+        if let Ok((frames, done)) =
+            read_events(request, cut, STREAM_TIMEOUT, None, &mut log.errors).await
         {
             log.segments.push(Segment {
                 replica,
@@ -227,16 +227,14 @@ async fn start(
         let request = http.post(&url).bearer_auth(token).json(&body);
         if plan.stream {
             let cut = (!rng.random_bool(0.3)).then(|| rng.random_range(1..15));
-            match read_events(request, cut, STREAM_TIMEOUT, &mut log.errors).await {
+            let announce = Some((&cluster.started_on, replica));
+            match read_events(request, cut, STREAM_TIMEOUT, announce, &mut log.errors).await {
                 // Cut before its first event (the replica was killed): nothing says whether the
                 // run exists, so the client asks again, as a user would.
                 Ok((frames, false)) if frames.is_empty() => {}
                 Ok((frames, done)) => {
                     log.posted_to = Some(replica);
-                    log.id = frames.iter().find_map(|frame| {
-                        let data = data_json(&frame.bytes)?;
-                        Some(data["response"]["id"].as_str()?.to_owned())
-                    });
+                    log.id = frames.iter().find_map(response_id);
                     if log.id.is_none() {
                         log.errors.push(format!(
                             "the POST's stream from replica {replica} named no response id in {} events",
@@ -293,6 +291,7 @@ async fn read_events(
     request: reqwest::RequestBuilder,
     cut: Option<usize>,
     timeout: Duration,
+    announce: Option<(&StartedOn, usize)>,
     errors: &mut Vec<String>,
 ) -> Result<(Vec<Frame>, bool), Retry> {
     let answer = match request.timeout(timeout).send().await {
@@ -317,7 +316,16 @@ async fn read_events(
         // A connection cut by a kill ends the segment; the frames so far are compared.
         let Ok(chunk) = chunk else { break };
         match splitter.push(&chunk) {
-            Ok(new) => frames.extend(new),
+            Ok(new) => {
+                if let Some((started_on, replica)) = announce
+                    && frames.is_empty()
+                    && let Some(id) = new.first().and_then(response_id)
+                {
+                    // Known to the kills as soon as its first event arrives.
+                    lock(started_on).insert(id, replica);
+                }
+                frames.extend(new);
+            }
             Err(err) => {
                 errors.push(err);
                 break;
@@ -368,6 +376,20 @@ async fn get_json(http: &reqwest::Client, url: &str, token: &str) -> Result<Valu
     send_json(http.get(url).bearer_auth(token)).await
 }
 
+/// The response id an event names (`response.created` and the other `response.*` events).
+fn response_id(frame: &Frame) -> Option<String> {
+    let data = data_json(&frame.bytes)?;
+    Some(data["response"]["id"].as_str()?.to_owned())
+}
+
+fn lock(
+    started_on: &StartedOn,
+) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, usize>> {
+    started_on
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The JSON of a frame's `data:` lines.
 pub(crate) fn data_json(frame: &[u8]) -> Option<Value> {
     let text = String::from_utf8_lossy(frame);
@@ -403,7 +425,7 @@ pub(crate) async fn full_replay(
         .get(format!("{url}/v1/responses/{id}?stream=true"))
         .bearer_auth(token);
     let mut errors = Vec::new();
-    match read_events(request, None, REPLAY_TIMEOUT, &mut errors).await {
+    match read_events(request, None, REPLAY_TIMEOUT, None, &mut errors).await {
         Ok((frames, true)) => Ok(frames),
         Ok((frames, false)) => Err(format!(
             "the full replay ended after {} events without a terminal event{}",

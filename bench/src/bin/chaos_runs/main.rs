@@ -130,11 +130,11 @@ async fn run(options: Options) -> Result<(), String> {
         urls: replicas.iter().map(Replica::url).collect(),
         up: replicas.iter().map(|_| AtomicBool::new(true)).collect(),
         tokens,
+        started_on: chaos::StartedOn::default(),
     });
 
     let window = (options.lease_ttl + KILL_SPACING) * options.kills.max(1) as u32;
     let deadline = Instant::now() + window + options.lease_ttl * 10 + Duration::from_secs(60);
-    let started_on = chaos::StartedOn::default();
     let schedule = chaos::Schedule {
         kills: options.kills,
         window,
@@ -147,7 +147,6 @@ async fn run(options: Options) -> Result<(), String> {
         Arc::clone(&cluster),
         http.clone(),
         Arc::clone(&store),
-        Arc::clone(&started_on),
         schedule,
         options.seed,
     ));
@@ -168,7 +167,6 @@ async fn run(options: Options) -> Result<(), String> {
             plan,
             rng.random(),
             deadline,
-            Arc::clone(&started_on),
         )));
         tokio::time::sleep(spacing).await;
     }
