@@ -134,7 +134,12 @@ impl Figures {
         let rows = [
             (
                 "backend",
-                format!("{} ({} replicas)", self.backend, self.replicas),
+                format!(
+                    "{} ({} replica{})",
+                    self.backend,
+                    self.replicas,
+                    if self.replicas == 1 { "" } else { "s" }
+                ),
             ),
             (
                 "background runs",
