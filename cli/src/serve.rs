@@ -155,8 +155,13 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
     .await;
     let listener = TcpListener::bind(args.listen).await?;
     let address = listener.local_addr()?;
+    let replica = server
+        .service()
+        .run_records()
+        .map_or("none", |records| records.replica())
+        .to_owned();
     say(format_args!(
-        "skein: serving http://{address} ({access}; log: {store})"
+        "skein: serving http://{address} ({access}; log: {store}; replica: {replica})"
     ));
     say(format_args!(
         "skein: POST /v1/response (Chat Shell), POST /v1/chat/completions, POST /v1/responses, \

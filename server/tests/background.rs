@@ -181,7 +181,7 @@ async fn a_resumed_stream_is_the_tail_of_the_full_stream_byte_for_byte() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_leaves_a_background_stream_does_not_stop_it() {
     let server = TestServer::start(config(":memory:")).await;
-    let mut body = slow("one two three four", 100);
+    let mut body = slow("one two three four", 150);
     body["stream"] = json!(true);
     let mut response = post(&server, &body).await;
     let first = response.chunk().await.unwrap().expect("a first chunk");
@@ -194,9 +194,27 @@ async fn a_client_that_leaves_a_background_stream_does_not_stop_it() {
         .await
         .unwrap();
     assert_eq!(in_progress["status"], "in_progress");
+    // While it runs, GET shows the output so far: a prefix of the whole answer.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let partial = loop {
+        let read: Value = get(&server, &format!("/v1/responses/{id}"))
+            .await
+            .json()
+            .await
+            .unwrap();
+        if read["status"] != "in_progress" || !output_text(&read).is_empty() {
+            break read;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no output seen");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
     let done = poll_until_ended(&server, &id).await;
     assert_eq!(done["status"], "completed");
     assert_eq!(output_text(&done), "one two three four");
+    assert!(
+        "one two three four".starts_with(&output_text(&partial)),
+        "{partial}"
+    );
     server.stop().await;
 }
 
@@ -458,4 +476,55 @@ async fn sqlite_a_foreground_response_is_seen_and_cancelled_from_another_replica
 async fn postgres_a_foreground_response_is_seen_and_cancelled_from_another_replica() {
     let (a, b) = postgres_replicas().await;
     a_foreground_response_is_seen_and_cancelled_from_another_replica(a, b).await;
+}
+
+/// Only the token that started a background response reads, streams or cancels it: for any
+/// other it does not exist.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_tokens_background_response_is_not_found() {
+    let (owner, other) = ("sk-owner-0123456789", "sk-other-0123456789");
+    let mut settings = config(":memory:");
+    settings.tokens = [owner, other]
+        .iter()
+        .map(|token| server::schema::Secret::new(*token))
+        .collect();
+    let server = TestServer::start(settings).await;
+    let created: Value = client()
+        .post(server.url("/v1/responses"))
+        .bearer_auth(owner)
+        .json(&slow("one two three four", 100))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"].as_str().unwrap();
+    for path in [
+        format!("/v1/responses/{id}"),
+        format!("/v1/responses/{id}?stream=true&starting_after=0"),
+    ] {
+        let read = client()
+            .get(server.url(&path))
+            .bearer_auth(other)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), 404, "{path}");
+    }
+    let cancel = client()
+        .post(server.url(&format!("/v1/responses/{id}/cancel")))
+        .bearer_auth(other)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), 404);
+    let mine = client()
+        .get(server.url(&format!("/v1/responses/{id}")))
+        .bearer_auth(owner)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(mine.status(), 200);
+    server.stop().await;
 }

@@ -41,6 +41,8 @@
 //!   offered, the ownership of conversations ([`Service::own_conversation`]) and the gateway
 //!   call with its logging ([`Service::call`]).
 //! - [`ChatService`]: a [`RunSpec`] to a running agent (model, tools, history, store).
+//! - [`runs`]: the runs in flight ([`Runs`]) and the runs kept in the store, shared by every
+//!   replica of one database ([`RunRecords`]: leases, stored events, takeover, retention).
 //! - [`options`]: the one rule for a run's sampling and limit options.
 //! - [`keys`], [`store`], [`mcp`], [`skills`]: provider keys from the environment, stores
 //!   from a location, MCP servers, skill folders.

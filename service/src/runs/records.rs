@@ -127,7 +127,8 @@ impl RunRecords {
             takeover: std::sync::atomic::AtomicBool::new(false),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
-            tracing::info!(replica = %shared.replica, lease_ttl = ?shared.config.lease_ttl, "run records ready");
+            // `skein serve` names the replica in its first line; embedders see it here.
+            tracing::debug!(replica = %shared.replica, lease_ttl = ?shared.config.lease_ttl, "run records ready");
             super::tasks::start(&shared);
         }
         RunRecords { shared }
@@ -184,8 +185,8 @@ impl RunRecords {
     }
 
     /// Asks the run to stop on whichever replica holds it, and returns it as it is once it
-    /// ended (or, when no replica ends it within twice the lease's time to live, as it is
-    /// then). A finished run is returned as it is; another principal's is absent.
+    /// ended (or, when no replica ends it within twice the lease's time to live and five
+    /// seconds, as it is then). A finished run is returned as it is; another principal's is absent.
     ///
     /// # Errors
     ///
@@ -212,7 +213,10 @@ impl RunRecords {
         if let Some(held) = self.shared.held(id) {
             held.cancel.cancel();
         }
-        let deadline = tokio::time::Instant::now() + self.shared.config.lease_ttl * 2;
+        // A live holder ends the run at once; a dead one's run is ended by the replica that
+        // takes it over, within one and a half leases.
+        let deadline =
+            tokio::time::Instant::now() + self.shared.config.lease_ttl * 2 + Duration::from_secs(5);
         let mut run = run;
         while !run.status.is_terminal() {
             let wait = tokio::time::timeout_at(deadline, async {
