@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use toolchain::ToolSet;
 use tracing::Instrument;
 
+use crate::approval::{Decisions, PausedRun};
 use crate::builder::AgentBuilder;
 use crate::compress::TokenCounter;
 use crate::emit::Emitter;
@@ -51,6 +52,8 @@ pub(crate) struct Inner {
     pub(crate) tool_timeout: Option<Duration>,
     /// Removes secrets from every tool result and error.
     pub(crate) redactor: Option<Arc<messages::Redactor>>,
+    /// Which calls wait for a person's approval.
+    pub(crate) approval: crate::approval::ApprovalPolicy,
     pub(crate) counter: TokenCounter,
     #[cfg(feature = "store")]
     pub(crate) store: Option<Arc<dyn Store>>,
@@ -122,12 +125,66 @@ impl Agent {
     /// holds a valid chain: calls cut short are answered.
     pub fn stream(&self, input: impl Into<AgentInput>, cancel: CancellationToken) -> AgentStream {
         let input = input.into();
-        let inner = Arc::clone(&self.inner);
-        let (tx, rx) = mpsc::unbounded();
-        let emitter = Arc::new(Emitter::new(Some(tx)));
         let id = input
             .response_id()
             .map_or_else(new_response_id, str::to_owned);
+        self.stream_job(id, Job::Input(input), cancel)
+    }
+
+    /// Resumes a run paused for approval ([`AgentOutcome::approval`]) with one decision per
+    /// pending call: approved calls run (with the round's calls that needed no approval),
+    /// rejected ones are answered to the model with the reason, and the run goes on until it
+    /// answers — or pauses again. The paused run may come from another process: it is plain
+    /// data.
+    ///
+    /// # Errors
+    ///
+    /// As [`run`](Agent::run), and [`AgentError::Decisions`] when `decisions` leave a pending
+    /// call undecided or decide a call that is not pending (nothing runs then).
+    pub async fn resume(
+        &self,
+        paused: PausedRun,
+        decisions: Decisions,
+    ) -> Result<AgentOutcome, AgentError> {
+        self.resume_until_cancelled(paused, decisions, CancellationToken::new())
+            .await
+    }
+
+    /// [`resume`](Agent::resume), stopped when `cancel` is cancelled.
+    ///
+    /// # Errors
+    ///
+    /// As [`resume`](Agent::resume), and [`AgentError::Cancelled`].
+    pub async fn resume_until_cancelled(
+        &self,
+        paused: PausedRun,
+        decisions: Decisions,
+        cancel: CancellationToken,
+    ) -> Result<AgentOutcome, AgentError> {
+        let emitter = Arc::new(Emitter::new(None));
+        self.inner
+            .resume(paused, decisions, &cancel, &emitter)
+            .instrument(self.inner.span())
+            .await
+    }
+
+    /// [`resume`](Agent::resume), yielding events as [`stream`](Agent::stream) does, under
+    /// the response id `id` (a new one when `None`).
+    pub fn resume_stream(
+        &self,
+        paused: PausedRun,
+        decisions: Decisions,
+        id: Option<String>,
+        cancel: CancellationToken,
+    ) -> AgentStream {
+        let id = id.unwrap_or_else(new_response_id);
+        self.stream_job(id, Job::Resume(Box::new(paused), decisions), cancel)
+    }
+
+    fn stream_job(&self, id: String, job: Job, cancel: CancellationToken) -> AgentStream {
+        let inner = Arc::clone(&self.inner);
+        let (tx, rx) = mpsc::unbounded();
+        let emitter = Arc::new(Emitter::new(Some(tx)));
         let run_cancel = cancel.child_token();
         let token = run_cancel.clone();
         #[cfg(feature = "store")]
@@ -145,10 +202,14 @@ impl Agent {
             // Cancelled when this future is dropped, so that work a tool started elsewhere on
             // the run's token stops too.
             let _guard = run_cancel.clone().drop_guard();
-            let result = inner
-                .drive(input, &run_cancel, &emitter)
-                .instrument(inner.span())
-                .await;
+            let work: Pin<Box<dyn Future<Output = Result<AgentOutcome, AgentError>> + Send + '_>> =
+                match job {
+                    Job::Input(input) => Box::pin(inner.drive(input, &run_cancel, &emitter)),
+                    Job::Resume(paused, decisions) => {
+                        Box::pin(inner.resume(*paused, decisions, &run_cancel, &emitter))
+                    }
+                };
+            let result = work.instrument(inner.span()).await;
             emitter.send(terminal(id, result));
         };
         AgentStream {
@@ -187,6 +248,28 @@ impl Agent {
             &self.inner.counter,
         )
         .map(drop)
+    }
+
+    /// This agent with `policy` deciding which calls wait for approval (as
+    /// [`AgentBuilder::approval`]), for a caller handed a built agent (a service's prepared
+    /// run) that adds its own policy. Cheap: the agent's parts are shared.
+    ///
+    /// # Errors
+    ///
+    /// [`AgentError::ApprovalNeedsNativeTools`] for a policy that can ask, on a text-protocol
+    /// agent.
+    pub fn with_approval(
+        &self,
+        policy: crate::approval::ApprovalPolicy,
+    ) -> Result<Agent, AgentError> {
+        if self.inner.text.is_some() && !policy.is_never() {
+            return Err(AgentError::ApprovalNeedsNativeTools);
+        }
+        let mut inner = (*self.inner).clone();
+        inner.approval = policy;
+        Ok(Agent {
+            inner: Arc::new(inner),
+        })
     }
 
     /// The model's id.
@@ -256,6 +339,12 @@ impl Stream for AgentStream {
     }
 }
 
+/// What a stream runs: a new input, or a paused run with its decisions.
+enum Job {
+    Input(AgentInput),
+    Resume(Box<PausedRun>, Decisions),
+}
+
 /// `resp-` and 12 random hex digits, as Chat Shell's ids.
 fn new_response_id() -> String {
     let uuid = uuid::Uuid::new_v4().simple().to_string();
@@ -265,6 +354,16 @@ fn new_response_id() -> String {
 /// The event that ends the stream of `result`.
 fn terminal(id: String, result: Result<AgentOutcome, AgentError>) -> AgentEvent {
     match result {
+        Ok(outcome) if outcome.approval.is_some() => AgentEvent::ApprovalRequired {
+            id,
+            calls: outcome
+                .approval
+                .as_ref()
+                .map(|paused| paused.pending.clone())
+                .unwrap_or_default(),
+            usage: outcome.usage,
+            outcome: Arc::new(outcome),
+        },
         Ok(outcome) => AgentEvent::ResponseDone {
             id,
             usage: outcome.usage,

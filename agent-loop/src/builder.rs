@@ -9,6 +9,7 @@ use text_format::TextFormat;
 use toolchain::ToolSet;
 
 use crate::agent::Inner;
+use crate::approval::ApprovalPolicy;
 use crate::compress::TokenCounter;
 use crate::react::TextProtocol;
 use crate::{Agent, AgentError, ContextPolicy, PromptModifier, ToolProvider};
@@ -74,6 +75,7 @@ pub struct AgentBuilder {
     options: ChatOptions,
     tool_timeout: Option<Duration>,
     redactor: Option<Arc<messages::Redactor>>,
+    approval: ApprovalPolicy,
     #[cfg(feature = "store")]
     store: Option<Arc<dyn Store>>,
     #[cfg(feature = "store")]
@@ -95,6 +97,7 @@ impl Default for AgentBuilder {
             options: ChatOptions::default(),
             tool_timeout: None,
             redactor: None,
+            approval: ApprovalPolicy::new(),
             #[cfg(feature = "store")]
             store: None,
             #[cfg(feature = "store")]
@@ -282,6 +285,16 @@ impl AgentBuilder {
         self
     }
 
+    /// Which tool calls wait for a person's approval (default: none): a round calling any of
+    /// them ends the run paused, and [`Agent::resume`] goes on from the decisions. See
+    /// [`approval`](crate::approval). Needs [`ToolMode::Native`]: text-protocol calls cannot be
+    /// paused yet, so [`build`](Self::build) refuses a policy that can ask with a text protocol.
+    #[must_use]
+    pub fn approval(mut self, policy: ApprovalPolicy) -> Self {
+        self.approval = policy;
+        self
+    }
+
     /// Logs every response into `store` (and reuses stored answers as its reuse policy
     /// allows; see [`cache_reuse`](Self::cache_reuse)).
     #[cfg(feature = "store")]
@@ -304,10 +317,14 @@ impl AgentBuilder {
     ///
     /// # Errors
     ///
-    /// [`AgentError::MissingModel`] without a model.
+    /// [`AgentError::MissingModel`] without a model; [`AgentError::ApprovalNeedsNativeTools`]
+    /// for an approval policy with a text protocol.
     pub fn build(self) -> Result<Agent, AgentError> {
         let model = self.model.ok_or(AgentError::MissingModel)?;
         let counter = TokenCounter::for_model(model.info());
+        if matches!(self.mode, ToolMode::Text(_)) && !self.approval.is_never() {
+            return Err(AgentError::ApprovalNeedsNativeTools);
+        }
         let text = match self.mode {
             ToolMode::Native => None,
             ToolMode::Text(format) => Some(Arc::new(TextProtocol::new(format, self.syntax))),
@@ -325,6 +342,7 @@ impl AgentBuilder {
                 options: self.options,
                 tool_timeout: self.tool_timeout,
                 redactor: self.redactor,
+                approval: self.approval,
                 counter,
                 #[cfg(feature = "store")]
                 store: self.store,

@@ -320,6 +320,34 @@ impl ConversationContext {
         self
     }
 
+    /// The context of a resumed run, which had made `tool_rounds` tool rounds before it
+    /// paused: the tool limit goes on counting from there.
+    pub(crate) fn with_tool_rounds(mut self, tool_rounds: usize) -> Self {
+        self.tool_rounds = tool_rounds;
+        self
+    }
+
+    /// An answer whose calls wait for approval: its model call is recorded (usage, timing)
+    /// but the answer stays out of the chain, which remains valid without it.
+    pub(crate) fn with_paused_answer(mut self, answer: &Answer, calls: Vec<ToolCall>) -> Self {
+        self.usage += answer.usage;
+        self.records.push(RoundRecord {
+            round: self.records.len() + 1,
+            usage: answer.usage,
+            finish_reason: answer.finish.clone(),
+            tools_executed: false,
+            tool_calls: calls,
+            tool_errors: 0,
+            request_tokens: answer.request_tokens,
+            compression: self.compression.take(),
+            cached: answer.cached,
+            timing: answer.timing,
+            #[cfg(feature = "store")]
+            node_id: answer.node,
+        });
+        self
+    }
+
     /// A human message (or more parts of the trailing one): text-protocol observations and
     /// the tool-limit notice.
     pub(crate) fn with_human(mut self, parts: Vec<ContentPart>, counter: &TokenCounter) -> Self {

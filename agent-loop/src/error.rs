@@ -16,6 +16,19 @@ pub enum AgentError {
     #[error("the agent has no model; call `Agent::builder().model(..)` before `build()`")]
     MissingModel,
 
+    /// An approval policy was set on an agent with a text protocol, whose calls cannot be
+    /// paused.
+    #[error(
+        "tool approval needs native tool calling: use `ToolMode::Native` with \
+         `AgentBuilder::approval`, or no approval policy with a text protocol"
+    )]
+    ApprovalNeedsNativeTools,
+
+    /// The decisions given to [`Agent::resume`](crate::Agent::resume) do not fit the paused
+    /// run (a pending call without a decision, a decision about no pending call).
+    #[error(transparent)]
+    Decisions(#[from] crate::approval::DecisionError),
+
     /// A [`ContextPolicy`](crate::ContextPolicy) setting is out of range.
     #[error("invalid context policy: {reason}")]
     InvalidPolicy {

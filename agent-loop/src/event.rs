@@ -26,6 +26,7 @@ pub enum StopReason {
 
 /// One event of a streamed run: [`ResponseStart`](AgentEvent::ResponseStart) first, then
 /// deltas and tool events, then exactly one of [`ResponseDone`](AgentEvent::ResponseDone),
+/// [`ApprovalRequired`](AgentEvent::ApprovalRequired),
 /// [`ResponseCancelled`](AgentEvent::ResponseCancelled) and
 /// [`ResponseError`](AgentEvent::ResponseError).
 ///
@@ -116,6 +117,19 @@ pub enum AgentEvent {
         /// The whole outcome.
         outcome: Arc<AgentOutcome>,
     },
+    /// The run paused before running a round's tools, because some of its calls need a
+    /// person's approval: it ends the stream (instead of `ResponseDone`). Resume with
+    /// [`Agent::resume_stream`](crate::Agent::resume_stream) and the decisions.
+    ApprovalRequired {
+        /// The response id.
+        id: String,
+        /// The calls waiting for a decision, in the answer's order.
+        calls: Vec<crate::approval::PendingCall>,
+        /// Tokens used by the run's model calls so far.
+        usage: Usage,
+        /// The whole outcome; its `approval` holds the paused run to keep.
+        outcome: Arc<AgentOutcome>,
+    },
     /// The run was cancelled.
     ResponseCancelled {
         /// The response id.
@@ -135,11 +149,12 @@ pub enum AgentEvent {
 }
 
 impl AgentEvent {
-    /// Whether this is one of the three events that end a stream.
+    /// Whether this is one of the four events that end a stream.
     pub fn is_terminal(&self) -> bool {
         matches!(
             self,
             AgentEvent::ResponseDone { .. }
+                | AgentEvent::ApprovalRequired { .. }
                 | AgentEvent::ResponseCancelled { .. }
                 | AgentEvent::ResponseError { .. }
         )

@@ -36,6 +36,7 @@ pub struct AgentInput {
     history: Vec<Message>,
     human: Vec<ContentPart>,
     response_id: Option<String>,
+    grants: crate::approval::ApprovalGrants,
     #[cfg(feature = "store")]
     conversation: Option<ConversationId>,
     #[cfg(feature = "store")]
@@ -100,6 +101,14 @@ impl AgentInput {
         self
     }
 
+    /// Tools a person approved "always" earlier in this conversation
+    /// ([`AgentOutcome::grants`](crate::AgentOutcome::grants)): their calls run without asking.
+    #[must_use]
+    pub fn with_grants(mut self, grants: crate::approval::ApprovalGrants) -> Self {
+        self.grants = grants;
+        self
+    }
+
     /// Logs the run's responses under this conversation (the agent needs a store). Without it,
     /// an agent with a store logs under a new random conversation id.
     #[cfg(feature = "store")]
@@ -153,6 +162,7 @@ impl AgentInput {
         InputParts {
             history: self.history,
             human: self.human,
+            grants: self.grants,
             #[cfg(feature = "store")]
             conversation: self.conversation,
             #[cfg(feature = "store")]
@@ -169,6 +179,7 @@ impl AgentInput {
 pub(crate) struct InputParts {
     pub(crate) history: Vec<Message>,
     pub(crate) human: Vec<ContentPart>,
+    pub(crate) grants: crate::approval::ApprovalGrants,
     #[cfg(feature = "store")]
     pub(crate) conversation: Option<ConversationId>,
     #[cfg(feature = "store")]

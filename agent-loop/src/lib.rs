@@ -16,11 +16,15 @@
 //!   round to round ([`ToolProvider`]).
 //! - **Events**: [`Agent::stream`] yields [`AgentEvent`]s that serialise to the `/v1/response`
 //!   SSE events (`response.start`, `content.delta`, `reasoning.delta`, `tool.start`,
-//!   `tool.done`, then one of `response.done`, `response.cancelled`, `response.error`), with the
+//!   `tool.done`, then one of `response.done`, `response.cancelled`, `response.error` — or
+//!   [`AgentEvent::ApprovalRequired`] for a paused run), with the
 //!   provider's tool-call ids and the usage of every round summed.
 //! - **Cancellation**: a [`CancellationToken`], or
 //!   dropping the stream, closes the model stream and stops running tools at once; the
 //!   conversation is left a valid chain.
+//! - **Approval** ([`approval`]): calls a person must approve first pause the run before any
+//!   of the round's calls runs; the paused run is data ([`approval::PausedRun`]) that
+//!   [`Agent::resume`] continues from per-call decisions, at any later time.
 //! - **Compression** ([`ContextPolicy`]) before every request: long attachments cut, old
 //!   content summarised by the model itself, then whole pairs pruned from the middle (the
 //!   task, its first answer and the latest exchange kept); token counts from tiktoken for
@@ -72,6 +76,7 @@
 //! - `store` (default): logging into a conversation-tree `Store`.
 
 mod agent;
+pub mod approval;
 mod builder;
 mod call;
 mod compress;

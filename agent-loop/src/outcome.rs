@@ -28,7 +28,7 @@ pub struct AgentOutcome {
     pub rounds: usize,
     /// One record per model call, in order.
     pub records: Vec<RoundRecord>,
-    /// Why the run ended (`None` when it was cancelled).
+    /// Why the run ended (`None` when it was cancelled or paused for approval).
     pub stop_reason: Option<StopReason>,
     /// The reason given by a tool that asked for a silent exit.
     pub silent_exit: Option<String>,
@@ -37,6 +37,14 @@ pub struct AgentOutcome {
     pub chain: ChainAst,
     /// How many of `messages` came in with the input (history and new human input).
     pub input_len: usize,
+    /// The paused run, when the run stopped because calls wait for approval
+    /// ([`approval`](crate::approval)): `messages` then end before the paused answer, which
+    /// the paused run holds. Resume it with [`Agent::resume`](crate::Agent::resume).
+    pub approval: Option<crate::approval::PausedRun>,
+    /// The tools approved "always" in this conversation, the run's input grants included:
+    /// pass them to the next run of the conversation
+    /// ([`AgentInput::with_grants`](crate::AgentInput::with_grants)).
+    pub grants: crate::approval::ApprovalGrants,
     /// The conversation the responses were logged under (agents with a store).
     #[cfg(feature = "store")]
     pub conversation_id: Option<ConversationId>,
@@ -49,6 +57,11 @@ impl AgentOutcome {
     /// The messages this run added after the input.
     pub fn new_messages(&self) -> &[Message] {
         self.messages.get(self.input_len..).unwrap_or_default()
+    }
+
+    /// Whether the run is paused until a person decides about some of its tool calls.
+    pub fn is_paused(&self) -> bool {
+        self.approval.is_some()
     }
 
     /// Whether a tool ended the run silently.

@@ -5,6 +5,8 @@
 #[macro_use]
 #[path = "common/mod.rs"]
 mod common;
+#[path = "approval.rs"]
+mod approval;
 #[path = "cancel.rs"]
 mod cancel;
 #[path = "compression.rs"]

@@ -32,6 +32,7 @@ pub(crate) struct ChatArgs {
 pub(crate) async fn run(args: &ChatArgs, db: Option<&str>) -> Result<Outcome, CliError> {
     args.agent.check()?;
     args.agent.tool_protocol()?;
+    let mut approval = args.agent.approval()?;
     let store = open_store(db).await?;
     let service = args.agent.service(store.clone(), db).await?;
     let mut resume = args.agent.resume(store.as_ref()).await?;
@@ -71,7 +72,9 @@ pub(crate) async fn run(args: &ChatArgs, db: Option<&str>) -> Result<Outcome, Cl
         let spec = args
             .agent
             .spec(&service, model.clone(), RunInput::Messages(input), &resume)?;
-        let ended = render::run_in_terminal(&service, spec, false).await;
+        // Approval questions are answered on the chat's own input, when it is a terminal.
+        let answers = interactive.then_some(&mut lines);
+        let ended = render::run_in_terminal(&service, spec, false, &mut approval, answers).await;
         // A failed turn is reported and the chat goes on from where it was.
         match ended {
             Ok(ended) => messages = ended.messages,

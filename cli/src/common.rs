@@ -169,6 +169,15 @@ pub(crate) struct AgentArgs {
     /// A host http_get may fetch from (repeat for several; *.example.com for subdomains).
     #[arg(long = "allow-host", value_name = "HOST")]
     pub(crate) allow_hosts: Vec<String>,
+    /// Ask at the terminal before running calls of this tool: a name (http_get), mcp:SERVER,
+    /// mcp:SERVER/TOOL, or a pattern ('*' for every tool, 'mcp:*/write*'). Answer y, n (a
+    /// reason may follow, the model reads it) or a (always, for the rest of the
+    /// conversation). Without a terminal such calls are declined. Repeat for several.
+    #[arg(long = "ask", value_name = "TOOL")]
+    pub(crate) ask: Vec<String>,
+    /// Run every tool without asking, whatever --ask says (for scripts).
+    #[arg(long)]
+    pub(crate) yes_tools: bool,
 }
 
 /// The servers of `--mcp` (`skein run`, `skein chat`, `skein serve`), parsed.
@@ -496,6 +505,11 @@ impl AgentArgs {
         });
         ToolProtocol::of(syntax, format)
             .map_err(|reason| CliError::Usage(format!("--format: {reason} (--tool-mode)")))
+    }
+
+    /// Which calls are asked about at the terminal (`--ask`, `--yes-tools`).
+    pub(crate) fn approval(&self) -> Result<crate::approve::Approval, CliError> {
+        crate::approve::Approval::from_args(&self.ask, self.yes_tools)
     }
 
     /// The run of `input` with these options on `service`, picking up at `resume`.

@@ -4,6 +4,7 @@
 //! commands are thin: agents run through `service::ChatService` (the same code the HTTP API
 //! uses), the logs are conversation-tree stores, transcripts are checked by `chain-ast`.
 
+mod approve;
 mod chain;
 mod chat;
 mod common;

@@ -10,6 +10,7 @@ use futures::StreamExt as _;
 use server::encode::chat_shell::ChatShellEncoder;
 use service::{AgentEvent, AgentStream, CancellationToken, ChatService, RunSpec};
 
+use crate::approve::{self, Answers, Approval};
 use crate::sanitize::{Sanitizer, escape_json_controls, for_terminal};
 use crate::{CliError, Outcome};
 
@@ -22,19 +23,29 @@ pub(crate) struct Ended {
     /// The conversation after the run (history, input, answers), when it ended normally or was
     /// cancelled.
     pub(crate) messages: Vec<messages::Message>,
+    /// The paused run and its response id, when the run stopped for approval.
+    pub(crate) paused: Option<(String, agent_loop::approval::PausedRun)>,
+    /// The tools approved "always" in the conversation, after the run.
+    pub(crate) grants: agent_loop::approval::ApprovalGrants,
 }
 
 /// Prepares `spec`, then shows its run on stdout and stderr until it ends; Ctrl-C or SIGTERM
-/// cancels the run (the model call and the tools) and what was said so far is logged.
+/// cancels the run (the model call and the tools) and what was said so far is logged. Calls
+/// `approval` says need a yes are asked about on stderr and answered from `answers` (the
+/// terminal; `None` when stdin is not one, and they are declined), and the run resumes.
 pub(crate) async fn run_in_terminal(
     service: &ChatService,
     spec: RunSpec,
     json: bool,
+    approval: &mut Approval,
+    mut answers: Option<&mut Answers>,
 ) -> Result<Ended, CliError> {
     let prepared = service
         .prepare(spec)
         .await
         .map_err(|error| CliError::Run(error.to_string()))?;
+    let prepared = approval.apply(prepared)?;
+    let agent = prepared.agent().clone();
     let cancel = CancellationToken::new();
     let interrupt = tokio::spawn({
         let cancel = cancel.clone();
@@ -47,15 +58,46 @@ pub(crate) async fn run_in_terminal(
         stdout: io::stdout().is_terminal(),
         stderr: io::stderr().is_terminal(),
     };
-    let ended = show(
-        prepared.stream(cancel),
-        json,
-        terminal,
-        &mut std::io::stdout().lock(),
-        &mut std::io::stderr().lock(),
-    )
-    .await;
+    let mut stream = prepared.stream(cancel.clone());
+    let ended = loop {
+        let ended = show(
+            stream,
+            json,
+            terminal,
+            &mut std::io::stdout().lock(),
+            &mut std::io::stderr().lock(),
+        )
+        .await;
+        let (id, paused) = match ended {
+            Ok(Ended {
+                paused: Some(paused),
+                ..
+            }) => paused,
+            other => break other,
+        };
+        let decided = approve::decide(&paused, answers.as_deref_mut(), &mut io::stderr()).await;
+        match decided {
+            Ok(Some(decisions)) if !cancel.is_cancelled() => {
+                // The resumed run goes on under the paused one's response id.
+                stream = agent.resume_stream(paused, decisions, Some(id), cancel.clone());
+            }
+            // Ctrl-C at the prompt: the run stops as if cancelled while paused.
+            Ok(_) => {
+                writeln!(io::stderr(), "skein: cancelled")?;
+                break Ok(Ended {
+                    outcome: Outcome::Interrupted,
+                    messages: paused.messages,
+                    grants: paused.grants,
+                    paused: None,
+                });
+            }
+            Err(error) => break Err(error),
+        }
+    };
     interrupt.abort();
+    if let Ok(ended) = &ended {
+        approval.grants = ended.grants.clone();
+    }
     ended
 }
 
@@ -79,6 +121,26 @@ pub(crate) async fn show(
     let mut screen = Screen::new(terminal);
     let mut encoder = ChatShellEncoder::default();
     while let Some(event) = events.next().await {
+        if let AgentEvent::ApprovalRequired {
+            id, calls, outcome, ..
+        } = &event
+        {
+            if json {
+                // The event a Chat Shell client reads for a paused run.
+                let data = serde_json::json!({"id": id, "calls": calls});
+                let line = serde_json::json!({"event": "tool.approval", "data": data});
+                writeln!(out, "{}", escape_json_controls(&line.to_string()))?;
+                out.flush()?;
+            } else {
+                screen.pause(out, err)?;
+            }
+            return Ok(Ended {
+                outcome: Outcome::Done,
+                messages: outcome.messages.clone(),
+                paused: outcome.approval.clone().map(|paused| (id.clone(), paused)),
+                grants: outcome.grants.clone(),
+            });
+        }
         if json {
             let frame = encoder.encode(&event);
             let line = serde_json::json!({"event": frame.name(), "data": frame});
@@ -92,12 +154,16 @@ pub(crate) async fn show(
                 return Ok(Ended {
                     outcome: Outcome::Done,
                     messages: outcome.messages.clone(),
+                    paused: None,
+                    grants: outcome.grants.clone(),
                 });
             }
             AgentEvent::ResponseCancelled { outcome, .. } => {
                 return Ok(Ended {
                     outcome: Outcome::Interrupted,
                     messages: outcome.messages.clone(),
+                    paused: None,
+                    grants: outcome.grants.clone(),
                 });
             }
             AgentEvent::ResponseError { error, .. } => {
@@ -203,6 +269,12 @@ impl Screen {
             _ => {}
         }
         Ok(())
+    }
+
+    /// The run paused for approval: what was being written ends before the question.
+    fn pause(&mut self, out: &mut impl Write, err: &mut impl Write) -> io::Result<()> {
+        self.end_reasoning(err)?;
+        self.end_line(out)
     }
 
     fn end_reasoning(&mut self, err: &mut impl Write) -> io::Result<()> {

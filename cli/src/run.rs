@@ -50,6 +50,7 @@ pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, Cli
     let prompt = prompt(args.prompt.as_deref())?;
     // Options that cannot go together are refused before anything is opened.
     args.agent.tool_protocol()?;
+    let mut approval = args.agent.approval()?;
     let store = open_store(db).await?;
     let service = args.agent.service(store.clone(), db).await?;
     let resume = args.agent.resume(store.as_ref()).await?;
@@ -59,7 +60,12 @@ pub(crate) async fn run(args: &RunArgs, db: Option<&str>) -> Result<Outcome, Cli
     let input = RunInput::Parts(vec![ContentPart::text(prompt)]);
     let mut spec = args.agent.spec(&service, model, input, &resume)?;
     spec.response_format = response_format;
-    let ended = render::run_in_terminal(&service, spec, args.json).await;
+    // The prompt came from the arguments when stdin is a terminal: it is free for answers.
+    let mut answers = std::io::stdin()
+        .is_terminal()
+        .then(|| tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(tokio::io::stdin())));
+    let ended =
+        render::run_in_terminal(&service, spec, args.json, &mut approval, answers.as_mut()).await;
     Ok(ended?.outcome)
 }
 

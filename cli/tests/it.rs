@@ -2,6 +2,8 @@
 //! is a module of this one, so the workspace links one executable per crate instead of one per
 //! file (each is tens of megabytes, and CI machines have little disk to spare).
 
+#[path = "approval.rs"]
+mod approval;
 #[path = "cli.rs"]
 mod cli;
 #[path = "hardening.rs"]

@@ -141,6 +141,28 @@ impl PreparedRun {
         &self.config
     }
 
+    /// The run with `policy` deciding which tool calls wait for a person's approval, and
+    /// `grants` (tools approved "always" earlier in the conversation) running without asking.
+    ///
+    /// # Errors
+    ///
+    /// [`RunError::Agent`] when the run uses a text protocol, whose calls cannot be paused.
+    pub fn with_approval(
+        mut self,
+        policy: agent_loop::approval::ApprovalPolicy,
+        grants: agent_loop::approval::ApprovalGrants,
+    ) -> Result<Self, RunError> {
+        self.agent = self.agent.with_approval(policy)?;
+        self.input = self.input.with_grants(grants);
+        Ok(self)
+    }
+
+    /// The agent the run uses: what resumes it when it pauses for approval
+    /// ([`Agent::resume_stream`]).
+    pub fn agent(&self) -> &Agent {
+        &self.agent
+    }
+
     /// Starts the run. Cancelling `cancel` (or dropping the stream) stops the model call and
     /// the tools.
     pub fn stream(self, cancel: CancellationToken) -> AgentStream {

@@ -111,6 +111,11 @@ pub struct ServiceConfig {
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub runs: crate::RunsConfig,
+    /// Which tool calls wait for a person's approval before they run
+    /// ([`ApprovalConfig`](crate::approval::ApprovalConfig)): per tool, MCP server, MCP tool,
+    /// name pattern or skill, `always`, `never` or `{hosts_outside: […]}`. Nothing by default.
+    /// Checked when the service starts, every bad entry named.
+    pub approval: crate::approval::ApprovalConfig,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -137,6 +142,7 @@ impl Default for ServiceConfig {
             models: BTreeMap::new(),
             runs: crate::RunsConfig::default(),
             media_fetch: tools::MediaFetchPolicy::default(),
+            approval: crate::approval::ApprovalConfig::default(),
             keys: ProviderKeys::default(),
         }
     }

@@ -54,6 +54,7 @@
 //! - `mcp` (default): MCP servers as tools (`mcp_servers` in the configuration).
 //! - `postgres`: `postgres://` store URLs (conversation-tree's `PostgresStore`).
 
+pub mod approval;
 mod chat;
 pub mod config;
 mod embeddings;

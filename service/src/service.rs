@@ -149,6 +149,15 @@ impl Service {
         }
         let skills = SkillSet::load(&config.skills_dirs)
             .map_err(|err| ServiceError::Config(format!("`skills_dirs`: {err}")))?;
+        #[cfg(feature = "mcp")]
+        let mcp_names: Vec<&str> = config.mcp_servers.iter().map(|s| s.name.as_str()).collect();
+        #[cfg(not(feature = "mcp"))]
+        let mcp_names: Vec<&str> = Vec::new();
+        // Checked now, so a bad entry stops the start instead of a later run.
+        config
+            .approval
+            .policy(&skills, &mcp_names)
+            .map_err(|err| ServiceError::Config(err.to_string()))?;
         let mut secrets = config.redactor();
         for token in tokens {
             secrets.add(token.expose());

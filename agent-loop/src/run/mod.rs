@@ -28,12 +28,28 @@ use crate::store::StoreLog;
 #[cfg(feature = "store")]
 use conversation_tree::ResponseStatus as Status;
 
+mod approve;
 mod step;
+
+pub(crate) use approve::Resumed;
 
 /// What a round leads to.
 enum Next {
     Continue(ConversationContext),
     Done(AgentOutcome),
+    /// Calls wait for approval: the outcome holds the paused run.
+    Paused(AgentOutcome),
+}
+
+/// Where a run starts: a new input's context, or a paused run's.
+pub(crate) struct Start {
+    pub(crate) context: ConversationContext,
+    /// The caller's system prompt, inside a text protocol's own.
+    pub(crate) behavior: Option<String>,
+    pub(crate) grants: crate::approval::ApprovalGrants,
+    pub(crate) resumed: Option<Resumed>,
+    #[cfg(feature = "store")]
+    pub(crate) log: Option<StoreLog>,
 }
 
 /// One run's settings and the little state that is not the conversation's.
@@ -50,6 +66,10 @@ struct Run<'a> {
     truncations: usize,
     /// A silent-exit marker returned by a tool.
     marker: Option<String>,
+    /// Tools approved "always" in this conversation.
+    grants: crate::approval::ApprovalGrants,
+    /// The paused answer and the decisions about it, for a resumed run's first round.
+    resumed: Option<Resumed>,
     #[cfg(feature = "store")]
     log: Option<StoreLog>,
     /// Where the next request sits in the tree, walked before compression.
@@ -112,6 +132,24 @@ impl Inner {
             self.max_rounds,
             &self.counter,
         )?;
+        let start = Start {
+            context,
+            behavior: self.system.clone().or(history_system),
+            grants: input.grants,
+            resumed: None,
+            #[cfg(feature = "store")]
+            log,
+        };
+        self.launch(start, cancel, emitter).await
+    }
+
+    /// Runs from `start` to the run's end.
+    pub(crate) async fn launch(
+        &self,
+        start: Start,
+        cancel: &CancellationToken,
+        emitter: &Arc<Emitter>,
+    ) -> Result<AgentOutcome, AgentError> {
         let mut exec = ExecutionContext::new().with_cancellation(cancel.clone());
         if let Some(timeout) = self.tool_timeout {
             exec = exec.with_call_timeout(timeout);
@@ -124,18 +162,20 @@ impl Inner {
             cancel,
             emitter,
             exec,
-            behavior: self.system.clone().or(history_system),
+            behavior: start.behavior,
             forced: false,
             truncations: 0,
             marker: None,
+            grants: start.grants,
+            resumed: start.resumed,
             #[cfg(feature = "store")]
-            log,
+            log: start.log,
             #[cfg(feature = "store")]
             lookup: None,
             #[cfg(feature = "store")]
             nodes: Vec::new(),
         };
-        run.go(context).await
+        run.go(start.context).await
     }
 }
 
@@ -151,6 +191,15 @@ impl Run<'_> {
             } else {
                 offered(&agent.tools, &agent.providers, &context)
             };
+            if let Some(resumed) = self.resumed.take() {
+                let (answer, decisions) = resumed.into_answer(&context);
+                let next = self.native(context, answer, tools, Some(decisions)).await?;
+                context = match self.settle(next).await {
+                    Ok(context) => context,
+                    Err(end) => return end,
+                };
+                continue;
+            }
             let behavior =
                 crate::tools::system_prompt(self.behavior.as_deref(), &agent.modifiers, &context);
             let text_chain = agent.text.as_ref().map(|protocol| {
@@ -189,21 +238,33 @@ impl Run<'_> {
                 Err(Stop::Failed(error)) => return Err(error),
             };
             let next = match &text_chain {
-                None => self.native(context, answer, tools).await?,
+                None => self.native(context, answer, tools, None).await?,
                 Some((protocol, chain, _)) => {
                     self.text(context, answer, protocol, chain.as_ref(), &tools)
                         .await?
                 }
             };
-            context = match next {
-                Next::Continue(context) => context,
-                Next::Done(outcome) => {
-                    // A silent exit ends the run after its tools: their results are kept.
-                    #[cfg(feature = "store")]
-                    self.log_tail(&outcome.messages, Status::Completed).await;
-                    return Ok(outcome);
-                }
+            context = match self.settle(next).await {
+                Ok(context) => context,
+                Err(end) => return end,
             };
+        }
+    }
+
+    /// The context a round leads to, or the run's end.
+    async fn settle(
+        &mut self,
+        next: Next,
+    ) -> Result<ConversationContext, Result<AgentOutcome, AgentError>> {
+        match next {
+            Next::Continue(context) => Ok(context),
+            Next::Done(outcome) => {
+                // A silent exit ends the run after its tools: their results are kept.
+                #[cfg(feature = "store")]
+                self.log_tail(&outcome.messages, Status::Completed).await;
+                Err(Ok(outcome))
+            }
+            Next::Paused(outcome) => Err(Ok(outcome)),
         }
     }
 
@@ -470,8 +531,8 @@ impl Run<'_> {
         stop: Option<StopReason>,
         silent: Option<String>,
     ) -> AgentOutcome {
-        #[allow(unused_mut)]
         let mut outcome = context.into_outcome(text, stop, silent);
+        outcome.grants = self.grants.clone();
         #[cfg(feature = "store")]
         {
             outcome.conversation_id = self.log.as_ref().map(|log| log.conversation().clone());

@@ -5,7 +5,9 @@ use messages::{ContentPart, ToolCall};
 use providers::FinishReason;
 use toolchain::{NativeToolChain, ToolSet};
 
+use super::approve::{Gate, declined_messages, in_call_order};
 use super::{Next, Run};
+use crate::approval::Decisions;
 use crate::context::{Answer, Round};
 use crate::emit::ToolEvents;
 use crate::notice::{
@@ -23,6 +25,7 @@ impl Run<'_> {
         context: ConversationContext,
         answer: Answer,
         tools: ToolSet,
+        decisions: Option<Decisions>,
     ) -> Result<Next, AgentError> {
         let counter = &self.agent.counter;
         let calls: Vec<ToolCall> = answer.message.tool_calls().cloned().collect();
@@ -41,21 +44,30 @@ impl Run<'_> {
             let context = context.with_round(Round::unexecuted(answer, calls, tools), counter);
             return Ok(self.limit_reached(context, text));
         }
+        let (run, declined) = match self.gate(&calls, decisions) {
+            Gate::Pause(pending) => {
+                return Ok(Next::Paused(self.pause(context, answer, calls, pending)));
+            }
+            Gate::Run { run, declined } => (run, declined),
+        };
         let chain = NativeToolChain::new(tools);
+        self.announce_declined(&declined, chain.tools());
         let observer = ToolEvents {
             emitter: self.emitter,
             tools: chain.tools(),
             id_prefix: None,
         };
-        let result = chain.execute_observed(&self.exec, &calls, &observer).await;
+        let result = chain.execute_observed(&self.exec, &run, &observer).await;
         let exit = result.silent_exit().map(str::to_owned);
         self.marker = self
             .marker
             .take()
             .or_else(|| silent_exit_marker(&result.raw));
+        let mut messages = result.messages;
+        messages.extend(declined_messages(&declined));
         let round = Round {
             answer,
-            tools: result.messages,
+            tools: in_call_order(&calls, messages),
             errors: result.raw.error_count(),
             calls,
             tool_round: true,

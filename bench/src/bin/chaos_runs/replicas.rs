@@ -198,10 +198,13 @@ impl Replica {
         }
     }
 
-    /// The names its starts so far held leases under, as they logged them (`replica=NAME`).
+    /// The names its starts so far held leases under, as they logged them (`replica: NAME` in
+    /// the serving line, `replica=NAME` in the run records' lines).
     pub(crate) fn lease_names(&self) -> Vec<String> {
         let log = fs::read_to_string(&self.log).unwrap_or_default();
-        log.match_indices("replica=")
+        ["replica=", "replica: "]
+            .iter()
+            .flat_map(|key| log.match_indices(key))
             .map(|(at, key)| {
                 log[at + key.len()..]
                     .trim_start_matches('"')
