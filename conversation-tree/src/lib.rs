@@ -107,6 +107,8 @@
 //! - [`SqliteStore`]; `PostgresStore` (feature `postgres`).
 //! - [`runs`]: records of runs that outlive their request, their stored events, leases and
 //!   change notifications ([`RunStore`], which every [`Store`] is).
+//! - [`slots`]: per-caller concurrency slots counted across every replica on one database
+//!   ([`slots::SlotStore`], which every [`Store`] is too).
 //! - [`migrate`]: the migration runner of schemas versioned in a meta table, which the
 //!   PostgreSQL store and the knowledge bases (`knowledge-base`) use.
 //! - `testing` (feature `testing`): a throwaway PostgreSQL cluster for tests.
@@ -121,6 +123,7 @@ mod options;
 mod postgres;
 mod record;
 pub mod runs;
+pub mod slots;
 mod sqlite;
 mod store;
 #[cfg(feature = "testing")]

@@ -9,6 +9,7 @@
 mod listen;
 mod runs;
 mod schema;
+mod slots;
 mod tx;
 
 use async_trait::async_trait;
