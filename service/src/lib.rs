@@ -58,6 +58,7 @@ mod embeddings;
 mod error;
 mod gateway;
 pub mod keys;
+pub mod limit;
 pub mod mcp;
 mod model;
 pub mod options;
@@ -78,6 +79,7 @@ pub use gateway::{
     Anchor, Answer, Cache, Events, Failure, GatewayCall, GatewayError, Logging, Meter, Provenance,
     Stopped, Thread, answer_events, replay_events,
 };
+pub use limit::{ConcurrencyLimit, LimitError, Slot};
 pub use model::{NoKey, resolve_model_config};
 pub use owner::{OwnedConversation, OwnerError};
 pub use principal::Principal;

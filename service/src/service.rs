@@ -9,9 +9,10 @@ use tools::BuiltinTools;
 
 use crate::chat::ChatService;
 use crate::config::{AgentAlias, ServiceConfig, TokenTools, builtin_tools, searches_knowledge};
+use crate::limit::ConcurrencyLimit;
 use crate::mcp::McpTools;
 use crate::owner::{self, OwnedConversation, OwnerError};
-use crate::principal::{SHARED_OWNER, owner_names};
+use crate::principal::{owner_names, owner_of};
 use crate::runs::Runs;
 use crate::skills::SkillSet;
 use crate::store::{StoreKind, open_store};
@@ -193,6 +194,30 @@ impl Service {
         self.store_kind
     }
 
+    /// The limit of `per_caller` answers in flight per caller: counted across every replica
+    /// on the database with a PostgreSQL store (this replica's slots free themselves `ttl`
+    /// after it stops, see [`limit`](crate::limit)), in this process otherwise, as one process
+    /// is all a SQLite store serves.
+    pub fn concurrency_limit(
+        &self,
+        per_caller: usize,
+        ttl: std::time::Duration,
+    ) -> ConcurrencyLimit {
+        if self.store_kind != StoreKind::Postgres {
+            return ConcurrencyLimit::in_process(per_caller);
+        }
+        let owners = self.owners.clone();
+        let owner = move |principal: Principal| owner_of(&owners, principal).to_owned();
+        let replica = format!("replica-{}", uuid::Uuid::new_v4().simple());
+        ConcurrencyLimit::shared(
+            per_caller,
+            Arc::clone(self.chat.store()),
+            owner,
+            replica,
+            ttl,
+        )
+    }
+
     /// Whether it has one shared principal (no tokens): client conversation ids are stored as
     /// given, and conversations without an owner may be continued.
     pub fn is_shared(&self) -> bool {
@@ -202,10 +227,7 @@ impl Service {
     /// The name `principal`'s conversations are stored under: stable across restarts and
     /// token reordering (it derives from the token itself), never the token.
     pub fn owner(&self, principal: Principal) -> &str {
-        principal
-            .token_index()
-            .and_then(|index| self.owners.get(index))
-            .map_or(SHARED_OWNER, String::as_str)
+        owner_of(&self.owners, principal)
     }
 
     /// The knowledge bases `principal` may search: the service's `knowledge_bases`, and its

@@ -5,7 +5,6 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use conversation_tree::slots::SlotStore as _;
 use conversation_tree::{Store, StoreError};
 
 use super::Harness;

@@ -70,7 +70,7 @@ pub(crate) async fn create_response(
     fetch_file_urls(app.service.chat().media_fetcher(), request.input.as_mut()).await?;
     let planned = response_call(request)?;
     log.model(&model_name, &planned.call.model.config);
-    let (agent, permit) = admit(&app, caller, &planned.call)?;
+    let (agent, permit) = admit(&app, caller, &planned.call).await?;
     let owner = app.service.owner(caller);
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
     let ResponsesCall {
