@@ -111,6 +111,8 @@
 //!   ([`slots::SlotStore`], which every [`Store`] is too).
 //! - [`migrate`]: the migration runner of schemas versioned in a meta table, which the
 //!   PostgreSQL store and the knowledge bases (`knowledge-base`) use.
+//! - `pg_connect` (feature `postgres`): how both PostgreSQL stores connect: the URL, TLS
+//!   (`sslmode`, `sslrootcert`) and the pool.
 //! - `testing` (feature `testing`): a throwaway PostgreSQL cluster for tests.
 
 mod error;
@@ -119,6 +121,8 @@ mod id;
 pub mod migrate;
 mod node;
 mod options;
+#[cfg(feature = "postgres")]
+pub mod pg_connect;
 #[cfg(feature = "postgres")]
 mod postgres;
 mod record;

@@ -157,7 +157,7 @@ impl ConcurrencyLimit {
 
 /// One caller's place within its limit, freed when dropped.
 #[derive(Debug)]
-pub struct Slot(Held);
+pub struct Slot(#[allow(dead_code, reason = "held for what its drop does")] Held);
 
 /// What a slot holds, released when dropped.
 #[derive(Debug)]
