@@ -2,6 +2,8 @@
 //! is a module of this one, so the workspace links one executable per crate instead of one per
 //! file (each is tens of megabytes, and CI machines have little disk to spare).
 
+#[path = "background.rs"]
+mod background;
 #[path = "chat_completions.rs"]
 mod chat_completions;
 #[path = "embeddings.rs"]
@@ -42,6 +44,8 @@ mod responses;
 mod responses_echo;
 #[path = "routes.rs"]
 mod routes;
+#[path = "runs.rs"]
+mod runs;
 #[path = "structured_output.rs"]
 mod structured_output;
 #[path = "support/mod.rs"]

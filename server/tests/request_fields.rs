@@ -439,13 +439,12 @@ async fn the_policy_can_be_set_per_model() {
         "audio,modalities"
     );
 
-    let body =
-        json!({"model": "echo", "input": "Hi", "prompt": {"id": "pmpt_1"}, "background": true});
+    let body = json!({"model": "echo", "input": "Hi", "prompt": {"id": "pmpt_1"}, "conversation": "conv_1"});
     let response = post(&server, "/v1/responses", &body).await;
     assert_eq!(response.status(), 200);
     assert_eq!(
         response.headers()[DROPPED].to_str().unwrap(),
-        "background,prompt"
+        "prompt,conversation"
     );
     server.stop().await;
 
@@ -454,7 +453,7 @@ async fn the_policy_can_be_set_per_model() {
     let response = post(&server, "/v1/responses", &body).await;
     assert_eq!(response.status(), 400);
     let error: Value = response.json().await.unwrap();
-    assert_eq!(error["error"]["param"], "background, prompt");
+    assert_eq!(error["error"]["param"], "prompt, conversation");
     server.stop().await;
 }
 

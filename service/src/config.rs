@@ -99,6 +99,18 @@ pub struct ServiceConfig {
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub media_fetch: tools::MediaFetchPolicy,
+    /// Runs kept in the store: how long a replica's hold on a run lasts (`lease_ttl`, 10 s:
+    /// a dead replica's background runs are taken over within 15 s), how long finished runs
+    /// and their events are kept (`retention`, 24 h), and how often events are written
+    /// (`batch`, 20 ms).
+    ///
+    /// ```
+    /// let config: service::ServiceConfig =
+    ///     serde_json::from_str(r#"{"runs": {"lease_ttl": "5s", "retention": "2h"}}"#)?;
+    /// assert_eq!(config.runs.lease_ttl.as_secs(), 5);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub runs: crate::RunsConfig,
     /// Provider keys, from the environment; never deserialised from a file.
     #[serde(skip)]
     pub keys: ProviderKeys,
@@ -123,6 +135,7 @@ impl Default for ServiceConfig {
             token_knowledge_bases: Vec::new(),
             drop_unsupported_params: false,
             models: BTreeMap::new(),
+            runs: crate::RunsConfig::default(),
             media_fetch: tools::MediaFetchPolicy::default(),
             keys: ProviderKeys::default(),
         }

@@ -35,6 +35,17 @@ pub enum ServiceError {
     /// The configuration is inconsistent.
     #[error("invalid server configuration: {0}")]
     Config(String),
+    /// A run's record, events or lease could not be read or written.
+    #[error("the run store failed: {0}")]
+    Runs(#[source] conversation_tree::StoreError),
+    /// No run of the caller's has this id (another principal's run is as absent).
+    #[error(
+        "no run `{id}` of yours is kept here; it may have finished before the retention period"
+    )]
+    UnknownRun {
+        /// The id asked for.
+        id: String,
+    },
     /// Reading or creating the store's directory failed.
     #[error("the server failed: {0}")]
     Io(#[from] std::io::Error),

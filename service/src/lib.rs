@@ -64,7 +64,7 @@ mod model;
 pub mod options;
 mod owner;
 mod principal;
-mod runs;
+pub mod runs;
 #[allow(clippy::module_inception)]
 mod service;
 pub mod skills;
@@ -83,7 +83,7 @@ pub use limit::{ConcurrencyLimit, LimitError, Slot};
 pub use model::{NoKey, resolve_model_config};
 pub use owner::{OwnedConversation, OwnerError};
 pub use principal::Principal;
-pub use runs::{Ending, Registration, Runs};
+pub use runs::{Ending, Registration, Resume, RunRecords, RunWorker, Runs, RunsConfig};
 pub use service::Service;
 pub use spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
 

@@ -51,14 +51,6 @@ impl Principal {
 /// The conversation owner name of the shared principal of a service without tokens.
 pub(crate) const SHARED_OWNER: &str = "loopback";
 
-/// The owner name of `principal` among the `owners` of a service's tokens (in token order).
-pub(crate) fn owner_of(owners: &[String], principal: Principal) -> &str {
-    principal
-        .token_index()
-        .and_then(|index| owners.get(index))
-        .map_or(SHARED_OWNER, String::as_str)
-}
-
 /// The owner names of the holders of `tokens`, in token order: a hash of each token's digest
 /// under a label of its own, stable across restarts and token reordering, so the database
 /// never holds a token or a digest an authenticator compares.
@@ -71,6 +63,14 @@ pub(crate) fn owner_names(tokens: &[Secret]) -> Vec<String> {
             format!("token-sha256:{hex}")
         })
         .collect()
+}
+
+/// The owner name of `principal` among `owners` (a service's [`owner_names`]).
+pub(crate) fn owner_of(owners: &[String], principal: Principal) -> &str {
+    principal
+        .token_index()
+        .and_then(|index| owners.get(index))
+        .map_or(SHARED_OWNER, String::as_str)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::limit::ConcurrencyLimit;
 use crate::mcp::McpTools;
 use crate::owner::{self, OwnedConversation, OwnerError};
 use crate::principal::{owner_names, owner_of};
-use crate::runs::Runs;
+use crate::runs::{RunRecords, Runs};
 use crate::skills::SkillSet;
 use crate::store::{StoreKind, open_store};
 use crate::{Principal, Secret, ServiceError};
@@ -28,6 +28,8 @@ pub struct Service {
     config: ServiceConfig,
     chat: ChatService,
     runs: Arc<Runs>,
+    /// The stored runs, shared with other replicas of the same store.
+    records: RunRecords,
     /// Each token's conversation owner name, in token order.
     owners: Vec<String>,
     /// The tools of each token that has some, by the token's position in the tokens.
@@ -152,6 +154,17 @@ impl Service {
         for token in tokens {
             secrets.add(token.expose());
         }
+        let problems = config.runs.problems();
+        if !problems.is_empty() {
+            return Err(ServiceError::Config(problems.join("; ")));
+        }
+        let runs = Arc::new(Runs::default());
+        let records = RunRecords::new(
+            Arc::clone(&store),
+            config.runs.clone(),
+            owner_names(tokens),
+            Arc::clone(&runs),
+        );
         let chat = ChatService::new(store, tools, config.keys.clone(), config.base_urls.clone())
             .with_provider_limits(config.provider_limits.clone())
             .with_skills(skills)
@@ -165,7 +178,8 @@ impl Service {
         };
         Ok(Service {
             owners: owner_names(tokens),
-            runs: Arc::new(Runs::default()),
+            runs,
+            records,
             token_agents,
             token_bases,
             store_kind: kind,
@@ -189,6 +203,13 @@ impl Service {
         &self.runs
     }
 
+    /// The stored runs: background runs, their events and leases, shared by every replica on
+    /// the same store. Always `Some` today (every service logs into a store); `None` is kept
+    /// for a service that logs nothing.
+    pub fn run_records(&self) -> Option<&RunRecords> {
+        Some(&self.records)
+    }
+
     /// Which kind of store it logs into.
     pub fn store_kind(&self) -> StoreKind {
         self.store_kind
@@ -196,8 +217,8 @@ impl Service {
 
     /// The limit of `per_caller` answers in flight per caller: counted across every replica
     /// on the database with a PostgreSQL store (this replica's slots free themselves `ttl`
-    /// after it stops, see [`limit`](crate::limit)), in this process otherwise, as one process
-    /// is all a SQLite store serves.
+    /// after it stops, see [`limit`](crate::limit); a server passes `runs.lease_ttl`), in this
+    /// process otherwise, as one process is all a SQLite store serves.
     pub fn concurrency_limit(
         &self,
         per_caller: usize,
@@ -208,7 +229,8 @@ impl Service {
         }
         let owners = self.owners.clone();
         let owner = move |principal: Principal| owner_of(&owners, principal).to_owned();
-        let replica = format!("replica-{}", uuid::Uuid::new_v4().simple());
+        // The name its run leases are held under: one name per replica in the store.
+        let replica = self.records.replica().to_owned();
         ConcurrencyLimit::shared(
             per_caller,
             Arc::clone(self.chat.store()),

@@ -740,6 +740,48 @@ def responses_echo_non_stream_and_errors(client):
     return f"{answer.id}: {answer.output_text!r}; NotFoundError for unknown ids"
 
 
+@check
+def responses_background_poll_and_resume(client):
+    # The echo model answers the words one by one, 50 ms apart: long enough to be seen running.
+    words = "one two three four five six"
+    created = client.responses.create(
+        model="echo", input=json.dumps({"raw": words, "delay_ms": 50}), background=True
+    )
+    expect_equal(created.status, "queued", "status when created")
+    expect_equal(created.background, True, "background")
+    read = created
+    deadline = time.monotonic() + 30
+    while read.status in ("queued", "in_progress"):
+        expect(time.monotonic() < deadline, f"{created.id} still {read.status} after 30 s")
+        time.sleep(0.05)
+        read = client.responses.retrieve(created.id)
+    expect_equal(read.status, "completed", "polled status")
+    expect_equal(read.output_text, words, "polled output_text")
+
+    # The stored events again, in full, then from the middle: the same events, same numbers.
+    full = list(client.responses.retrieve(created.id, stream=True))
+    expect_equal(
+        [event.sequence_number for event in full], list(range(len(full))), "sequence numbers"
+    )
+    expect_equal(full[0].type, "response.created", "first replayed event")
+    expect_equal(full[-1].type, "response.completed", "last replayed event")
+    expect_equal(full[-1].response.output_text, words, "replayed output_text")
+    after = len(full) // 2
+    tail = list(client.responses.retrieve(created.id, stream=True, starting_after=after))
+    expect_equal(
+        [event.model_dump() for event in tail],
+        [event.model_dump() for event in full[after + 1 :]],
+        f"the events after {after}",
+    )
+    try:
+        client.responses.create(model="echo", input="x", background=True, store=False)
+    except openai.BadRequestError as err:
+        expect_equal(err.body.get("param"), "background", "error param")
+    else:
+        raise CheckFailed("background with store=False was accepted")
+    return f"{created.id}: queued -> completed, {len(full)} events, tail after {after} equal"
+
+
 def main():
     client = sdk_client()
     print(f"openai SDK {openai.__version__} against {SKEIN_URL}", flush=True)

@@ -31,9 +31,7 @@ impl Server {
     pub async fn new(config: ServerConfig) -> Result<Self, ServerError> {
         check(&config)?;
         let service = Service::open(config.service.clone(), &config.tokens).await?;
-        Ok(Server {
-            app: Arc::new(App::new(config, service)?),
-        })
+        Ok(Server::around(App::new(config, service)?))
     }
 
     /// A server for `config` logging into `store` (of `kind`, for `/health`) instead of the
@@ -46,9 +44,20 @@ impl Server {
     ) -> Result<Self, ServerError> {
         check(&config)?;
         let service = Service::with_store(config.service.clone(), &config.tokens, store, kind)?;
-        Ok(Server {
-            app: Arc::new(App::new(config, service)?),
-        })
+        Ok(Server::around(App::new(config, service)?))
+    }
+
+    /// The server around `app`, registered to continue the background runs of replicas that
+    /// stopped.
+    fn around(app: App) -> Self {
+        let app = Arc::new(app);
+        if let Some(records) = app.service.run_records() {
+            records.on_takeover(
+                service::runs::RunProtocol::Responses,
+                Arc::new(openai::responses::background::ResumeResponses::new(&app)),
+            );
+        }
+        Server { app }
     }
 
     /// The service the routes use, for running agents in-process (the CLI does).

@@ -88,6 +88,11 @@ impl Frames {
         self.bytes.put_slice(b"\n\n");
     }
 
+    /// Events already written out in the SSE format (stored ones, sent again as they were).
+    pub(crate) fn raw(&mut self, bytes: &[u8]) {
+        self.bytes.put_slice(bytes);
+    }
+
     /// An unnamed event whose data is `text`, a single line (`[DONE]`).
     pub(crate) fn text(&mut self, text: &str) {
         debug_assert!(

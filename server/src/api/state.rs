@@ -27,10 +27,11 @@ impl App {
     pub(crate) fn new(config: ServerConfig, service: Service) -> Result<Self, ServerError> {
         Ok(App {
             auth: Auth::new(&config.tokens),
-            // Counted across replicas with a PostgreSQL store.
+            // Counted across replicas with a PostgreSQL store; a dead replica's slots free
+            // themselves as its run leases expire.
             limit: service.concurrency_limit(
                 config.concurrency_per_caller,
-                service::limit::DEFAULT_SLOT_TTL,
+                service.config().runs.lease_ttl,
             ),
             started: Instant::now(),
             guard: std::sync::Arc::new(Guard::new(&config)),

@@ -29,6 +29,11 @@ pub struct TestServer {
 impl TestServer {
     pub async fn start(config: ServerConfig) -> Self {
         let server = Server::new(config).await.expect("the server starts");
+        Self::serve(server).await
+    }
+
+    /// Serves `server` (built by the test, e.g. on a store it shares with another).
+    pub async fn serve(server: Server) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();

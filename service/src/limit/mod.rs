@@ -38,10 +38,6 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::Principal;
 
-/// How long a replica's slot outlives the replica when it dies without releasing it; the
-/// replica renews its slots every third of it.
-pub const DEFAULT_SLOT_TTL: Duration = Duration::from_secs(10);
-
 /// Why a caller was not admitted.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

@@ -2,6 +2,9 @@ use std::time::Duration;
 
 use super::*;
 
+/// How long a slot outlives a replica that dies holding it, as `runs.lease_ttl` by default.
+const DEFAULT_SLOT_TTL: Duration = Duration::from_secs(10);
+
 #[tokio::test]
 async fn each_caller_has_its_own_slots_in_process() {
     let limit = ConcurrencyLimit::in_process(2);

@@ -103,6 +103,18 @@ pub(crate) async fn admit(
     caller: Principal,
     call: &GatewayCall,
 ) -> Result<(Option<AgentAlias>, Permit), OpenAiError> {
+    let agent = agent_of(app, caller, call)?;
+    let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
+    Ok((agent, permit))
+}
+
+/// The agent `call` of `caller` runs (an alias of its model, or the caller's token tools),
+/// which takes no client tools.
+pub(crate) fn agent_of(
+    app: &App,
+    caller: Principal,
+    call: &GatewayCall,
+) -> Result<Option<AgentAlias>, OpenAiError> {
     let model = &call.model.config.model_id;
     let agent = app.service.agent_for(caller, model);
     if agent.is_some() && !call.request.tools.is_empty() {
@@ -114,8 +126,7 @@ pub(crate) async fn admit(
             ),
         ));
     }
-    let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
-    Ok((agent, permit))
+    Ok(agent)
 }
 
 /// The usage the tree kept for a stored answer, as a provider reports it: what both stored-object

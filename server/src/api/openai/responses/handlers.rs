@@ -7,19 +7,23 @@ use std::sync::Arc;
 use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{Path, State};
+use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
 use conversation_tree::{Node, ResponseStatus};
 use futures::{Stream, StreamExt as _};
 use http::{HeaderValue, StatusCode, header};
 use providers::{FinishReason, StreamEvent};
-use service::{Answer, Logging, Principal, Stopped, Thread, answer_events, replay_events};
+use service::config::AgentAlias;
+use service::runs::RunMode;
+use service::{
+    Answer, GatewayCall, Logging, Principal, Stopped, Thread, answer_events, replay_events,
+};
 
 use super::schema::CreateResponseRequest;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{
-    admit, gateway_error, gateway_headers, read_request, stopped_error, store_failed, stored_usage,
-    unix_now,
+    agent_of, gateway_error, gateway_headers, read_request, stopped_error, store_failed,
+    stored_usage, unix_now,
 };
 use crate::api::openai::responses::encode::{
     DEFAULT_TEMPERATURE, ResponseEncoder, ResponseEvent, ResponseFailure, ResponseObject,
@@ -64,63 +68,26 @@ pub(crate) async fn create_response(
     Extension(log): Extension<RequestLog>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, OpenAiError> {
-    let mut request: CreateResponseRequest = read_request(&app, body)?;
-    let model_name = request.model.trim().to_owned();
-    references::resolve(&app, caller, &mut request.input).await?;
-    fetch_file_urls(app.service.chat().media_fetcher(), request.input.as_mut()).await?;
-    let planned = response_call(request)?;
-    log.model(&model_name, &planned.call.model.config);
-    let (agent, permit) = admit(&app, caller, &planned.call).await?;
-    let owner = app.service.owner(caller);
+    // The request as sent, kept with a background run so another replica can run it again.
+    let sent = body.as_ref().ok().cloned();
+    let request: CreateResponseRequest = read_request(&app, body)?;
+    let background = request.background == Some(true);
+    if background {
+        super::background::check(&request)?;
+    }
+    let stream = request.stream == Some(true);
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
-    let ResponsesCall {
-        mut call,
-        previous_response_id,
-        instructions,
-        tools,
-        tool_choice,
-        settings,
-    } = planned;
-    if let Some(previous) = &previous_response_id {
-        let found = if is_response_id(previous) {
-            app.service
-                .chat()
-                .previous(previous, owner)
-                .await
-                .map_err(gateway_error)?
-        } else {
-            None
-        };
-        let Some((history, anchor)) = found else {
-            return Err(not_found(previous).with_param("previous_response_id"));
-        };
-        call.request.messages =
-            continue_after(history, std::mem::take(&mut call.request.messages))?;
-        call.thread = Thread::After(anchor);
-    } else {
-        name_outputs(&mut call.request.messages)?;
+    let prepared = prepare(&app, caller, request, id, Some(&log)).await?;
+    let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
+    if background {
+        return super::background::start(&app, caller, prepared, sent, stream, permit).await;
     }
-    if call.logging == Logging::On {
-        call.label = Some(id.clone());
-    }
-    let begun = ResponseObject {
-        instructions,
-        previous_response_id,
-        tools,
-        tool_choice,
-        parallel_tool_calls: call.request.options.parallel_tool_calls != Some(false),
-        temperature: Some(
-            call.request
-                .options
-                .temperature
-                .unwrap_or(DEFAULT_TEMPERATURE),
-        ),
-        max_output_tokens: call.request.options.max_tokens,
-        store: call.logging == Logging::On,
-        metadata: call.request.options.metadata.clone(),
-        settings,
-        ..ResponseObject::begun(id.clone(), unix_now(), model_name)
-    };
+    let Prepared {
+        id,
+        call,
+        agent,
+        begun,
+    } = prepared;
     let mut encoder = ResponseEncoder::new(begun.clone());
     let (cancel, registration) = app.service.runs().register(&[&id], caller);
     // Until it ends, `GET` answers with the response as it began.
@@ -205,8 +172,93 @@ pub(crate) async fn create_response(
     Ok(response)
 }
 
+/// A response ready to run: its id, the call, the agent that answers it (if any), and the
+/// response as it begins.
+pub(crate) struct Prepared {
+    pub(crate) id: String,
+    pub(crate) call: GatewayCall,
+    pub(crate) agent: Option<AgentAlias>,
+    pub(crate) begun: ResponseObject,
+}
+
+/// Plans `request` of `caller` as response `id`: its item references and file URLs resolved,
+/// the response it continues read from the tree, its agent chosen. (`log`, when given, notes
+/// the model asked for.)
+pub(crate) async fn prepare(
+    app: &App,
+    caller: Principal,
+    mut request: CreateResponseRequest,
+    id: String,
+    log: Option<&RequestLog>,
+) -> Result<Prepared, OpenAiError> {
+    let model_name = request.model.trim().to_owned();
+    references::resolve(app, caller, &mut request.input).await?;
+    fetch_file_urls(app.service.chat().media_fetcher(), request.input.as_mut()).await?;
+    let planned = response_call(request)?;
+    if let Some(log) = log {
+        log.model(&model_name, &planned.call.model.config);
+    }
+    let agent = agent_of(app, caller, &planned.call)?;
+    let owner = app.service.owner(caller);
+    let ResponsesCall {
+        mut call,
+        previous_response_id,
+        instructions,
+        tools,
+        tool_choice,
+        settings,
+    } = planned;
+    if let Some(previous) = &previous_response_id {
+        let found = if is_response_id(previous) {
+            app.service
+                .chat()
+                .previous(previous, owner)
+                .await
+                .map_err(gateway_error)?
+        } else {
+            None
+        };
+        let Some((history, anchor)) = found else {
+            super::stored_run::refuse_running_previous(app, caller, previous).await?;
+            return Err(not_found(previous).with_param("previous_response_id"));
+        };
+        call.request.messages =
+            continue_after(history, std::mem::take(&mut call.request.messages))?;
+        call.thread = Thread::After(anchor);
+    } else {
+        name_outputs(&mut call.request.messages)?;
+    }
+    if call.logging == Logging::On {
+        call.label = Some(id.clone());
+    }
+    let begun = ResponseObject {
+        instructions,
+        previous_response_id,
+        tools,
+        tool_choice,
+        parallel_tool_calls: call.request.options.parallel_tool_calls != Some(false),
+        temperature: Some(
+            call.request
+                .options
+                .temperature
+                .unwrap_or(DEFAULT_TEMPERATURE),
+        ),
+        max_output_tokens: call.request.options.max_tokens,
+        store: call.logging == Logging::On,
+        metadata: call.request.options.metadata.clone(),
+        settings,
+        ..ResponseObject::begun(id.clone(), unix_now(), model_name)
+    };
+    Ok(Prepared {
+        id,
+        call,
+        agent,
+        begun,
+    })
+}
+
 /// The frames that end a response that stopped before its `Done`.
-fn fail(encoder: &mut ResponseEncoder, stopped: Stopped) -> Vec<ResponseEvent> {
+pub(super) fn fail(encoder: &mut ResponseEncoder, stopped: Stopped) -> Vec<ResponseEvent> {
     match stopped {
         Stopped::Cancelled => encoder.fail(ResponseState::Cancelled, cancelled()),
         failed @ Stopped::Failed(_) => {
@@ -220,9 +272,14 @@ fn fail(encoder: &mut ResponseEncoder, stopped: Stopped) -> Vec<ResponseEvent> {
     get,
     path = "/v1/responses/{id}",
     tag = "openai",
-    params(("id" = String, Path, description = "The response id (`resp_…`)")),
+    params(
+        ("id" = String, Path, description = "The response id (`resp_…`)"),
+        ("stream" = Option<bool>, Query, description = "`true`: the events of a background response as a `text/event-stream`, the stored ones then the live ones until it ends, each as first sent"),
+        ("starting_after" = Option<u64>, Query, description = "With `stream=true`: only the events whose `sequence_number` is greater"),
+    ),
     responses(
-        (status = 200, description = "The response", body = ResponseObject),
+        (status = 200, description = "The response; with `stream=true`, its events", body = ResponseObject),
+        (status = 400, description = "`stream` or `starting_after` is not a boolean or a number, or `stream=true` for a response not created with `background: true`", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 404, description = "No response of this caller has this id (or it was created with `store: false`)", body = crate::api::openai::error::OpenAiErrorBody),
@@ -233,14 +290,74 @@ pub(crate) async fn get_response(
     State(app): State<Arc<App>>,
     Extension(caller): Extension<Principal>,
     Path(id): Path<String>,
+    RawQuery(query): RawQuery,
 ) -> Result<Response, OpenAiError> {
+    let query = GetQuery::parse(query.as_deref())?;
+    if query.stream {
+        return super::stored_run::stream(&app, caller, &id, query.starting_after).await;
+    }
     if let Some(running) = app.service.runs().shown::<ResponseObject>(&id, caller) {
         return Ok(json(running));
+    }
+    // A background response, on whichever replica runs it: as its stored events say.
+    if let Some(run) = super::stored_run::run_of(&app, caller, &id).await?
+        && run.mode == RunMode::Background
+    {
+        let object = super::stored_run::object_of(&app, &run).await?;
+        return Ok(super::stored_run::json_value(object));
     }
     let Some(node) = stored(&app, caller, &id).await? else {
         return Err(not_found(&id));
     };
     Ok(json(from_node(&app, &id, &node).await?))
+}
+
+/// The query of `GET /v1/responses/{id}`: `stream` and `starting_after` (OpenAI's other
+/// parameters, such as `include`, change nothing here and are accepted).
+#[derive(Debug, Default)]
+struct GetQuery {
+    stream: bool,
+    starting_after: Option<u64>,
+}
+
+impl GetQuery {
+    fn parse(query: Option<&str>) -> Result<Self, OpenAiError> {
+        let mut parsed = GetQuery::default();
+        for pair in query
+            .unwrap_or_default()
+            .split('&')
+            .filter(|pair| !pair.is_empty())
+        {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            match name {
+                "stream" => {
+                    parsed.stream = match value {
+                        "true" => true,
+                        "false" => false,
+                        _ => {
+                            return Err(OpenAiError::invalid(
+                                "stream",
+                                format!("`stream` is `{value}`; use true or false"),
+                            ));
+                        }
+                    }
+                }
+                "starting_after" => {
+                    parsed.starting_after = Some(value.parse().map_err(|_| {
+                        OpenAiError::invalid(
+                            "starting_after",
+                            format!(
+                                "`starting_after` is `{value}`; give the sequence number of \
+                                 the last event you have (0 or more)"
+                            ),
+                        )
+                    })?);
+                }
+                _ => {}
+            }
+        }
+        Ok(parsed)
+    }
 }
 
 /// Cancels a response in progress: its stream ends with `response.failed` (status
@@ -268,7 +385,14 @@ pub(crate) async fn cancel_response(
 ) -> Result<Response, OpenAiError> {
     // As it began, for a response the tree does not keep (`store: false`).
     let running = app.service.runs().shown::<ResponseObject>(&id, caller);
-    let ended = match app.service.runs().cancel(&id, caller) {
+    let ending = app.service.runs().cancel(&id, caller);
+    // Not in flight here: a background response, on whichever replica runs it.
+    if ending.is_none()
+        && let Some(answer) = super::stored_run::cancel(&app, caller, &id).await?
+    {
+        return Ok(answer);
+    }
+    let ended = match ending {
         Some(ending) => Some(ending.wait().await),
         None => None,
     };
@@ -305,7 +429,7 @@ pub(crate) async fn cancel_response(
 
 /// Whether `id` can name a response: one of the ids this server gives them. The tree's labels
 /// also name chat completions (`chatcmpl-…`), which are not responses to read or continue.
-fn is_response_id(id: &str) -> bool {
+pub(super) fn is_response_id(id: &str) -> bool {
     id.starts_with("resp_")
 }
 
@@ -383,7 +507,7 @@ pub(super) async fn from_node(
     Ok(encoder.into_response())
 }
 
-fn failure(error: &OpenAiError) -> ResponseFailure {
+pub(super) fn failure(error: &OpenAiError) -> ResponseFailure {
     let detail = &error.body().error;
     ResponseFailure {
         code: detail.code.clone().unwrap_or_else(|| "server_error".into()),
@@ -391,14 +515,14 @@ fn failure(error: &OpenAiError) -> ResponseFailure {
     }
 }
 
-fn cancelled() -> ResponseFailure {
+pub(super) fn cancelled() -> ResponseFailure {
     ResponseFailure {
         code: "cancelled".into(),
         message: "the response was cancelled; it holds what had been produced".into(),
     }
 }
 
-fn not_found(id: &str) -> OpenAiError {
+pub(super) fn not_found(id: &str) -> OpenAiError {
     OpenAiError::new(
         StatusCode::NOT_FOUND,
         "response_not_found",
@@ -410,7 +534,7 @@ fn not_found(id: &str) -> OpenAiError {
     )
 }
 
-fn json(response: ResponseObject) -> Response {
+pub(super) fn json(response: ResponseObject) -> Response {
     let mut response = axum::Json(response).into_response();
     response
         .headers_mut()

@@ -7,13 +7,18 @@
 //! - `plan`: a request to a gateway call, continuing a stored response when asked.
 //! - `encode`: the answer as numbered stream events or as one `response` object.
 //! - `handlers`: the handlers.
+//! - `background`: background responses (`background: true`), and their takeover by another
+//!   replica.
+//! - `stored_run`: a response's stored run read, streamed again and cancelled on any replica.
 
+pub(crate) mod background;
 pub mod encode;
 pub(crate) mod file_urls;
 pub(crate) mod handlers;
 pub(crate) mod plan;
 mod references;
 pub(crate) mod schema;
+mod stored_run;
 
 use axum::Router;
 use axum::routing::{get, post};

@@ -51,7 +51,6 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
     }
     let unsupported = unserved([
         ("truncation", request.truncation.as_deref() == Some("auto")),
-        ("background", request.background == Some(true)),
         ("prompt", given(request.prompt.as_ref())),
         ("conversation", given(request.conversation.as_ref())),
         (

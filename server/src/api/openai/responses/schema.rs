@@ -75,8 +75,10 @@ pub struct CreateResponseRequest {
     /// applies to `auto`).
     #[serde(default)]
     pub truncation: Option<String>,
-    /// Run the response in the background: `false` only (the operator's policy applies to
-    /// `true`, which when dropped answers in the foreground).
+    /// Run the response in the background: answered at once (`queued`, or a stream of its
+    /// stored events), it goes on with no client attached, read with `GET
+    /// /v1/responses/{id}` (`?stream=true&starting_after=N` streams it again) and stopped with
+    /// its cancel, on any replica; needs `store` (refused with `store: false`).
     #[serde(default)]
     pub background: Option<bool>,
     /// Most calls to OpenAI's built-in tools; the gateway runs none, so it has no effect.

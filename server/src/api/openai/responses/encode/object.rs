@@ -96,6 +96,8 @@ impl ResponseObject {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ResponseState {
+    /// A background response accepted and not started yet.
+    Queued,
     /// Still being produced.
     InProgress,
     /// Done.

@@ -295,6 +295,23 @@ impl ResponseEncoder {
         }
     }
 
+    /// The encoder numbering its first event `sequence`: a response whose first events were
+    /// sent by another worker (a background response taken over) goes on after them.
+    #[must_use]
+    pub fn starting_at(mut self, sequence: u64) -> Self {
+        self.sequence = sequence;
+        self
+    }
+
+    /// `response.in_progress` alone, with no output: the response begins again on a worker
+    /// that took it over, after the events its first worker sent.
+    pub fn restart(&mut self) -> Vec<ResponseEvent> {
+        let mut events = Vec::with_capacity(1);
+        let response = Box::new(self.response.clone());
+        self.emit(&mut events, EventKind::InProgress { response });
+        events
+    }
+
     /// The response as the events so far describe it.
     pub fn response(&self) -> &ResponseObject {
         &self.response

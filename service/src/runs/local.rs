@@ -30,6 +30,9 @@ pub struct Runs {
     tracker: TaskTracker,
     /// Cancelled when shutdown begins: new responses are refused from then on.
     draining: CancellationToken,
+    /// Cancelled when the shutdown grace period is over, just before `stop`: background runs
+    /// still going are left for another replica instead of ending cancelled.
+    release: CancellationToken,
     /// Cancelled when the shutdown grace period is over: the parent of every run's token.
     stop: CancellationToken,
 }
@@ -170,6 +173,16 @@ impl Runs {
         shown.downcast_ref::<T>().cloned()
     }
 
+    /// A token for a run: a child of the shutdown token.
+    pub(crate) fn run_token(&self) -> CancellationToken {
+        self.stop.child_token()
+    }
+
+    /// Whether the grace period is over and background runs are left for another replica.
+    pub(crate) fn releasing(&self) -> bool {
+        self.release.is_cancelled()
+    }
+
     /// Runs `task` as a tracked run.
     pub fn spawn<F>(&self, task: F)
     where
@@ -199,8 +212,10 @@ impl Runs {
         {
             tracing::info!(
                 runs = self.tracker.len(),
-                "shutdown grace period over; cancelling the runs still in flight"
+                "shutdown grace period over; cancelling the runs still in flight and releasing \
+                 the background ones to another replica"
             );
+            self.release.cancel();
             self.stop.cancel();
             self.tracker.wait().await;
         }

@@ -1,0 +1,284 @@
+//! Background responses (`background: true`): the run goes on with no client attached.
+//!
+//! `POST /v1/responses` creates the run's record (queued, leased to this replica) and answers
+//! at once: the response, `queued`, or with `stream: true` the run's events as they are
+//! stored (the stream a client follows is the stored one, so a client that leaves does not
+//! stop the run, and one that comes back with `starting_after` gets the same bytes). A task
+//! of this replica runs the model call, numbering each Responses event with the sequence
+//! number it is stored under ([`RunWorker::push`]): every stored event is one SSE frame whose
+//! `sequence_number` is its place in the run's stream.
+//!
+//! # Takeover
+//!
+//! When the replica running it dies (its lease expires) or stops (its lease is released),
+//! another replica continues the run ([`ResumeResponses`]): it plans the stored request again
+//! and makes the model call again (a call that was in flight is made again; a background
+//! response is one model call, logged into the tree once it is whole). Its events go on after
+//! the stored ones: a `response.in_progress` with no output, then the new call's items, from
+//! `output_index` 0 again and with the same item ids. So a client streaming across a takeover
+//! sees the first worker's partial items, then `response.in_progress`, then the whole answer;
+//! the final `response.completed` (and `GET`, and the tree) hold the new call's answer alone.
+//!
+//! A response of an agent alias (server-side tools) is not run again: a tool that was running
+//! could run twice. It ends `failed`, saying so; its conversation continues from the response
+//! it continued.
+
+use std::sync::{Arc, Weak};
+
+use async_trait::async_trait;
+use axum::body::Bytes;
+use axum::response::Response;
+use futures::StreamExt as _;
+use providers::StreamEvent;
+use serde_json::{Value, json};
+use service::runs::{NewRun, Run, RunMode, RunProtocol, RunStatus};
+use service::{Answer, Principal, Resume, RunWorker, answer_events};
+
+use super::encode::{ResponseEncoder, ResponseEvent, ResponseState};
+use super::handlers::{Prepared, cancelled, fail, failure, json as json_response, prepare};
+use super::schema::CreateResponseRequest;
+use crate::api::openai::error::OpenAiError;
+use crate::api::openai::gateway::{gateway_error, parse};
+use crate::api::sse::Frames;
+use crate::api::state::App;
+use service::Slot as Permit;
+
+/// Refuses `background` without `store`, as OpenAI does: the response must be kept to be
+/// read back.
+pub(super) fn check(request: &CreateResponseRequest) -> Result<(), OpenAiError> {
+    if request.store == Some(false) {
+        return Err(OpenAiError::invalid(
+            "background",
+            "Background mode requires `store` to be true: a background response is read back \
+             with `GET /v1/responses/{id}`, and `store: false` keeps nothing to read; leave \
+             `store` out or set it to true",
+        ));
+    }
+    Ok(())
+}
+
+/// Starts `prepared` as a background run of `caller` and answers at once: the response
+/// `queued`, or (`stream`) its events as they are stored.
+pub(super) async fn start(
+    app: &Arc<App>,
+    caller: Principal,
+    prepared: Prepared,
+    sent: Option<Bytes>,
+    stream: bool,
+    permit: Permit,
+) -> Result<Response, OpenAiError> {
+    let records = super::stored_run::records(app)?;
+    let request: Value = sent
+        .and_then(|sent| serde_json::from_slice(&sent).ok())
+        .unwrap_or(Value::Null);
+    let mut queued = prepared.begun.clone();
+    queued.status = ResponseState::Queued;
+    let spec = json!({"request": request, "response": queued});
+    let run = NewRun::new(
+        prepared.id.clone(),
+        app.service.owner(caller),
+        RunProtocol::Responses,
+        RunMode::Background,
+        spec,
+    );
+    let worker = records
+        .start(run)
+        .await
+        .map_err(super::stored_run::run_store_failed)?;
+    let id = prepared.id.clone();
+    app.service.runs().spawn(drive(
+        Arc::clone(app),
+        caller,
+        prepared,
+        worker,
+        Some(permit),
+        Beginning::New,
+    ));
+    if stream {
+        return Ok(super::stored_run::follow(records, caller, &id, None));
+    }
+    Ok(json_response(queued))
+}
+
+/// Whether the run begins here or goes on after another worker's events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Beginning {
+    New,
+    TakenOver,
+}
+
+/// Runs the model call of `prepared` and stores its events, then ends the run as the
+/// response ended.
+async fn drive(
+    app: Arc<App>,
+    caller: Principal,
+    prepared: Prepared,
+    worker: RunWorker,
+    permit: Option<Permit>,
+    beginning: Beginning,
+) {
+    let Prepared {
+        mut call,
+        agent,
+        begun,
+        ..
+    } = prepared;
+    // The run's events are the stream a client follows, whatever it asked for.
+    call.stream = true;
+    let mut encoder = ResponseEncoder::new(begun).starting_at(worker.next_seq());
+    if let Err(error) = worker.in_progress().await {
+        tracing::warn!(run = worker.id(), %error, "could not mark the run in progress");
+    }
+    let first = match beginning {
+        Beginning::New => encoder.start(),
+        Beginning::TakenOver => encoder.restart(),
+    };
+    push(&worker, first);
+    let cancel = worker.cancel_token().clone();
+    let last = match app.service.call(agent.as_ref(), call, caller, cancel).await {
+        Err(error) => encoder.fail(ResponseState::Failed, failure(&gateway_error(error))),
+        Ok(Answer::Streamed { mut events, .. }) => loop {
+            match events.next().await {
+                Some(Ok(event)) => {
+                    let done = matches!(event, StreamEvent::Done { .. });
+                    push(&worker, encoder.encode(event));
+                    if done {
+                        break Vec::new();
+                    }
+                }
+                Some(Err(stopped)) => break fail(&mut encoder, stopped),
+                None => break encoder.fail(ResponseState::Cancelled, cancelled()),
+            }
+        },
+        Ok(Answer::Whole { answer, .. }) => match answer {
+            Ok(answer) => {
+                for event in answer_events(&answer) {
+                    push(&worker, encoder.encode(event));
+                }
+                Vec::new()
+            }
+            Err(stopped) => fail(&mut encoder, stopped),
+        },
+    };
+    push(&worker, last);
+    drop(permit);
+    let response = encoder.response();
+    let error = response.error.as_ref().map(|error| error.message.clone());
+    let status = match response.status {
+        ResponseState::Completed => RunStatus::Completed,
+        ResponseState::Incomplete => RunStatus::Incomplete,
+        ResponseState::Cancelled => RunStatus::Cancelled,
+        ResponseState::Failed | ResponseState::Queued | ResponseState::InProgress => {
+            RunStatus::Failed
+        }
+    };
+    let id = worker.id().to_owned();
+    if let Err(error) = worker.finish(status, error).await {
+        tracing::warn!(run = %id, %error, "could not record how the run ended");
+    }
+}
+
+/// Queues `events` for storing, each as the SSE frame a live client gets.
+fn push(worker: &RunWorker, events: Vec<ResponseEvent>) {
+    for event in events {
+        let mut frames = Frames::default();
+        frames.event(event.name(), &event);
+        let seq = worker.push(frames.take().to_vec());
+        debug_assert_eq!(seq, event.sequence_number, "an event's number is its place");
+    }
+}
+
+/// Continues the background Responses runs this replica takes over from one that stopped.
+#[derive(Debug)]
+pub(crate) struct ResumeResponses {
+    app: Weak<App>,
+}
+
+impl ResumeResponses {
+    /// The continuation of `app`'s background responses.
+    pub(crate) fn new(app: &Arc<App>) -> Self {
+        ResumeResponses {
+            app: Arc::downgrade(app),
+        }
+    }
+}
+
+#[async_trait]
+impl Resume for ResumeResponses {
+    async fn resume(&self, run: Run, worker: RunWorker) {
+        // A server going away: the run's lease expires, and another replica continues it.
+        let Some(app) = self.app.upgrade() else {
+            return;
+        };
+        match plan_again(&app, &run).await {
+            Ok((caller, prepared)) => {
+                drive(app, caller, prepared, worker, None, Beginning::TakenOver).await;
+            }
+            Err(reason) => {
+                tracing::warn!(run = %run.id, %reason, "a background response taken over cannot go on");
+                let frame = failed_frame(&run, worker.next_seq(), &reason);
+                worker.push(frame);
+                if let Err(error) = worker.finish(RunStatus::Failed, Some(reason)).await {
+                    tracing::warn!(run = %run.id, %error, "could not record how the run ended");
+                }
+            }
+        }
+    }
+}
+
+/// The stored request of `run`, planned again for its owner.
+async fn plan_again(app: &App, run: &Run) -> Result<(Principal, Prepared), String> {
+    let caller = principal_of(app, &run.owner).ok_or_else(|| {
+        "the token that started it is no longer one of this server's tokens".to_owned()
+    })?;
+    let sent = serde_json::to_vec(&run.spec["request"]).unwrap_or_default();
+    let request: CreateResponseRequest = parse(&sent).map_err(|error| {
+        format!(
+            "its stored request cannot be read again: {}",
+            error.body().error.message
+        )
+    })?;
+    let mut prepared = prepare(app, caller, request, run.id.clone(), None)
+        .await
+        .map_err(|error| {
+            format!(
+                "its request cannot be planned again: {}",
+                error.body().error.message
+            )
+        })?;
+    if prepared.agent.is_some() {
+        return Err(
+            "the replica running it stopped while an agent with server-side tools answered; \
+             a tool is never run twice unasked, so it was not run again: continue from the \
+             response it continued"
+                .to_owned(),
+        );
+    }
+    // As it began on its first worker: the same creation time.
+    if let Some(created) = run.spec["response"]["created_at"].as_u64() {
+        prepared.begun.created_at = created;
+    }
+    Ok((caller, prepared))
+}
+
+/// The principal whose conversations are stored under `owner`.
+fn principal_of(app: &App, owner: &str) -> Option<Principal> {
+    if app.service.is_shared() {
+        return Some(Principal::SHARED);
+    }
+    (0..app.config.tokens.len())
+        .map(Principal::token)
+        .find(|principal| app.service.owner(*principal) == owner)
+}
+
+/// A `response.failed` frame numbered `seq` for a run that cannot go on: its stored response
+/// as it began, failed with `reason`.
+fn failed_frame(run: &Run, seq: u64, reason: &str) -> Vec<u8> {
+    let mut response = run.spec["response"].clone();
+    response["status"] = json!("failed");
+    response["error"] = json!({"code": "server_error", "message": reason});
+    let event = json!({"type": "response.failed", "response": response, "sequence_number": seq});
+    let mut frames = Frames::default();
+    frames.event("response.failed", &event);
+    frames.take().to_vec()
+}

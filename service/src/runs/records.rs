@@ -1,0 +1,337 @@
+//! [`RunRecords`]: this replica's side of the stored runs: starting them under a lease,
+//! reading, cancelling and following them on any replica, and taking over the runs of
+//! replicas that stopped.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use conversation_tree::Store;
+use conversation_tree::runs::{NewRun, Run, RunChange, RunEvent, RunProtocol};
+use futures::{Stream, StreamExt as _};
+use tokio_util::sync::CancellationToken;
+
+use super::config::RunsConfig;
+use super::local::Runs;
+use super::worker::{HeldRun, RunWorker};
+use crate::{Principal, ServiceError};
+
+/// How a protocol continues a background run this replica took over from one that stopped,
+/// registered with [`RunRecords::on_takeover`].
+#[async_trait]
+pub trait Resume: Send + Sync + std::fmt::Debug {
+    /// Continues `run` (its record as claimed: [`Run::last_node`] is where its last worker
+    /// got to, [`Run::last_seq`] its last stored event) with `worker`, and finishes it.
+    async fn resume(&self, run: Run, worker: RunWorker);
+}
+
+/// What the records, their workers and their tasks share.
+pub(crate) struct Shared {
+    pub(crate) store: Arc<dyn Store>,
+    pub(crate) replica: String,
+    pub(crate) config: RunsConfig,
+    pub(crate) runs: Arc<Runs>,
+    /// Each token's owner name, in token order (a principal's stored owner).
+    owners: Vec<String>,
+    /// The runs this replica works on.
+    held: Mutex<HashMap<String, Arc<HeldRun>>>,
+    resumes: Mutex<HashMap<RunProtocol, Arc<dyn Resume>>>,
+    /// Stops the replica's tasks (cancel listener, takeover, retention).
+    halted: CancellationToken,
+    /// Whether the takeover task runs (from the first [`RunRecords::on_takeover`]).
+    takeover: std::sync::atomic::AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn hold(&self, id: &str, run: Arc<HeldRun>) {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned(), run);
+    }
+
+    /// Forgets `run` (when it is still the one held under `id`).
+    pub(crate) fn release(&self, id: &str, run: &Arc<HeldRun>) {
+        let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.get(id).is_some_and(|known| Arc::ptr_eq(known, run)) {
+            held.remove(id);
+        }
+    }
+
+    fn held(&self, id: &str) -> Option<Arc<HeldRun>> {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned()
+    }
+
+    fn held_ids(&self) -> Vec<String> {
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    fn owner(&self, principal: Principal) -> &str {
+        crate::principal::owner_of(&self.owners, principal)
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunRecords")
+            .field("replica", &self.replica)
+            .field("config", &self.config)
+            .field("held", &self.held_ids())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        self.halted.cancel();
+    }
+}
+
+/// This replica's side of the stored runs (see the [module documentation](crate::runs)):
+/// cheap to clone, shared by the protocols.
+#[derive(Clone, Debug)]
+pub struct RunRecords {
+    shared: Arc<Shared>,
+}
+
+impl RunRecords {
+    /// The records of `store` for this replica, under a fresh name (`replica-<uuid>`, logged),
+    /// with its cancel listener, takeover and retention tasks started when a Tokio runtime
+    /// runs (they stop when the records are dropped, or [`halt`](Self::halt)ed).
+    pub(crate) fn new(
+        store: Arc<dyn Store>,
+        config: RunsConfig,
+        owners: Vec<String>,
+        runs: Arc<Runs>,
+    ) -> Self {
+        let replica = format!("replica-{}", uuid::Uuid::new_v4().simple());
+        let shared = Arc::new(Shared {
+            store,
+            replica,
+            config,
+            runs,
+            owners,
+            held: Mutex::new(HashMap::new()),
+            resumes: Mutex::new(HashMap::new()),
+            halted: CancellationToken::new(),
+            takeover: std::sync::atomic::AtomicBool::new(false),
+        });
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tracing::info!(replica = %shared.replica, lease_ttl = ?shared.config.lease_ttl, "run records ready");
+            super::tasks::start(&shared);
+        }
+        RunRecords { shared }
+    }
+
+    /// This replica's name, as its leases hold it.
+    pub fn replica(&self) -> &str {
+        &self.shared.replica
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &RunsConfig {
+        &self.shared.config
+    }
+
+    /// Creates the record (queued, leased to this replica, in one transaction) and returns the
+    /// worker's handle: it renews the lease every ttl/3 in a task of its own, and cancels the
+    /// handle's token when the lease is lost or a cancel is requested from any replica.
+    ///
+    /// # Errors
+    ///
+    /// [`ServiceError::Runs`] when the store refuses the run (an id it holds already, an
+    /// unknown node) or fails.
+    pub async fn start(&self, run: NewRun) -> Result<RunWorker, ServiceError> {
+        let run = run.leased_to(self.shared.replica.clone(), self.shared.config.lease_ttl);
+        let run = self
+            .shared
+            .store
+            .create_run(run)
+            .await
+            .map_err(ServiceError::Runs)?;
+        let lease = run.lease.clone().ok_or_else(|| {
+            ServiceError::Runs(conversation_tree::StoreError::LeaseLost {
+                run: run.id.clone(),
+                holder: self.shared.replica.clone(),
+            })
+        })?;
+        Ok(RunWorker::new(Arc::clone(&self.shared), &run, lease))
+    }
+
+    /// The run `id` when `principal` started it (another principal's run is absent).
+    ///
+    /// # Errors
+    ///
+    /// [`ServiceError::Runs`] when the store fails.
+    pub async fn get(&self, id: &str, principal: Principal) -> Result<Option<Run>, ServiceError> {
+        let owner = self.shared.owner(principal);
+        match self.shared.store.run_of(id, owner).await {
+            Ok(run) => Ok(run),
+            // An id no run can have names no run of the caller's.
+            Err(conversation_tree::StoreError::InvalidRunName { .. }) => Ok(None),
+            Err(error) => Err(ServiceError::Runs(error)),
+        }
+    }
+
+    /// Asks the run to stop on whichever replica holds it, and returns it as it is once it
+    /// ended (or, when no replica ends it within twice the lease's time to live, as it is
+    /// then). A finished run is returned as it is; another principal's is absent.
+    ///
+    /// # Errors
+    ///
+    /// [`ServiceError::Runs`] when the store fails.
+    pub async fn cancel(
+        &self,
+        id: &str,
+        principal: Principal,
+    ) -> Result<Option<Run>, ServiceError> {
+        let Some(run) = self.get(id, principal).await? else {
+            return Ok(None);
+        };
+        if run.status.is_terminal() {
+            return Ok(Some(run));
+        }
+        // Subscribed before the request, so that the end cannot pass unseen.
+        let mut changes = self.shared.store.watch_run(id);
+        let run = self
+            .shared
+            .store
+            .request_cancel(id)
+            .await
+            .map_err(ServiceError::Runs)?;
+        if let Some(held) = self.shared.held(id) {
+            held.cancel.cancel();
+        }
+        let deadline = tokio::time::Instant::now() + self.shared.config.lease_ttl * 2;
+        let mut run = run;
+        while !run.status.is_terminal() {
+            let wait = tokio::time::timeout_at(deadline, async {
+                // A notification, or a second's poll: it ends even if notifications are lost.
+                let _ = tokio::time::timeout(Duration::from_secs(1), changes.next()).await;
+            });
+            let timed_out = wait.await.is_err();
+            run = match self
+                .shared
+                .store
+                .run(id)
+                .await
+                .map_err(ServiceError::Runs)?
+            {
+                Some(run) => run,
+                None => return Ok(None),
+            };
+            if timed_out {
+                break;
+            }
+        }
+        Ok(Some(run))
+    }
+
+    /// The run's stored events after `after` (None: all), then the live ones as they are
+    /// stored (any replica's), ending after the run reaches a terminal status and its last
+    /// event is yielded. Each item is a [`RunEvent`] whose bytes are exactly those a live
+    /// client was sent. A run `principal` did not start yields [`ServiceError::UnknownRun`].
+    pub fn follow(
+        &self,
+        id: &str,
+        principal: Principal,
+        after: Option<u64>,
+    ) -> impl Stream<Item = Result<RunEvent, ServiceError>> + Send + 'static {
+        super::follow::follow(
+            Arc::clone(&self.shared.store),
+            id.to_owned(),
+            self.shared.owner(principal).to_owned(),
+            after,
+        )
+    }
+
+    /// Registers how a protocol continues a background run this replica takes over (the
+    /// server registers one per [`RunProtocol`] at startup).
+    ///
+    /// The takeover of orphaned runs starts with the first registration (its first pass at
+    /// once, so a server resumes at start the runs its last process left). A background run
+    /// of a protocol this replica cannot continue is left to another replica.
+    pub fn on_takeover(&self, protocol: RunProtocol, resume: Arc<dyn Resume>) {
+        self.shared
+            .resumes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(protocol, resume);
+        if !self
+            .shared
+            .takeover
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+            && tokio::runtime::Handle::try_current().is_ok()
+        {
+            super::tasks::start_takeover(&self.shared);
+        }
+    }
+
+    /// Stops this replica's work on runs as a killed process would: its tasks stop (no
+    /// takeover, no listening), its leases are no longer renewed and nothing more of its runs
+    /// is written; their tokens are cancelled. Another replica takes them over once their
+    /// leases expire. For tests and fault drills.
+    pub fn halt(&self) {
+        self.shared.halted.cancel();
+        for id in self.shared.held_ids() {
+            if let Some(held) = self.shared.held(&id) {
+                held.lose();
+            }
+        }
+    }
+
+    /// The ids of the runs this replica works on now.
+    pub fn held(&self) -> Vec<String> {
+        self.shared.held_ids()
+    }
+}
+
+/// What the replica's tasks need of the records.
+impl Shared {
+    pub(crate) fn halted(&self) -> &CancellationToken {
+        &self.halted
+    }
+
+    /// The cancel token of the held run `id`, when this replica holds it.
+    pub(crate) fn cancel_held(&self, id: &str) {
+        if let Some(held) = self.held(id) {
+            held.cancel.cancel();
+        }
+    }
+
+    /// The ids of the held runs.
+    pub(crate) fn held_runs(&self) -> Vec<String> {
+        self.held_ids()
+    }
+
+    /// The registered continuation of `protocol`'s background runs.
+    pub(crate) fn resume_of(&self, protocol: RunProtocol) -> Option<Arc<dyn Resume>> {
+        self.resumes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&protocol)
+            .cloned()
+    }
+
+    /// Whether `change` asks this replica to cancel a run it holds.
+    pub(crate) fn on_change(&self, change: &RunChange) -> bool {
+        match change {
+            RunChange::CancelRequested { run } => {
+                self.cancel_held(run);
+                false
+            }
+            RunChange::Missed => true,
+            _ => false,
+        }
+    }
+}
