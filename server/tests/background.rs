@@ -403,3 +403,59 @@ async fn a_stopping_server_releases_its_background_runs_to_the_next() {
     );
     next.stop().await;
 }
+
+async fn a_foreground_response_is_seen_and_cancelled_from_another_replica(
+    a: TestServer,
+    b: TestServer,
+) {
+    let input = json!({"raw": "one two three four five six seven eight", "delay_ms": 200});
+    let body = json!({"model": "echo", "input": input.to_string(), "stream": true});
+    let mut response = post(&a, &body).await;
+    let first = response.chunk().await.unwrap().expect("a first chunk");
+    let (created, _) = frames(&first).into_iter().next().unwrap();
+    let id = created["response"]["id"].as_str().unwrap().to_owned();
+    // Its record is written off the served path: give it a moment.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let seen = loop {
+        let read = get(&b, &format!("/v1/responses/{id}")).await;
+        if read.status() == 200 {
+            break read.json::<Value>().await.unwrap();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "never seen on B");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(seen["status"], "in_progress");
+    assert_eq!(seen["background"], false);
+    let cancelled = client()
+        .post(b.url(&format!("/v1/responses/{id}/cancel")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancelled.status(), 200);
+    let cancelled: Value = cancelled.json().await.unwrap();
+    assert_eq!(cancelled["status"], "cancelled");
+    // A's client saw its stream end cancelled.
+    let mut rest = Vec::new();
+    while let Some(chunk) = response.chunk().await.unwrap() {
+        rest.extend_from_slice(&chunk);
+    }
+    let (last, _) = frames(&rest).pop().expect("a last event");
+    assert_eq!(last["type"], "response.failed");
+    assert_eq!(last["response"]["status"], "cancelled");
+    a.stop().await;
+    b.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_foreground_response_is_seen_and_cancelled_from_another_replica() {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let (a, b) = two_replicas(store, StoreKind::Memory).await;
+    a_foreground_response_is_seen_and_cancelled_from_another_replica(a, b).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_foreground_response_is_seen_and_cancelled_from_another_replica() {
+    let (a, b) = postgres_replicas().await;
+    a_foreground_response_is_seen_and_cancelled_from_another_replica(a, b).await;
+}

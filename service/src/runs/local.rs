@@ -69,6 +69,11 @@ impl Registration {
             .unwrap_or_else(PoisonError::into_inner) = Some(Arc::new(view));
     }
 
+    /// How the run ends, to wait for without cancelling it.
+    pub fn ending(&self) -> Ending {
+        Ending(self.entry.ended.subscribe())
+    }
+
     /// Says how the run ended: call it once the log holds that end (and before the client is
     /// told), so that a cancel racing the end answers the truth.
     pub fn settle(&self, status: ResponseStatus) {

@@ -90,6 +90,16 @@ pub(crate) async fn create_response(
     } = prepared;
     let mut encoder = ResponseEncoder::new(begun.clone());
     let (cancel, registration) = app.service.runs().register(&[&id], caller);
+    if call.logging == Logging::On {
+        // Other replicas see it in progress, and their cancel reaches it.
+        super::stored_run::record_foreground(
+            &app,
+            caller,
+            &begun,
+            cancel.clone(),
+            registration.ending(),
+        );
+    }
     // Until it ends, `GET` answers with the response as it began.
     registration.show(begun);
     // An agent's run stops when the client goes away and its answer is dropped.
@@ -300,13 +310,19 @@ pub(crate) async fn get_response(
         return Ok(json(running));
     }
     // A background response, on whichever replica runs it: as its stored events say.
-    if let Some(run) = super::stored_run::run_of(&app, caller, &id).await?
+    let run = super::stored_run::run_of(&app, caller, &id).await?;
+    if let Some(run) = &run
         && run.mode == RunMode::Background
     {
-        let object = super::stored_run::object_of(&app, &run).await?;
+        let object = super::stored_run::object_of(&app, run).await?;
         return Ok(super::stored_run::json_value(object));
     }
     let Some(node) = stored(&app, caller, &id).await? else {
+        // A foreground response running on another replica: as it began.
+        if let Some(run) = run.filter(|run| !run.status.is_terminal()) {
+            let object = super::stored_run::object_of(&app, &run).await?;
+            return Ok(super::stored_run::json_value(object));
+        }
         return Err(not_found(&id));
     };
     Ok(json(from_node(&app, &id, &node).await?))

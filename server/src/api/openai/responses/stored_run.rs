@@ -12,11 +12,15 @@
 //! `response.in_progress` after a takeover starts the output again (see `background`).
 
 use axum::response::{IntoResponse, Response};
+use conversation_tree::ResponseStatus;
 use conversation_tree::runs::MAX_EVENT_PAGE;
 use http::{HeaderValue, StatusCode, header};
 use serde_json::{Value, json};
+use service::runs::NewRun;
 use service::runs::{Run, RunMode, RunProtocol, RunStatus};
-use service::{Principal, RunRecords, ServiceError};
+use service::{CancellationToken, Ending, Principal, RunRecords, ServiceError};
+
+use super::encode::ResponseObject;
 
 use crate::api::openai::error::OpenAiError;
 use crate::api::sse;
@@ -32,6 +36,57 @@ pub(super) fn records(app: &App) -> Result<&RunRecords, OpenAiError> {
         )
         .with_param("background")
     })
+}
+
+/// Keeps a record of the foreground response `id` of `caller` while it runs, off the served
+/// path (a task of its own writes it): another replica's `GET` shows the response in progress,
+/// and its cancel reaches this replica, which cancels `cancel`. The record ends as `ending`
+/// says the response ended; no events are stored (its client has them).
+pub(super) fn record_foreground(
+    app: &App,
+    caller: Principal,
+    begun: &ResponseObject,
+    cancel: CancellationToken,
+    ending: Ending,
+) {
+    let Some(records) = app.service.run_records().cloned() else {
+        return;
+    };
+    let run = NewRun::new(
+        begun.id.clone(),
+        app.service.owner(caller),
+        RunProtocol::Responses,
+        RunMode::Foreground,
+        json!({"response": begun}),
+    );
+    tokio::spawn(async move {
+        let id = run.id().to_owned();
+        let worker = match records.start(run).await {
+            Ok(worker) => worker,
+            Err(error) => {
+                tracing::warn!(run = %id, %error, "could not record a response in progress");
+                return;
+            }
+        };
+        let _ = worker.in_progress().await;
+        let ended = ending.wait();
+        tokio::pin!(ended);
+        let status = tokio::select! {
+            status = &mut ended => status,
+            () = worker.cancel_token().cancelled() => {
+                cancel.cancel();
+                ended.await
+            }
+        };
+        let status = match status {
+            ResponseStatus::Completed => RunStatus::Completed,
+            ResponseStatus::Cancelled => RunStatus::Cancelled,
+            _ => RunStatus::Failed,
+        };
+        if let Err(error) = worker.finish(status, None).await {
+            tracing::warn!(run = %id, %error, "could not record how a response ended");
+        }
+    });
 }
 
 /// The answer when the run store fails.
@@ -226,6 +281,13 @@ pub(super) async fn cancel(
     };
     if run.status.is_terminal() && run.status != RunStatus::Cancelled {
         return Err(not_cancellable(id, run.status));
+    }
+    // A foreground response is logged into the tree as it ended.
+    if run.mode == RunMode::Foreground
+        && let Some(node) = super::handlers::stored(app, caller, id).await?
+    {
+        let object = super::handlers::from_node(app, id, &node).await?;
+        return Ok(Some(super::handlers::json(object)));
     }
     Ok(Some(json_value(object_of(app, &run).await?)))
 }
