@@ -42,6 +42,8 @@
 //!   call with its logging ([`Service::call`]).
 //! - [`ChatService`]: a [`RunSpec`] to a running agent (model, tools, history, store).
 //! - [`options`]: the one rule for a run's sampling and limit options.
+//! - [`limit`]: the per-caller concurrency limit ([`ConcurrencyLimit`]), counted across
+//!   replicas with a PostgreSQL store ([`Service::concurrency_limit`]).
 //! - [`keys`], [`store`], [`mcp`], [`skills`]: provider keys from the environment, stores
 //!   from a location, MCP servers, skill folders.
 //! - Errors: [`ServiceError`] (a service that cannot be set up), [`RunError`],
