@@ -119,7 +119,7 @@ pub(crate) async fn create_response(
     }
     // The limit is checked before any work and before any event: a refused request is a
     // plain 429, never a stream that starts and then fails.
-    let permit = app.limit.try_acquire(caller)?;
+    let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
     // The conversation: the caller's own (404 for another's), stored under its namespaced id.
     let (conversation, owner) = app
         .service
