@@ -1,4 +1,4 @@
-//! Skein's load harnesses and the helpers they share with `xtask`.
+//! Skein's load and chaos harnesses and the helpers they share with `xtask`.
 //!
 //! ```
 //! use bench::stats::{median, percentile};
@@ -16,6 +16,9 @@
 //!   syscalls per delta and its time to first token.
 //! - `load` (`cargo xtask bench`): 200 streaming clients against a `Server` in a child process
 //!   (so that its CPU time is measured apart from the clients' and the provider's).
+//! - `chaos-runs` (`cargo xtask chaos-runs`): background runs through `skein serve` replicas
+//!   on one store that are killed with SIGKILL and restarted; runs ended, nodes lost or
+//!   duplicated, resumed streams against the full replay, takeover time.
 //!
 //! The library is std-only, so that `xtask` uses it without building the server: free ports and
 //! health checks ([`net`]), stopping process trees ([`process`]), what `/proc` says about them

@@ -107,8 +107,12 @@
 //! - [`SqliteStore`]; `PostgresStore` (feature `postgres`).
 //! - [`runs`]: records of runs that outlive their request, their stored events, leases and
 //!   change notifications ([`RunStore`], which every [`Store`] is).
+//! - [`slots`]: per-caller concurrency slots counted across every replica on one database
+//!   ([`slots::SlotStore`], which every [`Store`] is too).
 //! - [`migrate`]: the migration runner of schemas versioned in a meta table, which the
 //!   PostgreSQL store and the knowledge bases (`knowledge-base`) use.
+//! - `pg_connect` (feature `postgres`): how both PostgreSQL stores connect: the URL, TLS
+//!   (`sslmode`, `sslrootcert`) and the pool.
 //! - `testing` (feature `testing`): a throwaway PostgreSQL cluster for tests.
 
 mod error;
@@ -118,9 +122,12 @@ pub mod migrate;
 mod node;
 mod options;
 #[cfg(feature = "postgres")]
+pub mod pg_connect;
+#[cfg(feature = "postgres")]
 mod postgres;
 mod record;
 pub mod runs;
+pub mod slots;
 mod sqlite;
 mod store;
 #[cfg(feature = "testing")]

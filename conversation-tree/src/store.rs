@@ -20,9 +20,10 @@ use crate::{
 ///
 /// Every store also keeps run records ([`RunStore`](crate::runs::RunStore), a supertrait):
 /// an `Arc<dyn Store>` calls those methods with the trait in scope, or coerces to an
-/// `Arc<dyn RunStore>`.
+/// `Arc<dyn RunStore>`. Likewise the concurrency slots every replica counts against
+/// ([`SlotStore`](crate::slots::SlotStore)).
 #[async_trait]
-pub trait Store: crate::runs::RunStore + Send + Sync {
+pub trait Store: crate::runs::RunStore + crate::slots::SlotStore + Send + Sync {
     /// Walks `messages` through the tree of `conversation` and reports where they lead.
     ///
     /// The messages are cut into turns: each run of non-AI messages with the AI message that

@@ -12,3 +12,6 @@ mod postgres;
 mod read_only;
 #[path = "sqlite.rs"]
 mod sqlite;
+#[cfg(feature = "postgres")]
+#[path = "tls.rs"]
+mod tls;

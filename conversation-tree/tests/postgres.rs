@@ -143,7 +143,7 @@ async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
             err,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 9,
+                supported: 10,
                 ..
             }
         ),
@@ -176,7 +176,8 @@ async fn replicas_connecting_at_once_migrate_once() {
             "run_events",
             "runs",
             "skein_meta",
-            "summaries"
+            "summaries",
+            "token_slots"
         ]
     );
 }

@@ -9,8 +9,8 @@ use std::sync::LazyLock;
 
 use async_trait::async_trait;
 use conversation_tree::migrate::{self, Schema};
-use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod};
-use tokio_postgres::NoTls;
+use conversation_tree::pg_connect::PgConnect;
+use deadpool_postgres::{GenericClient, Pool};
 
 use crate::KbError;
 use crate::document::{Span, SpanKind};
@@ -120,20 +120,12 @@ impl PostgresKnowledge {
     /// an advisory lock (replicas starting together create them once). Tables named `kb_*`
     /// without `kb_meta`, or with a `kb_meta` of another application, are refused
     /// ([`KbError::NotAStore`]) and left untouched; knowledge tables of a newer Skein are
-    /// [`KbError::NewerSchema`].
+    /// [`KbError::NewerSchema`]. TLS follows the URL's `sslmode` and `sslrootcert`, as for
+    /// the conversation store ([`conversation_tree::pg_connect`]).
     pub async fn connect(url: &str) -> Result<Self, KbError> {
-        let config: tokio_postgres::Config =
-            url.parse().map_err(pg("reading the connection URL"))?;
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        let pool = Pool::builder(manager)
-            .max_size(POOL_SIZE)
-            .build()
+        let pool = PgConnect::parse(url)
+            .map_err(pg("reading the connection URL"))?
+            .pool(POOL_SIZE)
             .map_err(pg("building the pool"))?;
         let store = PostgresKnowledge {
             pool,
@@ -150,7 +142,10 @@ impl PostgresKnowledge {
     }
 
     async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Client, KbError> {
-        self.pool.get().await.map_err(pg(operation))
+        self.pool
+            .get()
+            .await
+            .map_err(|err| pg(operation)(conversation_tree::pg_connect::WithCauses::new(&err)))
     }
 }
 

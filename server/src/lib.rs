@@ -10,7 +10,10 @@
 //! ```
 //!
 //! A client that disconnects cancels its run (the model stream is closed, tools stop); so
-//! does `POST /v1/response/{id}/cancel`. Shutdown refuses new responses, lets those in flight
+//! does `POST /v1/response/{id}/cancel`, on any replica of the same database. A `background`
+//! run goes on with no client attached, and another replica continues it should this one stop.
+//! Every event carries an `id:`, and the run's events are stored as sent:
+//! `GET /v1/response/{id}/events` with `Last-Event-ID` replays those after it, then follows. Shutdown refuses new responses, lets those in flight
 //! finish for a grace period, then cancels the rest. Provider keys come from the
 //! environment and are never echoed: not in errors, logs, `Debug` or events.
 //!

@@ -1,7 +1,8 @@
 //! The wire types of the HTTP API, with their OpenAPI schemas, gathered from each protocol.
 //!
 //! - [`ResponseRequest`] and its parts: the body of `POST /v1/response` (Chat Shell).
-//! - [`ResponseBody`]: its answer when `features.streaming` is false.
+//! - [`ResponseBody`]: its answer when `features.streaming` is false;
+//!   [`BackgroundResponse`] that of a `background` run without streaming.
 //! - [`ModelList`]: the answer of `GET /v1/models`; [`ModelEntry`] that of `GET /v1/models/{id}`.
 //! - [`EmbeddingsRequest`] and [`EmbeddingList`]: `POST /v1/embeddings` (OpenAI's shapes).
 //! - [`ChatCompletionRequest`]: the body of `POST /v1/chat/completions` (OpenAI's shape).
@@ -10,10 +11,11 @@
 
 pub use crate::api::bounded::MAX_REQUEST_MESSAGES;
 pub use crate::api::chat_shell::schema::{
-    Attachment, BuiltinTool, CancelResponse, ContentItem, FeaturesConfig, ImageSource, InputConfig,
-    InputFunction, InputMessage, InputToolCall, KnowledgeContext, KnowledgeExcerpt, Label,
-    McpServerRef, MessageContent, Metadata, RequestModelConfig, ResponseBody, ResponseRequest,
-    Secret, SkillRef, TextFormatName, ToolActivity, ToolModeName, ToolsConfig,
+    Attachment, BackgroundResponse, BuiltinTool, CancelResponse, ContentItem, FeaturesConfig,
+    ImageSource, InputConfig, InputFunction, InputMessage, InputToolCall, KnowledgeContext,
+    KnowledgeExcerpt, Label, McpServerRef, MessageContent, Metadata, RequestModelConfig,
+    ResponseBody, ResponseRequest, Secret, SkillRef, TextFormatName, ToolActivity, ToolModeName,
+    ToolsConfig,
 };
 pub use crate::api::health::HealthBody;
 pub use crate::api::openai::chat_completions::schema::{

@@ -6,6 +6,8 @@
 mod background;
 #[path = "chat_completions.rs"]
 mod chat_completions;
+#[path = "chat_shell_runs.rs"]
+mod chat_shell_runs;
 #[path = "embeddings.rs"]
 mod embeddings;
 #[path = "fuzz_targets.rs"]

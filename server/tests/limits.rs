@@ -374,3 +374,71 @@ async fn provider_keys_are_never_echoed() {
     );
     server.stop().await;
 }
+
+/// Two replicas on one PostgreSQL database count a token's answers in flight together: of
+/// requests sent at once to both, exactly the limit stream and the rest get 429; another token
+/// is not affected; and answers that end free their slots for either replica.
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_concurrency_limit_counts_across_replicas_on_postgres() {
+    const LIMIT: usize = 2;
+    let provider = StreamingProvider::start(500, Duration::from_millis(20))
+        .await
+        .unwrap();
+    let url = conversation_tree::testing::fresh_postgres_database().await;
+    let config = || {
+        let mut config = ServerConfig {
+            concurrency_per_caller: LIMIT,
+            tokens: vec![Secret::new("token-a"), Secret::new("token-b")],
+            ..slow_config(&provider)
+        };
+        config.service.store = url.clone();
+        config
+    };
+    let replicas = [
+        TestServer::start(config()).await,
+        TestServer::start(config()).await,
+    ];
+    let send = |replica: usize, token: &'static str| {
+        client()
+            .post(replicas[replica].url("/v1/response"))
+            .bearer_auth(token)
+            .json(&slow_request())
+            .send()
+    };
+
+    let sent = (0..8).map(|i| send(i % 2, "token-a"));
+    let responses: Vec<reqwest::Response> = futures::future::join_all(sent)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let (streaming, refused): (Vec<_>, Vec<_>) = responses
+        .into_iter()
+        .partition(|response| response.status() == 200);
+    assert_eq!((streaming.len(), refused.len()), (LIMIT, 8 - LIMIT));
+    for response in refused {
+        assert_eq!(response.status(), 429);
+        assert_eq!(
+            response.json::<Value>().await.unwrap()["code"],
+            "too_many_requests"
+        );
+    }
+    // The other token has slots of its own, on either replica.
+    assert_eq!(send(1, "token-b").await.unwrap().status(), 200);
+
+    // Clients that leave end their answers; their slots free for the next request.
+    drop(streaming);
+    let mut status = 429;
+    for _ in 0..100 {
+        status = send(1, "token-a").await.unwrap().status().as_u16();
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(status, 200);
+    for replica in replicas {
+        replica.stop().await;
+    }
+}

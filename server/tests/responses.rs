@@ -276,6 +276,7 @@ async fn health_and_openapi() {
     for path in [
         "/v1/response",
         "/v1/response/{id}/cancel",
+        "/v1/response/{id}/events",
         "/health",
         "/openapi.json",
     ] {
@@ -293,6 +294,7 @@ async fn health_and_openapi() {
         fields,
         [
             "attachments",
+            "background",
             "features",
             "include_history",
             "input",

@@ -44,6 +44,8 @@
 //! - [`runs`]: the runs in flight ([`Runs`]) and the runs kept in the store, shared by every
 //!   replica of one database ([`RunRecords`]: leases, stored events, takeover, retention).
 //! - [`options`]: the one rule for a run's sampling and limit options.
+//! - [`limit`]: the per-caller concurrency limit ([`ConcurrencyLimit`]), counted across
+//!   replicas with a PostgreSQL store ([`Service::concurrency_limit`]).
 //! - [`keys`], [`store`], [`mcp`], [`skills`]: provider keys from the environment, stores
 //!   from a location, MCP servers, skill folders.
 //! - Errors: [`ServiceError`] (a service that cannot be set up), [`RunError`],
@@ -61,6 +63,7 @@ mod embeddings;
 mod error;
 mod gateway;
 pub mod keys;
+pub mod limit;
 pub mod mcp;
 mod model;
 pub mod options;
@@ -81,6 +84,7 @@ pub use gateway::{
     Anchor, Answer, Cache, Events, Failure, GatewayCall, GatewayError, Logging, Meter, Provenance,
     Stopped, Thread, answer_events, replay_events,
 };
+pub use limit::{ConcurrencyLimit, LimitError, Slot};
 pub use model::{NoKey, resolve_model_config};
 pub use owner::{OwnedConversation, OwnerError};
 pub use principal::Principal;

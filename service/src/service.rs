@@ -9,6 +9,7 @@ use tools::BuiltinTools;
 
 use crate::chat::ChatService;
 use crate::config::{AgentAlias, ServiceConfig, TokenTools, builtin_tools, searches_knowledge};
+use crate::limit::ConcurrencyLimit;
 use crate::mcp::McpTools;
 use crate::owner::{self, OwnedConversation, OwnerError};
 use crate::principal::{owner_names, owner_of};
@@ -221,6 +222,31 @@ impl Service {
     /// Which kind of store it logs into.
     pub fn store_kind(&self) -> StoreKind {
         self.store_kind
+    }
+
+    /// The limit of `per_caller` answers in flight per caller: counted across every replica
+    /// on the database with a PostgreSQL store (this replica's slots free themselves `ttl`
+    /// after it stops, see [`limit`](crate::limit); a server passes `runs.lease_ttl`), in this
+    /// process otherwise, as one process is all a SQLite store serves.
+    pub fn concurrency_limit(
+        &self,
+        per_caller: usize,
+        ttl: std::time::Duration,
+    ) -> ConcurrencyLimit {
+        if self.store_kind != StoreKind::Postgres {
+            return ConcurrencyLimit::in_process(per_caller);
+        }
+        let owners = self.owners.clone();
+        let owner = move |principal: Principal| owner_of(&owners, principal).to_owned();
+        // The name its run leases are held under: one name per replica in the store.
+        let replica = self.records.replica().to_owned();
+        ConcurrencyLimit::shared(
+            per_caller,
+            Arc::clone(self.chat.store()),
+            owner,
+            replica,
+            ttl,
+        )
     }
 
     /// Whether it has one shared principal (no tokens): client conversation ids are stored as

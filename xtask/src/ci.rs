@@ -86,6 +86,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             .env(crate::pg::URL_ENV, &pg_url),
     )?;
     cluster.stop().map_err(|err| err.to_string())?;
+    // Durable runs under kill -9: 3 replicas on a PostgreSQL database of their own with 100
+    // background runs and 10 kills, then one replica on SQLite with 4 kills.
+    crate::chaos_runs::run(&[])?;
+    crate::chaos_runs::run(&["--sqlite".to_owned()])?;
     // API fuzzing: schemathesis against a live `skein serve` (0 server errors, 0 responses
     // outside the OpenAPI document, 0 crashes).
     crate::schemathesis::run(&[])?;

@@ -1,11 +1,15 @@
 //! Skein's project automation, run as `cargo xtask <command>` (see `.cargo/config.toml`).
 //!
 //! - `cargo xtask ci`: everything CI checks, in the order a failure is cheapest to find: format,
-//!   lints, tests (nextest when installed, else `cargo test`; doc tests too), API fuzzing with
-//!   schemathesis, the official `openai` SDK, the real OpenAI clients, docs.
+//!   lints, tests (nextest when installed, else `cargo test`; doc tests too), the chaos test of
+//!   durable runs, API fuzzing with schemathesis, the official `openai` SDK, the real OpenAI
+//!   clients, docs.
 //! - `cargo xtask pg start | stop | status`: a throwaway PostgreSQL cluster for the tests.
 //! - `cargo xtask bench`: the server load scenario (200 concurrent streams for 30 s);
 //!   `cargo xtask bench gateway`: `skein serve` beside nginx and LiteLLM's proxy.
+//! - `cargo xtask chaos-runs [--sqlite]`: the chaos test of durable runs: background runs
+//!   through `skein serve` replicas on one PostgreSQL database (or one on SQLite) that are
+//!   killed with `kill -9` at random instants and restarted (also a step of `ci`).
 //! - `cargo xtask schemathesis`: API fuzzing from the OpenAPI document against a live server
 //!   (also a step of `ci`).
 //! - `cargo xtask openai-sdk`: the official `openai` Python SDK against a live server whose
@@ -22,6 +26,7 @@
 //! the run with its exit status.
 
 mod bench;
+mod chaos_runs;
 mod ci;
 mod clients;
 mod cmd;
@@ -40,12 +45,16 @@ const USAGE: &str = "\
 usage: cargo xtask <command>
 
 commands:
-  ci       format check, clippy -D warnings, tests (nextest + doc tests), schemathesis,
-           openai-sdk, clients, feature sets, cargo doc -D warnings
+  ci       format check, clippy -D warnings, tests (nextest + doc tests), chaos-runs,
+           schemathesis, openai-sdk, clients, feature sets, cargo doc -D warnings
   pg       start | stop | status: a throwaway PostgreSQL cluster for the tests
   bench    server load: 200 concurrent streams x 30 s, p99 time to first event, CPU per delta
   bench gateway
            skein serve beside nginx and LiteLLM's proxy: CPU and writes per delta, TTFT
+  chaos-runs [--sqlite] [OPTIONS]
+           background runs through 3 replicas on PostgreSQL (or 1 on SQLite) killed with
+           kill -9 and restarted: runs ended, nodes lost or duplicated, resumed streams
+           against the full replay, takeover time
   schemathesis [ST_RUN_OPTIONS]
            API fuzzing: schemathesis against a live `skein serve` (echo model, offline)
   openai-sdk
@@ -63,6 +72,7 @@ fn main() -> ExitCode {
         Some("ci") => ci::run(&args[1..]),
         Some("pg") => pg::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("chaos-runs") => chaos_runs::run(&args[1..]),
         Some("schemathesis") => schemathesis::run(&args[1..]),
         Some("openai-sdk") => openai_sdk::run(&args[1..]),
         Some("mcp-servers") => mcp_servers::run(&args[1..]),

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use futures::StreamExt as _;
 use tokio::sync::{broadcast, oneshot};
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
+
+use crate::pg_connect::PgConnect;
 
 use crate::runs::{self, RunChange, RunChanges};
 
@@ -33,14 +35,14 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 pub(super) struct Listener {
     /// Where to listen: `None` for a store made from a pool.
-    config: Option<tokio_postgres::Config>,
+    config: Option<PgConnect>,
     changes: broadcast::Sender<RunChange>,
     /// Set once the task runs; dropping it stops the task.
     started: Mutex<Option<oneshot::Sender<()>>>,
 }
 
 impl Listener {
-    pub(super) fn new(config: Option<tokio_postgres::Config>) -> Arc<Listener> {
+    pub(super) fn new(config: Option<PgConnect>) -> Arc<Listener> {
         Arc::new(Listener {
             config,
             changes: broadcast::Sender::new(CAPACITY),
@@ -76,7 +78,7 @@ fn polling() -> RunChanges {
 
 /// Listens until `stop` resolves (its sender is dropped with the store).
 async fn listen(
-    config: tokio_postgres::Config,
+    config: PgConnect,
     changes: broadcast::Sender<RunChange>,
     mut stop: oneshot::Receiver<()>,
 ) {
@@ -102,10 +104,10 @@ async fn listen(
 /// Connects, listens and forwards notifications until the connection drops; `Err` when it
 /// could not be established.
 async fn listen_once(
-    config: &tokio_postgres::Config,
+    config: &PgConnect,
     changes: &broadcast::Sender<RunChange>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = config.connect(NoTls).await?;
+    let (client, mut connection) = config.config().connect(config.tls()).await?;
     let (forward, mut arrived) = tokio::sync::mpsc::unbounded_channel();
     // The connection delivers notifications only while it is polled; this task polls it.
     let driver = tokio::spawn(async move {

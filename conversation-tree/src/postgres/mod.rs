@@ -9,12 +9,13 @@
 mod listen;
 mod runs;
 mod schema;
+mod slots;
 mod tx;
 
 use async_trait::async_trait;
-use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod};
+use deadpool_postgres::Pool;
 use messages::Message;
-use tokio_postgres::{IsolationLevel, NoTls};
+use tokio_postgres::IsolationLevel;
 
 use crate::record::{self, NodeRow};
 use crate::walk::{self, Mode, Plan, Progress, Step};
@@ -35,8 +36,9 @@ const DEFAULT_POOL_SIZE: usize = 16;
 /// [`StoreError::NewerSchema`]) and left untouched. Migrations run in one transaction under an
 /// advisory lock, so replicas starting together migrate once.
 ///
-/// TLS is not built in: connect over a private network, a Unix socket or loopback, or hand
-/// [`PostgresStore::from_pool`] a pool with your TLS connector. Cheap to clone.
+/// TLS follows the URL's `sslmode` and `sslrootcert`, as libpq reads them
+/// ([`pg_connect`](crate::pg_connect)): `?sslmode=verify-full&sslrootcert=/etc/skein/ca.pem`
+/// for replicas that reach the database over a network. Cheap to clone.
 ///
 /// Readers that must never write connect with [`PostgresStore::connect_read_only`].
 ///
@@ -62,14 +64,13 @@ impl std::fmt::Debug for PostgresStore {
 
 impl PostgresStore {
     /// Connects to the database at `url` (`postgres://user:password@host:port/dbname` or the
-    /// `key=value` form) with a pool of 16 connections, and brings its schema up to date.
+    /// `key=value` form, TLS as its `sslmode` says) with a pool of 16 connections, and brings
+    /// its schema up to date.
     pub async fn connect(url: &str) -> Result<Self> {
-        let config: tokio_postgres::Config = url.parse().map_err(|err| {
-            StoreError::database(Backend::Postgres, "reading the connection URL", err)
-        })?;
-        let location = describe(&config);
-        let listener = listen::Listener::new(Some(config.clone()));
-        let pool = Self::pool(config)?;
+        let connect = parse(url)?;
+        let location = connect.describe();
+        let pool = Self::pool(&connect)?;
+        let listener = listen::Listener::new(Some(connect));
         Self::open(pool, location, listener).await
     }
 
@@ -92,10 +93,9 @@ impl PostgresStore {
     /// # }
     /// ```
     pub async fn connect_read_only(url: &str) -> Result<Self> {
-        let mut config: tokio_postgres::Config = url.parse().map_err(|err| {
-            StoreError::database(Backend::Postgres, "reading the connection URL", err)
-        })?;
-        let location = describe(&config);
+        let mut connect = parse(url)?;
+        let location = connect.describe();
+        let config = connect.config_mut();
         let options = match config.get_options() {
             Some(options) if !options.trim().is_empty() => {
                 format!("{options} -c default_transaction_read_only=on")
@@ -104,8 +104,8 @@ impl PostgresStore {
         };
         config.options(options);
         let store = PostgresStore {
-            listener: listen::Listener::new(Some(config.clone())),
-            pool: Self::pool(config)?,
+            pool: Self::pool(&connect)?,
+            listener: listen::Listener::new(Some(connect)),
             location,
             read_only: true,
         };
@@ -114,17 +114,9 @@ impl PostgresStore {
         Ok(store)
     }
 
-    fn pool(config: tokio_postgres::Config) -> Result<Pool> {
-        let manager = Manager::from_config(
-            config,
-            NoTls,
-            ManagerConfig {
-                recycling_method: RecyclingMethod::Fast,
-            },
-        );
-        Pool::builder(manager)
-            .max_size(DEFAULT_POOL_SIZE)
-            .build()
+    fn pool(connect: &crate::pg_connect::PgConnect) -> Result<Pool> {
+        connect
+            .pool(DEFAULT_POOL_SIZE)
             .map_err(|err| StoreError::database(Backend::Postgres, "building the pool", err))
     }
 
@@ -167,26 +159,17 @@ impl PostgresStore {
     }
 
     async fn client(&self, operation: &'static str) -> Result<deadpool_postgres::Client> {
-        self.pool
-            .get()
-            .await
-            .map_err(|err| StoreError::database(Backend::Postgres, operation, err))
+        self.pool.get().await.map_err(|err| {
+            let err = crate::pg_connect::WithCauses::new(&err);
+            StoreError::database(Backend::Postgres, operation, err)
+        })
     }
 }
 
-/// "database D on H:P": where a store lives, without credentials.
-fn describe(config: &tokio_postgres::Config) -> String {
-    let host = config
-        .get_hosts()
-        .first()
-        .map(|host| match host {
-            tokio_postgres::config::Host::Tcp(name) => name.clone(),
-            tokio_postgres::config::Host::Unix(path) => path.display().to_string(),
-        })
-        .unwrap_or_else(|| "localhost".to_owned());
-    let port = config.get_ports().first().copied().unwrap_or(5432);
-    let dbname = config.get_dbname().unwrap_or("(default)");
-    format!("PostgreSQL database {dbname:?} on {host}:{port}")
+/// Reads a connection URL and sets up its TLS.
+fn parse(url: &str) -> Result<crate::pg_connect::PgConnect> {
+    crate::pg_connect::PgConnect::parse(url)
+        .map_err(|err| StoreError::database(Backend::Postgres, "reading the connection URL", err))
 }
 
 fn pg(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> StoreError {

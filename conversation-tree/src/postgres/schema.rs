@@ -24,6 +24,7 @@ pub(super) const SCHEMA: Schema = Schema {
         "summaries",
         "runs",
         "run_events",
+        "token_slots",
     ],
     migrations: &[
         include_str!("migrations/001_tree.sql"),
@@ -35,6 +36,7 @@ pub(super) const SCHEMA: Schema = Schema {
         include_str!("migrations/007_ttft.sql"),
         include_str!("migrations/008_metadata.sql"),
         include_str!("migrations/009_runs.sql"),
+        include_str!("migrations/010_token_slots.sql"),
     ],
     // "SKENmigr"
     lock: 0x534B_454E_6D69_6772,

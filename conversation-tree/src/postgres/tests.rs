@@ -205,7 +205,7 @@ async fn a_version_7_database_gains_metadata() -> crate::Result<()> {
         .await
         .map_err(super::pg("test"))?
         .get(0);
-    assert_eq!(version, "9");
+    assert_eq!(version, super::schema::SCHEMA.latest().to_string());
     let old = store
         .node(crate::NodeId::from_db(old_id))
         .await?

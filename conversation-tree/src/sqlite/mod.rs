@@ -13,6 +13,7 @@
 
 mod runs;
 mod schema;
+mod slots;
 mod tx;
 
 use std::future::Future;

@@ -59,6 +59,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 9,
         sql: include_str!("migrations/009_runs.sql"),
     },
+    Migration {
+        version: 10,
+        sql: include_str!("migrations/010_token_slots.sql"),
+    },
 ];
 
 /// The schema version this build writes.

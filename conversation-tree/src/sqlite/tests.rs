@@ -233,7 +233,7 @@ async fn a_version_7_file_gains_metadata() -> crate::Result<()> {
     assert_eq!(user_version(&path), 7);
 
     let store = SqliteStore::open(&path).await?;
-    assert_eq!(user_version(&path), 9);
+    assert_eq!(user_version(&path), schema::LATEST);
     let old = store.node(old_id).await?.expect("the old node is kept");
     assert!(old.metadata().is_empty());
     let pairs = std::collections::BTreeMap::from([("run".to_owned(), "7".to_owned())]);

@@ -18,7 +18,7 @@ use std::ffi::OsStr;
 use std::fmt;
 use std::fs;
 use std::net::{Ipv4Addr, TcpListener};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -83,6 +83,21 @@ impl PgCluster {
     /// Makes and starts a cluster. Fails with a message naming the missing binary, or quoting
     /// PostgreSQL's own output, when it cannot.
     pub fn start(lifetime: Lifetime) -> Result<Self, PgClusterError> {
+        Self::start_with(lifetime, None)
+    }
+
+    /// Makes and starts a cluster that serves TLS only (`ssl = on`, `hostssl` in
+    /// `pg_hba.conf`: a connection without TLS is refused), with the server certificate chain
+    /// and key given in PEM.
+    pub fn start_with_tls(
+        lifetime: Lifetime,
+        cert_pem: &str,
+        key_pem: &str,
+    ) -> Result<Self, PgClusterError> {
+        Self::start_with(lifetime, Some((cert_pem, key_pem)))
+    }
+
+    fn start_with(lifetime: Lifetime, tls: Option<(&str, &str)>) -> Result<Self, PgClusterError> {
         let bin = find_bin_dir()?;
         let root = make_root()?;
         let mut cluster = PgCluster {
@@ -94,7 +109,7 @@ impl PgCluster {
             running: false,
         };
         // Dropping `cluster` on an error below removes the directory.
-        cluster.init(&bin)?;
+        cluster.init(&bin, tls)?;
         if lifetime == Lifetime::Process {
             cluster.reaper = Some(cluster.spawn_reaper()?);
         }
@@ -137,7 +152,7 @@ impl PgCluster {
         fs::remove_dir_all(root).map_err(|err| fail("removing its directory", err))
     }
 
-    fn init(&mut self, bin: &Path) -> Result<(), PgClusterError> {
+    fn init(&mut self, bin: &Path, tls: Option<(&str, &str)>) -> Result<(), PgClusterError> {
         let data = self.root.join("data");
         let mut initdb = Command::new(bin.join("initdb"));
         initdb
@@ -155,12 +170,38 @@ impl PgCluster {
             max_connections = 200\n\
             log_min_messages = warning\n";
         append(&data.join("postgresql.conf"), settings)?;
-        fs::write(
-            data.join("pg_hba.conf"),
-            "# skein throwaway cluster: trust, from 127.0.0.1 only\n\
-             host all all 127.0.0.1/32 trust\n",
+        let hba = match tls {
+            None => {
+                "# skein throwaway cluster: trust, from 127.0.0.1 only\n\
+                     host all all 127.0.0.1/32 trust\n"
+            }
+            Some((cert, key)) => {
+                self.write_tls(&data, cert, key)?;
+                "# skein throwaway cluster: trust, from 127.0.0.1 only, over TLS only\n\
+                 hostssl all all 127.0.0.1/32 trust\n"
+            }
+        };
+        fs::write(data.join("pg_hba.conf"), hba).map_err(|err| fail("writing pg_hba.conf", err))
+    }
+
+    /// Writes the server's certificate and key (readable by the server's user only, as
+    /// PostgreSQL demands of a key) and switches TLS on.
+    fn write_tls(&self, data: &Path, cert: &str, key: &str) -> Result<(), PgClusterError> {
+        let owner =
+            fs::metadata(&self.root).map_err(|err| fail("reading the cluster directory", err))?;
+        for (name, pem) in [("server.crt", cert), ("server.key", key)] {
+            let path = data.join(name);
+            fs::write(&path, pem)
+                .and_then(|()| fs::set_permissions(&path, fs::Permissions::from_mode(0o600)))
+                .and_then(|()| {
+                    std::os::unix::fs::chown(&path, Some(owner.uid()), Some(owner.gid()))
+                })
+                .map_err(|err| fail("writing the TLS certificate and key", err))?;
+        }
+        append(
+            &data.join("postgresql.conf"),
+            "ssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n",
         )
-        .map_err(|err| fail("writing pg_hba.conf", err))
     }
 
     fn start_on_free_port(&mut self) -> Result<(), PgClusterError> {

@@ -14,6 +14,7 @@ pub(crate) mod metadata;
 pub(crate) mod owners;
 pub(crate) mod reliability;
 pub(crate) mod runs;
+pub(crate) mod slots;
 pub(crate) mod summaries;
 
 use std::sync::Arc;
@@ -92,6 +93,9 @@ macro_rules! suite {
             runs::leases_are_held_renewed_released_and_fenced,
             runs::followers_see_events_status_and_cancels,
             runs::purge_deletes_old_events_and_finished_runs,
+            slots::racing_claims_across_replicas_win_exactly_the_limit,
+            slots::slots_free_on_release_and_on_expiry_and_stay_fenced,
+            slots::unusable_slot_names_are_refused,
         );
         #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
         async fn killed_writer_leaves_no_half_node() {

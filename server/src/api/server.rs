@@ -6,6 +6,7 @@ use axum::Router;
 use axum::middleware;
 use axum::routing::get;
 use conversation_tree::Store;
+use conversation_tree::runs::RunProtocol;
 use service::store::StoreKind;
 use service::{ChatService, Service};
 use tokio::net::TcpListener;
@@ -48,12 +49,16 @@ impl Server {
     }
 
     /// The server around `app`, registered to continue the background runs of replicas that
-    /// stopped.
+    /// stopped (each protocol its own).
     fn around(app: App) -> Self {
         let app = Arc::new(app);
         if let Some(records) = app.service.run_records() {
             records.on_takeover(
-                service::runs::RunProtocol::Responses,
+                RunProtocol::ChatShell,
+                Arc::new(chat_shell::takeover::ChatShellResume::new(&app)),
+            );
+            records.on_takeover(
+                RunProtocol::Responses,
                 Arc::new(openai::responses::background::ResumeResponses::new(&app)),
             );
         }

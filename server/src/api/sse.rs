@@ -73,6 +73,15 @@ impl Frames {
         self.json_data(data);
     }
 
+    /// An event numbered `id` (its `id:` line, which a reconnecting client sends back as
+    /// `Last-Event-ID`) named `name`, whose data is `data` as JSON.
+    pub(crate) fn numbered_event(&mut self, id: u64, name: &str, data: &impl Serialize) {
+        self.bytes.put_slice(b"id: ");
+        self.bytes.put_slice(id.to_string().as_bytes());
+        self.bytes.put_u8(b'\n');
+        self.event(name, data);
+    }
+
     /// An unnamed event whose data is `data` as JSON.
     pub(crate) fn data(&mut self, data: &impl Serialize) {
         self.json_data(data);

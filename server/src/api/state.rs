@@ -1,13 +1,12 @@
 //! [`App`]: what every handler shares, built and checked once from a [`ServerConfig`]: the
 //! HTTP settings and layers, around the [`Service`] that answers.
 
-use service::Service;
+use service::{ConcurrencyLimit, Service};
 use std::time::Instant;
 
 use crate::api::auth::Auth;
 use crate::api::error::ServerError;
 use crate::api::guard::Guard;
-use crate::api::limit::ConcurrencyLimit;
 use crate::config::ServerConfig;
 
 /// What every handler shares.
@@ -28,7 +27,12 @@ impl App {
     pub(crate) fn new(config: ServerConfig, service: Service) -> Result<Self, ServerError> {
         Ok(App {
             auth: Auth::new(&config.tokens),
-            limit: ConcurrencyLimit::new(config.concurrency_per_caller, config.retry_after()),
+            // Counted across replicas with a PostgreSQL store; a dead replica's slots free
+            // themselves as its run leases expire.
+            limit: service.concurrency_limit(
+                config.concurrency_per_caller,
+                service.config().runs.lease_ttl,
+            ),
             started: Instant::now(),
             guard: std::sync::Arc::new(Guard::new(&config)),
             cors: crate::api::guard::cors(&config)?,

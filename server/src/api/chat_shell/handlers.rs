@@ -9,13 +9,14 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::{IntoResponse, Response};
-use conversation_tree::ResponseStatus;
+use conversation_tree::runs::{NewRun, RunMode, RunProtocol, RunStatus};
 use futures::channel::mpsc;
-use futures::{SinkExt as _, StreamExt as _};
+use futures::{Stream, StreamExt as _};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use providers::ProviderError;
 use serde_json::json;
-use service::{OwnerError, Principal, RunError};
+use service::{CancellationToken, OwnerError, Principal, RunError, RunRecords, RunWorker};
+use tokio_util::sync::DropGuard;
 use tracing::Instrument as _;
 
 use crate::api::body::{self, BodyError};
@@ -23,7 +24,12 @@ use crate::api::chat_shell::encode::{
     ChatShellEncoder, ChatShellEvent, CompressionPayload, StopReasonName, UsagePayload,
 };
 use crate::api::chat_shell::plan::plan;
-use crate::api::chat_shell::schema::{ResponseBody, ResponseRequest, ToolActivity};
+use crate::api::chat_shell::record::StoredRequest;
+use crate::api::chat_shell::run::{Drive, Outgoing, Sent};
+use crate::api::chat_shell::schema::{
+    BackgroundResponse, ResponseBody, ResponseRequest, ToolActivity,
+};
+use crate::api::chat_shell::takeover;
 use crate::api::error::ApiError;
 use crate::api::failure::FailureKind;
 use crate::api::request_log::RequestLog;
@@ -42,15 +48,20 @@ const REQUEST_ID: &str = "x-request-id";
     request_body = ResponseRequest,
     responses(
         (status = 200, description = "With `features.streaming` (the default): a `text/event-stream` \
-of `event: <name>\\ndata: <json>` frames: `response.start` {id, model, created}; then \
+of `id: <n>\\nevent: <name>\\ndata: <json>` frames, numbered from 0 (a client that lost the stream \
+resumes after its last `id` with `GET /v1/response/{id}/events` and `Last-Event-ID`): `response.start` {id, model, created}; then \
 `content.delta` {type, text, block_id, block_offset}, `reasoning.delta` {text}, `tool.start` \
 {id, name, input, display_name, blocks}, `tool.done` {id, name, output, duration_ms, error, \
 sources, display_name, blocks}; then exactly one of `response.done` {id, usage, stop_reason, \
 sources, blocks, ttft_ms, model_calls, compression (when compression acted), silent_exit, silent_exit_reason, rounds, conversation_id, \
 node_ids}, `response.cancelled` {id, partial_content} or `response.error` {id, code, message, \
-details}. Without streaming: one JSON body.",
+details}. Without streaming: one JSON body. With `background`, leaving the stream does not \
+cancel the run.",
             content((String = "text/event-stream"), (ResponseBody = "application/json"))),
-        (status = 400, description = "The body is not one JSON value (or has bytes after it)", body = crate::ErrorBody),
+        (status = 202, description = "`background` without streaming: the run goes on with no client \
+attached; follow it with `GET /v1/response/{id}/events`", body = BackgroundResponse),
+        (status = 400, description = "The body is not one JSON value (or has bytes after it); or \
+`background` on a server that stores no runs (`details.fields` names it)", body = crate::ErrorBody),
         (status = 401, description = "Missing or invalid bearer token", body = crate::ErrorBody),
         (status = 403, description = "No tokens configured and the client is not on loopback, or its `Host` is not this server's (`host_not_allowed`); or a cross-origin request from an origin not configured (`cross_origin_forbidden`)", body = crate::ErrorBody),
         (status = 404, description = "`session_id` (or `metadata.conversation_id`) names a conversation another caller started", body = crate::ErrorBody),
@@ -95,9 +106,20 @@ pub(crate) async fn create_response(
         app.service.knowledge_bases(caller),
         header_id,
     )?;
+    let records = app.service.run_records();
+    if planned.background && records.is_none() {
+        return Err(ApiError::invalid_request(
+            "`background`: this server stores nothing (it was started without a store), so a \
+             background run could be neither followed nor continued; leave `background` out, \
+             or use a server with a store",
+        )
+        .with_details(
+            json!({"fields": [{"field": "background", "reason": "the server stores no runs"}]}),
+        ));
+    }
     // The limit is checked before any work and before any event: a refused request is a
     // plain 429, never a stream that starts and then fails.
-    let permit = app.limit.try_acquire(caller)?;
+    let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
     // The conversation: the caller's own (404 for another's), stored under its namespaced id.
     let (conversation, owner) = app
         .service
@@ -105,7 +127,7 @@ pub(crate) async fn create_response(
         .await
         .map_err(owner_error)?;
     planned.spec.conversation = Some(conversation.stored.clone());
-    planned.spec.owner = owner;
+    planned.spec.owner.clone_from(&owner);
     let client_conversation = conversation.client;
 
     log.model(
@@ -114,6 +136,10 @@ pub(crate) async fn create_response(
     );
     let response_id = new_response_id();
     planned.spec.response_id = Some(response_id.clone());
+    if planned.background {
+        // Where a replica that takes the run over finds its last answer.
+        planned.spec.label = Some(takeover::label(&response_id));
+    }
     let span = tracing::info_span!(
         "response",
         request_id = %planned.request_id,
@@ -128,37 +154,68 @@ pub(crate) async fn create_response(
         .instrument(span.clone())
         .await
         .map_err(run_error)?;
+    // The run's record, once the run can start: its events are stored there, and another
+    // replica reads, cancels or continues it through it. Only a background run is ever
+    // continued from its record: a foreground one's keeps no copy of the request (its input
+    // may be megabytes of attachments).
+    let request = if planned.background {
+        StoredRequest::new(&body)
+    } else {
+        StoredRequest::new(b"null")
+    };
+    let stored = StoredRequest {
+        request_id: planned.request_id.clone(),
+        conversation: conversation.stored.as_str().to_owned(),
+        client_conversation: client_conversation.clone(),
+        owner,
+        offered_bases: app.service.knowledge_bases(caller).to_vec(),
+        ..request
+    };
+    let worker = match records {
+        Some(records) => {
+            let owner = app.service.owner(caller);
+            let run = new_run(&response_id, owner, planned.background, &stored)?;
+            Some(start_record(records, run).await?)
+        }
+        None => None,
+    };
     let (cancel, registration) = app
         .service
         .runs()
         .register(&[&planned.request_id, &response_id], caller);
-    let (mut sender, receiver) = mpsc::channel::<AgentEvent>(EVENT_BUFFER);
-    let run_cancel = cancel.clone();
+    let watch = worker
+        .as_ref()
+        .map(|worker| follow_cancels(worker.cancel_token().clone(), cancel.clone()));
+    let (sender, receiver) = mpsc::channel::<Sent>(EVENT_BUFFER);
+    let drive = Drive {
+        events: prepared.stream(cancel.clone()),
+        outgoing: Outgoing::new(worker, client_conversation.clone()),
+        registration,
+        log: Some(log),
+        watch,
+    };
     app.service.runs().spawn(
         async move {
             let _permit = permit;
-            let mut events = prepared.stream(run_cancel);
-            let mut output_seen = false;
-            while let Some(event) = events.next().await {
-                note(&log, &event, &mut output_seen);
-                // The run logs its end before its last event: a cancel racing it is told
-                // how it really ended.
-                if let Some(status) = ended(&event) {
-                    registration.settle(status);
-                }
-                // A client that went away has cancelled the run (below); the run is still
-                // driven to its end so that what it did is logged.
-                let _ = sender.send(event).await;
-            }
+            drive.run(sender).await;
         }
         .instrument(span),
     );
-    // Dropping the answer (the client disconnected, or the handler was dropped) cancels the
-    // run: the model stream is closed and running tools are stopped.
+    if planned.background {
+        return Ok(background_answer(
+            receiver,
+            planned.streaming,
+            response_id,
+            client_conversation,
+            &planned.request_id,
+        ));
+    }
+    // Dropping the answer (the client disconnected, or the handler was dropped) cancels a
+    // foreground run: the model stream is closed and running tools are stopped.
     let disconnect = cancel.drop_guard();
 
     if !planned.streaming {
-        let answer = collect(receiver).await;
+        let answer = collect(receiver.map(|sent| sent.event)).await;
         drop(disconnect);
         return answer.map(|mut body| {
             if body.conversation_id.is_some() {
@@ -167,41 +224,74 @@ pub(crate) async fn create_response(
             with_request_id(axum::Json(body), &planned.request_id)
         });
     }
-    let mut encoder = ChatShellEncoder::default();
-    let answer = sse::response(receiver, move |event, frames| {
+    let answer = sse::response(receiver, move |sent: Sent, frames| {
         let _keep_until_the_stream_is_dropped = &disconnect;
-        let mut frame = encoder.encode(&event);
-        frame.set_conversation_id(&client_conversation);
-        frames.event(frame.name(), &frame);
+        frames.raw(&sent.frame);
     });
     Ok(with_request_id(answer, &planned.request_id))
 }
 
-/// What `event` tells the request's log line: when the run's first output came (one flag test
-/// per event), and the tokens of the whole run.
-fn note(log: &RequestLog, event: &AgentEvent, output_seen: &mut bool) {
-    match event {
-        AgentEvent::ContentDelta { .. }
-        | AgentEvent::ReasoningDelta { .. }
-        | AgentEvent::ToolStart { .. }
-            if !*output_seen =>
-        {
-            *output_seen = true;
-            log.first_output();
-        }
-        AgentEvent::ResponseDone { usage, .. } => log.usage(usage),
-        _ => {}
+/// The answer to a background run: its events, which the client may leave without stopping
+/// it, or at once `202` with its id and status.
+fn background_answer(
+    receiver: mpsc::Receiver<Sent>,
+    streaming: bool,
+    id: String,
+    conversation_id: String,
+    request_id: &str,
+) -> Response {
+    if streaming {
+        let answer = sse::response(receiver, |sent: Sent, frames| frames.raw(&sent.frame));
+        return with_request_id(answer, request_id);
     }
+    // Nobody reads the events here: the run stores them and goes on.
+    drop(receiver);
+    let body = BackgroundResponse {
+        id,
+        status: RunStatus::Queued.as_str().to_owned(),
+        conversation_id,
+    };
+    with_request_id((StatusCode::ACCEPTED, axum::Json(body)), request_id)
 }
 
-/// How the run ended, when `event` is its last.
-fn ended(event: &AgentEvent) -> Option<ResponseStatus> {
-    match event {
-        AgentEvent::ResponseDone { .. } => Some(ResponseStatus::Completed),
-        AgentEvent::ResponseCancelled { .. } => Some(ResponseStatus::Cancelled),
-        AgentEvent::ResponseError { .. } => Some(ResponseStatus::Failed),
-        _ => None,
-    }
+/// Creates the record of `run`, held by this replica.
+async fn start_record(records: &RunRecords, run: NewRun) -> Result<RunWorker, ApiError> {
+    records
+        .start(run)
+        .await
+        .map_err(|error| ApiError::internal(format!("cannot record the run: {error}")))
+}
+
+/// The record of Chat Shell run `id` of `owner`, holding `stored`.
+fn new_run(
+    id: &str,
+    owner: &str,
+    background: bool,
+    stored: &StoredRequest,
+) -> Result<NewRun, ApiError> {
+    let mode = if background {
+        RunMode::Background
+    } else {
+        RunMode::Foreground
+    };
+    let spec = serde_json::to_value(stored)
+        .map_err(|error| ApiError::internal(format!("cannot record the run: {error}")))?;
+    Ok(NewRun::new(id, owner, RunProtocol::ChatShell, mode, spec))
+}
+
+/// Cancels `local` (the run's token here) when `record` is cancelled: a cancel asked on
+/// another replica, the run's lease lost, or the server stopping. The watch ends when the
+/// guard it returns is dropped (with the run).
+pub(crate) fn follow_cancels(record: CancellationToken, local: CancellationToken) -> DropGuard {
+    let done = CancellationToken::new();
+    let ended = done.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            () = record.cancelled() => local.cancel(),
+            () = ended.cancelled() => {}
+        }
+    });
+    done.drop_guard()
 }
 
 /// The answer of a conversation the caller cannot use: 404 for another's (as if it did not
@@ -244,7 +334,9 @@ fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
 }
 
 /// The run's events folded into one answer.
-async fn collect(mut events: mpsc::Receiver<AgentEvent>) -> Result<ResponseBody, ApiError> {
+async fn collect(
+    mut events: impl Stream<Item = AgentEvent> + Unpin,
+) -> Result<ResponseBody, ApiError> {
     let mut body = ResponseBody::default();
     let mut reasoning = String::new();
     let mut encoder = ChatShellEncoder::default();

@@ -1,20 +1,28 @@
 //! Chat Shell: `POST /v1/response` (the agent's events as server-sent events, or one JSON
-//! body) and `POST /v1/response/{id}/cancel`.
+//! body; in the background with `background`), `GET /v1/response/{id}/events` (the stored
+//! events after `Last-Event-ID`, then the live ones) and `POST /v1/response/{id}/cancel`.
 //!
 //! - `schema`: the request ([`ResponseRequest`](schema::ResponseRequest)) and answer types.
 //! - `plan`: a request to the service's `RunSpec`, each field honoured or refused.
 //! - `encode`: the agent's events as Chat Shell's SSE frames.
-//! - `handlers`, `cancel`: the handlers; `events`: the events in the OpenAPI document.
+//! - `run`: a run's frames numbered, stored with its record and sent; `record`: what the
+//!   record keeps of the request; `takeover`: continuing a run another replica left.
+//! - `handlers`, `replay`, `cancel`: the handlers; `events`: the events in the OpenAPI
+//!   document.
 
 mod cancel;
 pub mod encode;
 mod events;
 pub(crate) mod handlers;
 pub mod plan;
+mod record;
+mod replay;
+mod run;
 pub(crate) mod schema;
+pub(crate) mod takeover;
 
 use axum::Router;
-use axum::routing::post;
+use axum::routing::{get, post};
 use utoipa::OpenApi;
 
 use crate::api::layers::{self, Routes};
@@ -28,6 +36,7 @@ pub(crate) fn router(app: &App) -> Routes {
             "/v1/response",
             layers::json_body(app, post(handlers::create_response)),
         )
+        .route("/v1/response/{id}/events", get(replay::response_events))
         .route("/v1/response/{id}/cancel", post(cancel::cancel_response));
     layers::authenticated(app, routes)
 }
@@ -35,10 +44,15 @@ pub(crate) fn router(app: &App) -> Routes {
 /// Chat Shell's part of the OpenAPI document, its event stream included.
 #[derive(OpenApi)]
 #[openapi(
-    paths(handlers::create_response, cancel::cancel_response),
+    paths(
+        handlers::create_response,
+        replay::response_events,
+        cancel::cancel_response
+    ),
     components(schemas(
         schema::ResponseRequest,
         schema::ResponseBody,
+        schema::BackgroundResponse,
         encode::ResponseStartEvent,
         encode::ContentDeltaEvent,
         encode::ReasoningDeltaEvent,

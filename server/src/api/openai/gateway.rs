@@ -4,10 +4,10 @@
 
 use http::StatusCode;
 use providers::ProviderError;
+use service::Slot as Permit;
 use service::{
     Failure, GatewayCall, GatewayError, Principal, Provenance, Stopped, config::AgentAlias,
 };
-use tokio::sync::OwnedSemaphorePermit as Permit;
 
 use crate::api::body::{self, BodyError, KeepsUnknown};
 use crate::api::failure::FailureKind;
@@ -98,13 +98,13 @@ pub(crate) fn read_request<T: serde::de::DeserializeOwned + KeepsUnknown>(
 
 /// Admits `call` of `caller`: the agent it runs (an alias of its model, or the caller's token
 /// tools), which takes no client tools, and a place within the caller's concurrency limit.
-pub(crate) fn admit(
+pub(crate) async fn admit(
     app: &App,
     caller: Principal,
     call: &GatewayCall,
 ) -> Result<(Option<AgentAlias>, Permit), OpenAiError> {
     let agent = agent_of(app, caller, call)?;
-    let permit = app.limit.try_acquire(caller)?;
+    let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
     Ok((agent, permit))
 }
 

@@ -48,6 +48,8 @@ pub struct Planned {
     pub spec: RunSpec,
     /// Whether to stream events (else one JSON body).
     pub streaming: bool,
+    /// Whether the run goes on with no client attached (`background`).
+    pub background: bool,
     /// The request id (`X-Request-ID`).
     pub request_id: String,
     /// The correlation labels of `metadata`, as `name=value` pairs, for the logs.
@@ -109,6 +111,7 @@ pub fn plan(
     header_request_id: Option<&str>,
 ) -> Result<Planned, ApiError> {
     let mut problems = Problems::default();
+    let background = request.background;
     let metadata = request.metadata.unwrap_or_default();
     let features = request.features;
 
@@ -354,6 +357,7 @@ pub fn plan(
     Ok(Planned {
         spec,
         streaming: features.streaming,
+        background,
         request_id,
         labels,
     })

@@ -17,4 +17,4 @@ pub use request::{
     McpServerRef, Metadata, RequestModelConfig, ResponseRequest, Secret, SkillRef, TextFormatName,
     ToolModeName, ToolsConfig,
 };
-pub use response::{CancelResponse, ResponseBody, ToolActivity};
+pub use response::{BackgroundResponse, CancelResponse, ResponseBody, ToolActivity};

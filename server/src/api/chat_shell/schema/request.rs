@@ -77,6 +77,17 @@ pub struct ResponseRequest {
     #[serde(default)]
     #[schema(value_type = Vec<Object>)]
     pub tool_results: Option<Vec<Value>>,
+    /// Run on with no client attached (default false). The answer comes at once: `202` with
+    /// the run's `id` and `status` when `features.streaming` is false, else its event stream,
+    /// which the client may leave without cancelling the run. Read the events again, or
+    /// follow them live, with `GET /v1/response/{id}/events` (from `Last-Event-ID`); stop the
+    /// run with `POST /v1/response/{id}/cancel`. Should the server that runs it stop or die,
+    /// another replica on the same database continues it (a key sent in
+    /// `model_config.api_key` or headers in `model_config.default_headers` are never stored,
+    /// so such a run is ended `failed` instead). Needs a server that stores its runs: one
+    /// started without a store (`--db none`) refuses it with 400.
+    #[serde(default)]
+    pub background: bool,
 }
 
 fn yes() -> bool {

@@ -84,3 +84,17 @@ pub struct CancelResponse {
     /// `Request cancelled`.
     pub message: String,
 }
+
+/// The answer of `POST /v1/response` with `background: true` and `features.streaming` false:
+/// the run goes on with no client attached.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+pub struct BackgroundResponse {
+    /// The response id (`resp-…`): read its events with `GET /v1/response/{id}/events`, stop
+    /// it with `POST /v1/response/{id}/cancel`.
+    pub id: String,
+    /// `queued`: accepted, and about to start.
+    #[schema(example = "queued")]
+    pub status: String,
+    /// The conversation the run answers in: send it back as `session_id` to continue it.
+    pub conversation_id: String,
+}

@@ -61,7 +61,7 @@ pub(crate) async fn create_chat_completion(
     let model_name = request.model.trim().to_owned();
     let mut call = chat_completion(request)?;
     log.model(&model_name, &call.model.config);
-    let (agent, permit) = admit(&app, caller, &call)?;
+    let (agent, permit) = admit(&app, caller, &call).await?;
     let include_usage = call.include_usage;
     let id = format!("chatcmpl-{}", uuid::Uuid::new_v4().simple());
     // A logged completion is found again by its id, as OpenAI's stored completions are.

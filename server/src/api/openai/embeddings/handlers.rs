@@ -53,7 +53,7 @@ pub(crate) async fn create_embeddings(
     let config = ModelConfig::new(model.as_str());
     log.model(&model, &config);
     let embedding = embedding_request(&request, config.provider())?;
-    let _permit = app.limit.try_acquire(caller)?;
+    let _permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
     let embeddings = app
         .service
         .chat()

@@ -41,7 +41,7 @@ use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{gateway_error, parse};
 use crate::api::sse::Frames;
 use crate::api::state::App;
-use tokio::sync::OwnedSemaphorePermit as Permit;
+use service::Slot as Permit;
 
 /// Refuses `background` without `store`, as OpenAI does: the response must be kept to be
 /// read back.

@@ -79,7 +79,7 @@ pub(crate) async fn create_response(
     let stream = request.stream == Some(true);
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
     let prepared = prepare(&app, caller, request, id, Some(&log)).await?;
-    let permit = app.limit.try_acquire(caller)?;
+    let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
     if background {
         return super::background::start(&app, caller, prepared, sent, stream, permit).await;
     }

@@ -1,0 +1,231 @@
+//! A Chat Shell run as it goes out: each agent event encoded once into its SSE frame,
+//! numbered (its `id:` line), stored with the run's record when the server stores runs, then
+//! handed to the client, if one is attached. What a client that comes back later is replayed
+//! (`GET /v1/response/{id}/events`) is therefore what a live client was sent, byte for byte.
+
+use agent_loop::{AgentEvent, AgentStream, StopReason};
+use axum::body::Bytes;
+use conversation_tree::ResponseStatus;
+use conversation_tree::runs::{Run, RunStatus};
+use futures::channel::mpsc;
+use futures::{SinkExt as _, StreamExt as _};
+use service::{Registration, RunWorker};
+use tokio_util::sync::DropGuard;
+
+use crate::api::chat_shell::encode::{ChatShellEncoder, ChatShellEvent};
+use crate::api::request_log::RequestLog;
+use crate::api::sse::Frames;
+
+/// One event of a run for its client: the agent's event and the frame it was sent as.
+#[derive(Debug)]
+pub(crate) struct Sent {
+    /// The event.
+    pub(crate) event: AgentEvent,
+    /// Its SSE frame, `id:` line included.
+    pub(crate) frame: Bytes,
+}
+
+/// Numbers, encodes and stores a run's frames.
+pub(crate) struct Outgoing {
+    encoder: ChatShellEncoder,
+    /// The conversation as the client names it (never the stored, namespaced id).
+    client_conversation: String,
+    /// The number of the next frame.
+    next: u64,
+    /// The run's record, when the server stores runs.
+    worker: Option<RunWorker>,
+    /// A run continued after a takeover: its stream began on another replica, so its
+    /// `response.start` was sent already.
+    continued: bool,
+    /// Its record says it is in progress.
+    in_progress: bool,
+}
+
+impl std::fmt::Debug for Outgoing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outgoing")
+            .field("next", &self.next)
+            .field("stored", &self.worker.is_some())
+            .field("continued", &self.continued)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Outgoing {
+    /// The frames of a new run, numbered from 0, stored through `worker` when there is one.
+    pub(crate) fn new(worker: Option<RunWorker>, client_conversation: String) -> Self {
+        Outgoing {
+            encoder: ChatShellEncoder::default(),
+            client_conversation,
+            next: 0,
+            worker,
+            continued: false,
+            in_progress: false,
+        }
+    }
+
+    /// The frames of `run`, taken over from another replica: numbered after its stored
+    /// events, without a second `response.start`.
+    pub(crate) fn continuing(worker: RunWorker, client_conversation: String, run: &Run) -> Self {
+        Outgoing {
+            encoder: ChatShellEncoder::default(),
+            client_conversation,
+            next: run.last_seq.map_or(0, |last| last + 1),
+            worker: Some(worker),
+            continued: run.last_seq.is_some(),
+            in_progress: run.status == RunStatus::InProgress,
+        }
+    }
+
+    /// The frame of `event`, numbered and stored; `None` for an event the stream already
+    /// holds (the `response.start` of a continued run), and for every event once this replica
+    /// left the run to another (the server stops, or its lease was lost): the stream the
+    /// client reads then ends without them, and a client that reconnects with its last id is
+    /// given the continuing replica's events under the same numbers, as if no replica changed.
+    pub(crate) fn frame(&mut self, event: &AgentEvent) -> Option<Bytes> {
+        if self.worker.as_ref().is_some_and(RunWorker::is_abandoned) {
+            return None;
+        }
+        let mut frame = self.encoder.encode(event);
+        if self.continued && matches!(frame, ChatShellEvent::Start(_)) {
+            return None;
+        }
+        frame.set_conversation_id(&self.client_conversation);
+        Some(self.push(&frame))
+    }
+
+    /// Numbers, writes and stores `frame`.
+    pub(crate) fn push(&mut self, frame: &ChatShellEvent) -> Bytes {
+        let seq = self.next;
+        self.next += 1;
+        let mut frames = Frames::default();
+        frames.numbered_event(seq, frame.name(), frame);
+        let bytes = frames.take();
+        if let Some(worker) = &self.worker {
+            let stored = worker.push(bytes.to_vec());
+            debug_assert_eq!(stored, seq, "the run's frames are numbered by one writer");
+        }
+        bytes
+    }
+
+    /// The run's record, until it is finished.
+    pub(crate) fn worker(&self) -> Option<&RunWorker> {
+        self.worker.as_ref()
+    }
+
+    /// Marks the run as started on its record (once).
+    pub(crate) async fn started(&mut self) {
+        if std::mem::replace(&mut self.in_progress, true) {
+            return;
+        }
+        if let Some(worker) = &self.worker
+            && let Err(error) = worker.in_progress().await
+        {
+            tracing::warn!(%error, "could not mark the run in progress");
+        }
+    }
+
+    /// Writes the frames still queued and the run's end on its record.
+    pub(crate) async fn finish(&mut self, status: RunStatus, error: Option<String>) {
+        if let Some(worker) = self.worker.take()
+            && let Err(error) = worker.finish(status, error).await
+        {
+            tracing::warn!(%error, %status, "could not record how the run ended");
+        }
+    }
+}
+
+/// A prepared run and where its events go.
+pub(crate) struct Drive {
+    /// The agent's events.
+    pub(crate) events: AgentStream,
+    /// How they are written and stored.
+    pub(crate) outgoing: Outgoing,
+    /// The run's place among the runs in flight (for cancels and shutdown).
+    pub(crate) registration: Registration,
+    /// The request's log line (none for a run continued after a takeover).
+    pub(crate) log: Option<RequestLog>,
+    /// Ends, when dropped with the run, the watch that cancels it when its record is
+    /// cancelled.
+    pub(crate) watch: Option<DropGuard>,
+}
+
+impl Drive {
+    /// Runs to the end, sending each event to `client`. A client that went away stops
+    /// nothing here: a foreground run is cancelled by its answer being dropped, a background
+    /// one goes on; either is driven to its end so that what it did is logged and stored.
+    pub(crate) async fn run(mut self, mut client: mpsc::Sender<Sent>) {
+        self.outgoing.started().await;
+        let mut output_seen = false;
+        let mut ended = false;
+        while let Some(event) = self.events.next().await {
+            if let Some(log) = &self.log {
+                note(log, &event, &mut output_seen);
+            }
+            let frame = self.outgoing.frame(&event);
+            if let Some((logged, status, error)) = end_of(&event) {
+                // The run logs its end before its last event: a cancel racing it is told how
+                // it really ended, and a client that comes back as soon as it has the last
+                // event finds every event stored.
+                self.registration.settle(logged);
+                self.outgoing.finish(status, error).await;
+                ended = true;
+            }
+            if let Some(frame) = frame {
+                let _ = client.send(Sent { event, frame }).await;
+            }
+        }
+        if !ended {
+            self.outgoing
+                .finish(
+                    RunStatus::Failed,
+                    Some("the run ended without a final event".to_owned()),
+                )
+                .await;
+        }
+        // The run is over: nothing is left to cancel.
+        drop(self.watch.take());
+    }
+}
+
+/// What `event` tells the request's log line: when the run's first output came (one flag test
+/// per event), and the tokens of the whole run.
+fn note(log: &RequestLog, event: &AgentEvent, output_seen: &mut bool) {
+    match event {
+        AgentEvent::ContentDelta { .. }
+        | AgentEvent::ReasoningDelta { .. }
+        | AgentEvent::ToolStart { .. }
+            if !*output_seen =>
+        {
+            *output_seen = true;
+            log.first_output();
+        }
+        AgentEvent::ResponseDone { usage, .. } => log.usage(usage),
+        _ => {}
+    }
+}
+
+/// How the run ended, when `event` is its last: as the tree logs it, as its record says it,
+/// and the error of a failed run.
+fn end_of(event: &AgentEvent) -> Option<(ResponseStatus, RunStatus, Option<String>)> {
+    match event {
+        AgentEvent::ResponseDone { stop_reason, .. } => {
+            // An answer cut at the output limit is a partial one.
+            let status = if *stop_reason == StopReason::MaxTokens {
+                RunStatus::Incomplete
+            } else {
+                RunStatus::Completed
+            };
+            Some((ResponseStatus::Completed, status, None))
+        }
+        AgentEvent::ResponseCancelled { .. } => {
+            Some((ResponseStatus::Cancelled, RunStatus::Cancelled, None))
+        }
+        AgentEvent::ResponseError { error, .. } => Some((
+            ResponseStatus::Failed,
+            RunStatus::Failed,
+            Some(error.to_string()),
+        )),
+        _ => None,
+    }
+}

@@ -1,0 +1,245 @@
+//! Continuing a background Chat Shell run that another replica (or this one, before a restart)
+//! left unfinished.
+//!
+//! The run goes on from the last answer it logged in the conversation tree: the model call
+//! that was in flight is made again, and a tool call that was in flight is answered by the
+//! chain's integrity rules (`agent_loop::history::continuation`: the model reads that the
+//! call was not handled), never run again behind the model's back. Its events continue the
+//! stored stream, numbered after the last stored one, without a second `response.start`, so a
+//! client following it sees one stream. A run whose answer was already whole ends `completed`
+//! without another model call. The continued part's text blocks are numbered from `text-1`
+//! again, and its `blocks` lists hold what this replica produced.
+
+use std::sync::{Arc, Weak};
+
+use conversation_tree::runs::{Run, RunMode, RunStatus};
+use conversation_tree::{ConversationId, NodeId, ResponseStatus};
+use futures::channel::mpsc;
+use messages::Role;
+use service::{PreparedRun, Principal, Resume, RunInput, RunWorker};
+use tracing::Instrument as _;
+
+use crate::api::chat_shell::encode::{
+    ChatShellEvent, ErrorCode, ErrorDetails, ResponseCancelledEvent, ResponseDoneEvent,
+    ResponseErrorEvent, StopReasonName, UsagePayload,
+};
+use crate::api::chat_shell::handlers::follow_cancels;
+use crate::api::chat_shell::plan::plan;
+use crate::api::chat_shell::record::StoredRequest;
+use crate::api::chat_shell::run::{Drive, Outgoing};
+use crate::api::chat_shell::schema::ResponseRequest;
+use crate::api::state::App;
+
+/// The label a background run's answers carry in the tree (the label moves to each answer it
+/// logs): where a replica that takes the run over finds its last answer.
+pub(crate) fn label(response_id: &str) -> String {
+    format!("chat-shell:{response_id}")
+}
+
+/// What comes next for a run taken over.
+enum Next {
+    /// Its run, prepared to go on.
+    Run(Box<PreparedRun>),
+    /// Its answer was whole: the node that holds it.
+    Answered(NodeId),
+}
+
+/// Continues Chat Shell runs this replica takes over.
+#[derive(Debug)]
+pub(crate) struct ChatShellResume {
+    /// The server (weak: the server holds the run records, which hold this).
+    app: Weak<App>,
+}
+
+impl ChatShellResume {
+    pub(crate) fn new(app: &Arc<App>) -> Self {
+        ChatShellResume {
+            app: Arc::downgrade(app),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Resume for ChatShellResume {
+    /// Continues `run`, held through `worker`, to its end.
+    async fn resume(&self, run: Run, worker: RunWorker) {
+        let Some(app) = self.app.upgrade() else {
+            // The server is gone: dropping the worker leaves the run to the next replica.
+            return;
+        };
+        let span = tracing::info_span!("response", response_id = %run.id, resumed = true);
+        continue_run(app, run, worker).instrument(span).await;
+    }
+}
+
+/// Continues `run` to its end on this replica.
+async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
+    let stored: Option<StoredRequest> = serde_json::from_value(run.spec.clone()).ok();
+    let client_conversation = stored
+        .as_ref()
+        .map(|stored| stored.client_conversation.clone())
+        .unwrap_or_default();
+    let mut outgoing = Outgoing::continuing(worker, client_conversation, &run);
+    if run.mode == RunMode::Foreground {
+        // A foreground run ends with its client, which left with the replica.
+        outgoing.push(&ChatShellEvent::Cancelled(ResponseCancelledEvent {
+            id: run.id.clone(),
+            partial_content: String::new(),
+        }));
+        outgoing.finish(RunStatus::Cancelled, None).await;
+        return;
+    }
+    let Some(stored) = stored else {
+        fail(
+            outgoing,
+            &run.id,
+            "the run's record does not hold a Chat Shell request".to_owned(),
+        )
+        .await;
+        return;
+    };
+    outgoing.started().await;
+    match next(&app, &run, &stored).await {
+        Ok(Next::Run(prepared)) => {
+            let owner = principal_of(&app, &run.owner);
+            let (cancel, registration) = app
+                .service
+                .runs()
+                .register(&[&stored.request_id, &run.id], owner);
+            let watch = outgoing
+                .worker()
+                .map(|worker| follow_cancels(worker.cancel_token().clone(), cancel.clone()));
+            let drive = Drive {
+                events: prepared.stream(cancel),
+                outgoing,
+                registration,
+                log: None,
+                watch,
+            };
+            // No client: the events are stored, and read with `GET /v1/response/{id}/events`.
+            let (sender, receiver) = mpsc::channel(1);
+            drop(receiver);
+            drive.run(sender).await;
+        }
+        Ok(Next::Answered(node)) => {
+            outgoing.push(&ChatShellEvent::Done(ResponseDoneEvent {
+                id: run.id.clone(),
+                usage: UsagePayload::default(),
+                stop_reason: StopReasonName::EndTurn,
+                sources: Some(Vec::new()),
+                blocks: Vec::new(),
+                ttft_ms: None,
+                model_calls: Vec::new(),
+                silent_exit: false,
+                silent_exit_reason: None,
+                rounds: 0,
+                conversation_id: Some(stored.client_conversation.clone()),
+                node_ids: vec![node.get()],
+                compression: None,
+            }));
+            outgoing.finish(RunStatus::Completed, None).await;
+        }
+        Err(reason) => fail(outgoing, &run.id, reason).await,
+    }
+}
+
+/// Ends the run `failed` for `reason`, with a `response.error` its followers read.
+async fn fail(mut outgoing: Outgoing, id: &str, reason: String) {
+    tracing::warn!(%reason, "a taken-over run cannot be continued");
+    outgoing.push(&ChatShellEvent::Error(ResponseErrorEvent {
+        id: id.to_owned(),
+        code: ErrorCode::InternalError,
+        message: reason.clone(),
+        details: ErrorDetails {
+            kind: "takeover".to_owned(),
+            retryable: true,
+            status: None,
+        },
+    }));
+    outgoing.finish(RunStatus::Failed, Some(reason)).await;
+}
+
+/// The run `run` continues as, from its last logged answer; why it cannot, for people.
+async fn next(app: &App, run: &Run, stored: &StoredRequest) -> Result<Next, String> {
+    if !stored.withheld.is_empty() {
+        return Err(format!(
+            "response `{}` was sent with {}, which the server never stores, so no other replica \
+             can continue it; send the request again",
+            run.id,
+            stored.withheld.join(" and ")
+        ));
+    }
+    let request: ResponseRequest = serde_json::from_value(stored.request.clone())
+        .map_err(|error| format!("the stored request no longer parses: {error}"))?;
+    let mut planned = plan(
+        request,
+        &app.config.service,
+        &stored.offered_bases,
+        Some(&stored.request_id),
+    )
+    .map_err(|error| {
+        format!(
+            "the stored request is refused now: {}",
+            error.body().message
+        )
+    })?;
+    let store = app.service.chat().store();
+    let conversation = ConversationId::new(&stored.conversation)
+        .map_err(|error| format!("the stored conversation id is unusable: {error}"))?;
+    planned.spec.conversation = Some(conversation);
+    planned.spec.owner.clone_from(&stored.owner);
+    planned.spec.response_id = Some(run.id.clone());
+    planned.spec.label = Some(label(&run.id));
+    let read =
+        |error: conversation_tree::StoreError| format!("cannot read the conversation: {error}");
+    let last = match store.node_by_label(&label(&run.id)).await.map_err(read)? {
+        Some(node) => Some(node),
+        None => match run.last_node {
+            Some(id) => store.node(id).await.map_err(read)?,
+            None => None,
+        },
+    };
+    if let Some(node) = last {
+        let mut path = store.messages_for_path(node.id()).await.map_err(read)?;
+        if node.status() == ResponseStatus::Completed {
+            // The last answer said something and called no tool: the run had answered.
+            let whole = path.last().is_some_and(|last| {
+                last.role == Role::Ai
+                    && !last.parts.is_empty()
+                    && last.tool_calls().next().is_none()
+            });
+            if whole {
+                return Ok(Next::Answered(node.id()));
+            }
+            // The question is in the tree already: the run goes on below its last answer,
+            // its open tool calls answered by the integrity rules.
+            planned.spec.input = RunInput::Parts(Vec::new());
+            planned.spec.after = Some(node.id());
+            planned.spec.include_history = true;
+        } else {
+            // The answer in flight was logged as stopped when its worker lost the run (what
+            // had arrived of it, possibly nothing): it is asked again, after what was asked
+            // for it (the question, or tool results), which its path holds.
+            if path.last().is_some_and(|last| last.role == Role::Ai) {
+                path.pop();
+            }
+            planned.spec.input = RunInput::Messages(agent_loop::history::repair(path).messages);
+            planned.spec.after = None;
+        }
+    }
+    let prepared = app
+        .service
+        .chat()
+        .prepare(planned.spec)
+        .await
+        .map_err(|error| format!("the run cannot be prepared again: {error}"))?;
+    Ok(Next::Run(Box::new(prepared)))
+}
+
+/// The principal whose conversations are stored under `owner`.
+fn principal_of(app: &App, owner: &str) -> Principal {
+    (0..app.config.tokens.len())
+        .map(Principal::token)
+        .find(|principal| app.service.owner(*principal) == owner)
+        .unwrap_or(Principal::SHARED)
+}
