@@ -159,7 +159,12 @@ pub(super) async fn object_of(app: &App, run: &Run) -> Result<Value, OpenAiError
     }
     if !ended {
         object["output"] = Value::Array(output);
-        object["status"] = json!(run.status.as_str());
+        // A foreground response is answered from the moment its record exists.
+        let status = match (run.mode, run.status) {
+            (RunMode::Foreground, RunStatus::Queued) => RunStatus::InProgress,
+            (_, status) => status,
+        };
+        object["status"] = json!(status.as_str());
         if run.status.is_terminal() && object["error"].is_null() {
             object["error"] = json!({
                 "code": if run.status == RunStatus::Cancelled { "cancelled" } else { "server_error" },
