@@ -15,6 +15,7 @@ use http::{HeaderValue, StatusCode, header};
 use providers::{FinishReason, StreamEvent};
 use service::config::AgentAlias;
 use service::runs::RunMode;
+use service::store::StoreKind;
 use service::{
     Answer, GatewayCall, Logging, Principal, Stopped, Thread, answer_events, replay_events,
 };
@@ -90,8 +91,9 @@ pub(crate) async fn create_response(
     } = prepared;
     let mut encoder = ResponseEncoder::new(begun.clone());
     let (cancel, registration) = app.service.runs().register(&[&id], caller);
-    if call.logging == Logging::On {
-        // Other replicas see it in progress, and their cancel reaches it.
+    // Other replicas see it in progress, and their cancel reaches it. A SQLite store has no
+    // other replica (one process), and its one writer would pay for the record.
+    if call.logging == Logging::On && app.service.store_kind() == StoreKind::Postgres {
         super::stored_run::record_foreground(
             &app,
             caller,

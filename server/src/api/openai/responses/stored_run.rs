@@ -38,8 +38,9 @@ pub(super) fn records(app: &App) -> Result<&RunRecords, OpenAiError> {
     })
 }
 
-/// Keeps a record of the foreground response `id` of `caller` while it runs, off the served
-/// path (a task of its own writes it): another replica's `GET` shows the response in progress,
+/// Keeps a record of the foreground response `begun` of `caller` while it runs (the server
+/// does on PostgreSQL, where other replicas share the store), off the served path (a task of
+/// its own writes it): another replica's `GET` shows the response in progress,
 /// and its cancel reaches this replica, which cancels `cancel`. The record ends as `ending`
 /// says the response ended; no events are stored (its client has them).
 pub(super) fn record_foreground(
@@ -158,7 +159,12 @@ pub(super) async fn object_of(app: &App, run: &Run) -> Result<Value, OpenAiError
     }
     if !ended {
         object["output"] = Value::Array(output);
-        object["status"] = json!(run.status.as_str());
+        // A foreground response is answered from the moment its record exists.
+        let status = match (run.mode, run.status) {
+            (RunMode::Foreground, RunStatus::Queued) => RunStatus::InProgress,
+            (_, status) => status,
+        };
+        object["status"] = json!(status.as_str());
         if run.status.is_terminal() && object["error"].is_null() {
             object["error"] = json!({
                 "code": if run.status == RunStatus::Cancelled { "cancelled" } else { "server_error" },
