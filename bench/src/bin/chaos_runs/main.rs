@@ -309,6 +309,7 @@ async fn check_runs(
         figures.lost_nodes += findings.lost_nodes;
         figures.duplicated_nodes += findings.duplicated_nodes;
         figures.no_last_node += usize::from(findings.no_last_node);
+        figures.agent_not_continued += usize::from(findings.agent_not_continued);
         if !findings.notes.is_empty() && printed < 20 {
             printed += 1;
             eprintln!(

@@ -27,6 +27,9 @@ pub(crate) struct Figures {
     pub(crate) model_calls_again: usize,
     /// Completed runs whose record names no last node.
     pub(crate) no_last_node: usize,
+    /// Agent runs with server-side tools taken over mid-run, ended `failed` instead of
+    /// continued.
+    pub(crate) agent_not_continued: usize,
     pub(crate) protocol_errors: usize,
     pub(crate) seen_by_other_token: usize,
     pub(crate) replica_problems: Vec<String>,
@@ -67,12 +70,17 @@ impl Figures {
                 self.runs
             ),
         );
+        // The provider never fails and nothing cancels: a run ends completed, or, for an
+        // agent run with server-side tools taken over mid-run, failed with the reason that
+        // such a run is not continued yet. Any other end misses the goal.
         goal(
-            self.count("completed") == self.runs,
+            self.count("completed") + self.agent_not_continued == self.runs,
             format!(
-                "{} of {} runs completed (the provider never fails, nothing cancels)",
+                "{} of {} runs completed ({} more agent runs taken over ended failed as \
+                 documented)",
                 self.count("completed"),
-                self.runs
+                self.runs,
+                self.agent_not_continued
             ),
         );
         goal(
@@ -182,6 +190,10 @@ impl Figures {
             (
                 "completed runs whose record names no last node",
                 self.no_last_node.to_string(),
+            ),
+            (
+                "agent runs with server-side tools taken over mid-run, ended failed (not continued yet)",
+                self.agent_not_continued.to_string(),
             ),
             (
                 "runs another token could read (goal: 0)",
