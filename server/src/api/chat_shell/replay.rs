@@ -29,7 +29,7 @@ const LAST_EVENT_ID: &str = "last-event-id";
     tag = "response",
     params(
         ("id" = String, Path, description = "The response id (`resp-…`) from `response.start`"),
-        ("Last-Event-ID" = Option<u64>, Header, description = "The `id` of the last event the client has: the events after it are sent. An `EventSource` sends it by itself when it reconnects."),
+        ("Last-Event-ID" = Option<u64>, Header, nullable = false, description = "The `id` of the last event the client has: the events after it are sent. An `EventSource` sends it by itself when it reconnects."),
         ("after" = Option<u64>, Query, description = "The `id` of the last event the client has, for clients that cannot set `Last-Event-ID` (the header wins when both are sent: a reconnecting `EventSource` sends it with the URL it first opened)"),
     ),
     responses(
