@@ -442,6 +442,7 @@ proptest! {
     }
 }
 
+#[cfg(feature = "store")]
 #[tokio::test]
 async fn a_resumed_run_logs_below_the_paused_answer() {
     let store = memory_store().await;
