@@ -261,6 +261,18 @@ impl Service {
         owner_of(&self.owners, principal)
     }
 
+    /// The principal whose conversations and runs are stored under `owner` ([`Service::owner`]
+    /// read back): what a replica that continues another's run acts as. `None` when no
+    /// principal of this service has that name (a token since removed).
+    pub fn principal_of(&self, owner: &str) -> Option<Principal> {
+        if self.is_shared() {
+            return Some(Principal::SHARED);
+        }
+        (0..self.owners.len())
+            .map(Principal::token)
+            .find(|principal| self.owner(*principal) == owner)
+    }
+
     /// The knowledge bases `principal` may search: the service's `knowledge_bases`, and its
     /// token's `token_knowledge_bases`. Any other base in the store is not offered to it.
     pub fn knowledge_bases(&self, principal: Principal) -> &[String] {

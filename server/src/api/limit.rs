@@ -17,19 +17,17 @@ pub(crate) async fn admit(
     retry_after: Duration,
 ) -> Result<Slot, ApiError> {
     limit.try_acquire(caller).await.map_err(|err| {
-        let status = match err {
-            LimitError::Reached { .. } => http::StatusCode::TOO_MANY_REQUESTS,
-            _ => http::StatusCode::SERVICE_UNAVAILABLE,
-        };
-        let code = match err {
-            LimitError::Reached { .. } => "too_many_requests",
-            _ => "store_unavailable",
-        };
-        let message = match &err {
-            LimitError::Reached { .. } => {
-                format!("{err}; retry after the time in Retry-After")
-            }
-            _ => err.to_string(),
+        let (status, code, message) = match err {
+            LimitError::Reached { .. } => (
+                http::StatusCode::TOO_MANY_REQUESTS,
+                "too_many_requests",
+                format!("{err}; retry after the time in Retry-After"),
+            ),
+            _ => (
+                http::StatusCode::SERVICE_UNAVAILABLE,
+                "store_unavailable",
+                err.to_string(),
+            ),
         };
         ApiError::new(status, code, message).with_retry_after(retry_after)
     })

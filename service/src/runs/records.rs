@@ -67,7 +67,8 @@ impl Shared {
             .cloned()
     }
 
-    fn held_ids(&self) -> Vec<String> {
+    /// The ids of the runs this replica works on.
+    pub(crate) fn held_ids(&self) -> Vec<String> {
         self.held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -210,9 +211,7 @@ impl RunRecords {
             .request_cancel(id)
             .await
             .map_err(ServiceError::Runs)?;
-        if let Some(held) = self.shared.held(id) {
-            held.cancel.cancel();
-        }
+        self.shared.cancel_held(id);
         // A live holder ends the run at once; a dead one's run is ended by the replica that
         // takes it over, within one and a half leases.
         let deadline =
@@ -287,10 +286,16 @@ impl RunRecords {
     /// leases expire. For tests and fault drills.
     pub fn halt(&self) {
         self.shared.halted.cancel();
-        for id in self.shared.held_ids() {
-            if let Some(held) = self.shared.held(&id) {
-                held.lose();
-            }
+        let held: Vec<Arc<HeldRun>> = self
+            .shared
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect();
+        for run in held {
+            run.lose();
         }
     }
 
@@ -311,11 +316,6 @@ impl Shared {
         if let Some(held) = self.held(id) {
             held.cancel.cancel();
         }
-    }
-
-    /// The ids of the held runs.
-    pub(crate) fn held_runs(&self) -> Vec<String> {
-        self.held_ids()
     }
 
     /// The registered continuation of `protocol`'s background runs.

@@ -92,7 +92,7 @@ fn takeover_period(ttl: Duration) -> Duration {
 
 /// Notifications may have been lost: reads again whether a held run was asked to stop.
 async fn recheck_held(shared: &Shared) {
-    for id in shared.held_runs() {
+    for id in shared.held_ids() {
         if let Ok(Some(run)) = shared.store.run(&id).await
             && run.cancel_requested
         {

@@ -12,7 +12,7 @@
 
 use std::sync::{Arc, Weak};
 
-use conversation_tree::runs::{Run, RunMode, RunStatus};
+use conversation_tree::runs::{Run, RunStatus};
 use conversation_tree::{ConversationId, NodeId, ResponseStatus};
 use futures::channel::mpsc;
 use messages::Role;
@@ -20,8 +20,8 @@ use service::{PreparedRun, Principal, Resume, RunInput, RunWorker};
 use tracing::Instrument as _;
 
 use crate::api::chat_shell::encode::{
-    ChatShellEvent, ErrorCode, ErrorDetails, ResponseCancelledEvent, ResponseDoneEvent,
-    ResponseErrorEvent, StopReasonName, UsagePayload,
+    ChatShellEvent, ErrorCode, ErrorDetails, ResponseDoneEvent, ResponseErrorEvent, StopReasonName,
+    UsagePayload,
 };
 use crate::api::chat_shell::handlers::follow_cancels;
 use crate::api::chat_shell::plan::plan;
@@ -79,16 +79,9 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
         .as_ref()
         .map(|stored| stored.client_conversation.clone())
         .unwrap_or_default();
+    // Only background runs come here: the replica's takeover ends a foreground one (its client
+    // left with the replica that stopped) without continuing it.
     let mut outgoing = Outgoing::continuing(worker, client_conversation, &run);
-    if run.mode == RunMode::Foreground {
-        // A foreground run ends with its client, which left with the replica.
-        outgoing.push(&ChatShellEvent::Cancelled(ResponseCancelledEvent {
-            id: run.id.clone(),
-            partial_content: String::new(),
-        }));
-        outgoing.finish(RunStatus::Cancelled, None).await;
-        return;
-    }
     let Some(stored) = stored else {
         fail(
             outgoing,
@@ -101,7 +94,12 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
     outgoing.started().await;
     match next(&app, &run, &stored).await {
         Ok(Next::Run(prepared)) => {
-            let owner = principal_of(&app, &run.owner);
+            // A run whose token is no longer configured goes on as the shared principal:
+            // its conversation keeps the stored owner (`spec.owner`) all the same.
+            let owner = app
+                .service
+                .principal_of(&run.owner)
+                .unwrap_or(Principal::SHARED);
             let (cancel, registration) = app
                 .service
                 .runs()
@@ -234,12 +232,4 @@ async fn next(app: &App, run: &Run, stored: &StoredRequest) -> Result<Next, Stri
         .await
         .map_err(|error| format!("the run cannot be prepared again: {error}"))?;
     Ok(Next::Run(Box::new(prepared)))
-}
-
-/// The principal whose conversations are stored under `owner`.
-fn principal_of(app: &App, owner: &str) -> Principal {
-    (0..app.config.tokens.len())
-        .map(Principal::token)
-        .find(|principal| app.service.owner(*principal) == owner)
-        .unwrap_or(Principal::SHARED)
 }

@@ -35,7 +35,7 @@ use service::runs::{NewRun, Run, RunMode, RunProtocol, RunStatus};
 use service::{Answer, Principal, Resume, RunWorker, answer_events};
 
 use super::encode::{ResponseEncoder, ResponseEvent, ResponseState};
-use super::handlers::{Prepared, cancelled, fail, failure, json as json_response, prepare};
+use super::handlers::{Prepared, cancelled, fail, failure, json, prepare};
 use super::schema::CreateResponseRequest;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::{gateway_error, parse};
@@ -97,7 +97,7 @@ pub(super) async fn start(
     if stream {
         return Ok(super::stored_run::follow(records, caller, &id, None));
     }
-    Ok(json_response(queued))
+    Ok(json(queued))
 }
 
 /// Whether the run begins here or goes on after another worker's events.
@@ -228,7 +228,7 @@ impl Resume for ResumeResponses {
 
 /// The stored request of `run`, planned again for its owner.
 async fn plan_again(app: &App, run: &Run) -> Result<(Principal, Prepared), String> {
-    let caller = principal_of(app, &run.owner).ok_or_else(|| {
+    let caller = app.service.principal_of(&run.owner).ok_or_else(|| {
         "the token that started it is no longer one of this server's tokens".to_owned()
     })?;
     let sent = serde_json::to_vec(&run.spec["request"]).unwrap_or_default();
@@ -259,16 +259,6 @@ async fn plan_again(app: &App, run: &Run) -> Result<(Principal, Prepared), Strin
         prepared.begun.created_at = created;
     }
     Ok((caller, prepared))
-}
-
-/// The principal whose conversations are stored under `owner`.
-fn principal_of(app: &App, owner: &str) -> Option<Principal> {
-    if app.service.is_shared() {
-        return Some(Principal::SHARED);
-    }
-    (0..app.config.tokens.len())
-        .map(Principal::token)
-        .find(|principal| app.service.owner(*principal) == owner)
 }
 
 /// A `response.failed` frame numbered `seq` for a run that cannot go on: its stored response

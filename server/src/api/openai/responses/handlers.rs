@@ -317,13 +317,13 @@ pub(crate) async fn get_response(
         && run.mode == RunMode::Background
     {
         let object = super::stored_run::object_of(&app, run).await?;
-        return Ok(super::stored_run::json_value(object));
+        return Ok(json(object));
     }
     let Some(node) = stored(&app, caller, &id).await? else {
         // A foreground response running on another replica: as it began.
         if let Some(run) = run.filter(|run| !run.status.is_terminal()) {
             let object = super::stored_run::object_of(&app, &run).await?;
-            return Ok(super::stored_run::json_value(object));
+            return Ok(json(object));
         }
         return Err(not_found(&id));
     };
@@ -552,7 +552,9 @@ pub(super) fn not_found(id: &str) -> OpenAiError {
     )
 }
 
-pub(super) fn json(response: ResponseObject) -> Response {
+/// A response object (typed, or as stored events describe it) as JSON, never cached: it
+/// changes while the response runs.
+pub(super) fn json(response: impl serde::Serialize) -> Response {
     let mut response = axum::Json(response).into_response();
     response
         .headers_mut()

@@ -11,10 +11,10 @@
 //! object is its terminal event's response, exactly what a streaming client got last. A
 //! `response.in_progress` after a takeover starts the output again (see `background`).
 
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use conversation_tree::ResponseStatus;
 use conversation_tree::runs::MAX_EVENT_PAGE;
-use http::{HeaderValue, StatusCode, header};
+use http::StatusCode;
 use serde_json::{Value, json};
 use service::runs::NewRun;
 use service::runs::{Run, RunMode, RunProtocol, RunStatus};
@@ -295,7 +295,7 @@ pub(super) async fn cancel(
         let object = super::handlers::from_node(app, id, &node).await?;
         return Ok(Some(super::handlers::json(object)));
     }
-    Ok(Some(json_value(object_of(app, &run).await?)))
+    Ok(Some(super::handlers::json(object_of(app, &run).await?)))
 }
 
 fn not_cancellable(id: &str, status: RunStatus) -> OpenAiError {
@@ -307,13 +307,4 @@ fn not_cancellable(id: &str, status: RunStatus) -> OpenAiError {
              cancelled"
         ),
     )
-}
-
-/// A response object as JSON, never cached.
-pub(super) fn json_value(object: Value) -> Response {
-    let mut response = axum::Json(object).into_response();
-    response
-        .headers_mut()
-        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
 }
