@@ -5,6 +5,35 @@ use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
 use crate::Error;
+
+/// Variables removed from a harness's servers besides every `*_API_KEY` (each provider's key
+/// variable, whatever providers there are): no real key is sent anywhere, even to loopback, no
+/// server finds other tokens or another store, and none reaches past loopback through a proxy.
+const SCRUBBED_VARIABLES: &[&str] = &[
+    "SKEIN_TOKENS",
+    "SKEIN_DB",
+    "DATABASE_URL",
+    "LITELLM_MASTER_KEY",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+];
+
+/// Removes from `command`'s environment every `*_API_KEY`, and the variables that would give
+/// a server under test other tokens, another store or a proxy.
+pub fn scrub_environment(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        if name.to_str().is_some_and(|name| name.ends_with("_API_KEY")) {
+            command.env_remove(name);
+        }
+    }
+    for name in SCRUBBED_VARIABLES {
+        command.env_remove(name);
+    }
+}
 use crate::procfs::process_tree;
 
 /// Sends SIGTERM to `child` and waits up to `timeout` for it to exit; its exit status. When

@@ -10,18 +10,6 @@ use bench::net::free_port;
 
 use crate::options::{Backend, Options};
 
-/// Variables that would give a replica other tokens, another store, real keys or a proxy.
-const REMOVED_VARIABLES: &[&str] = &[
-    "SKEIN_TOKENS",
-    "SKEIN_DB",
-    "DATABASE_URL",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-];
 /// The dummy key the replicas send to the loopback provider (it accepts any).
 const DUMMY_KEY: &str = "sk-chaos-loopback";
 /// How long a replica may take to answer `GET /health` after a start.
@@ -124,14 +112,7 @@ impl Replica {
             .stdin(Stdio::null())
             .stdout(file)
             .stderr(err_file);
-        for (name, _) in std::env::vars_os() {
-            if name.to_str().is_some_and(|name| name.ends_with("_API_KEY")) {
-                command.env_remove(name);
-            }
-        }
-        for name in REMOVED_VARIABLES {
-            command.env_remove(name);
-        }
+        bench::process::scrub_environment(&mut command);
         command.env("OPENAI_API_KEY", DUMMY_KEY);
         let child = command
             .spawn()

@@ -8,26 +8,11 @@ use std::time::Duration;
 use bench::gateway_options::Options;
 use bench::net::free_port;
 use bench::nginx::RelayConfig;
-use bench::process::{kill_tree, terminate, wait_or_kill};
+use bench::process::{kill_tree, scrub_environment, terminate, wait_or_kill};
 use bench::procfs::has_exited;
 
 use crate::targets::MODEL;
 
-/// Variables removed from the relays' environment besides every `*_API_KEY` (each provider's
-/// key variable, whatever providers there are), so that no real key is sent anywhere, even to
-/// loopback, and no relay reaches past it.
-const KEY_VARIABLES: &[&str] = &[
-    "SKEIN_TOKENS",
-    "SKEIN_DB",
-    "DATABASE_URL",
-    "LITELLM_MASTER_KEY",
-    "HTTP_PROXY",
-    "HTTPS_PROXY",
-    "ALL_PROXY",
-    "http_proxy",
-    "https_proxy",
-    "all_proxy",
-];
 /// The dummy key the relays send to the loopback provider (it accepts any).
 const DUMMY_KEY: &str = "sk-loopback-bench";
 /// How long a process may take to exit once asked to.
@@ -221,15 +206,7 @@ impl Process {
         address: String,
         health_url: String,
     ) -> Result<Self, String> {
-        let keys = std::env::vars_os()
-            .map(|(name, _)| name)
-            .filter(|name| name.to_str().is_some_and(|name| name.ends_with("_API_KEY")));
-        for variable in keys {
-            command.env_remove(variable);
-        }
-        for variable in KEY_VARIABLES {
-            command.env_remove(variable);
-        }
+        scrub_environment(&mut command);
         command.envs(env.iter().copied());
         let stdout = log_file(log)?;
         let stderr = stdout
