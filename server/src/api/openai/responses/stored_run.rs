@@ -134,6 +134,21 @@ pub(super) async fn refuse_running_previous(
 /// The response object of `run`, as its stored events describe it.
 pub(super) async fn object_of(app: &App, run: &Run) -> Result<Value, OpenAiError> {
     let store = app.service.chat().store();
+    // A finished run's last event is its terminal response, whole: read it alone, not the
+    // whole stream again at every poll.
+    if run.status.is_terminal()
+        && let Some(last) = run.last_seq
+    {
+        let tail = store
+            .events_after(&run.id, last.checked_sub(1), 1)
+            .await
+            .map_err(|error| run_store_failed(ServiceError::Runs(error)))?;
+        if let Some(data) = tail.first().and_then(|event| event_data(&event.data))
+            && is_terminal_event(&data)
+        {
+            return Ok(data["response"].clone());
+        }
+    }
     let mut events = Vec::new();
     let mut after = None;
     loop {
@@ -185,7 +200,7 @@ fn apply(data: &Value, object: &mut Value, output: &mut Vec<Value>, ended: &mut 
             *object = data["response"].clone();
             output.clear();
         }
-        "response.completed" | "response.failed" | "response.incomplete" => {
+        _ if is_terminal_event(data) => {
             *object = data["response"].clone();
             *ended = true;
         }
@@ -218,6 +233,14 @@ fn apply(data: &Value, object: &mut Value, output: &mut Vec<Value>, ended: &mut 
         }
         _ => {}
     }
+}
+
+/// Whether `data` is the event that ends a response, holding it whole.
+fn is_terminal_event(data: &Value) -> bool {
+    matches!(
+        data["type"].as_str(),
+        Some("response.completed" | "response.failed" | "response.incomplete")
+    )
 }
 
 /// The JSON of a stored SSE frame's `data:` line.
