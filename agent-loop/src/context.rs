@@ -298,16 +298,24 @@ impl ConversationContext {
             tool_round,
         } = round;
         self.tokens += tokens;
+        let executed = tool_round && !calls.is_empty();
+        self.record(&answer, calls, executed, errors);
         self.conversation.add_round(answer.message, tools);
         if tool_round {
             self.tool_rounds += 1;
         }
+        self
+    }
+
+    /// Records `answer`'s model call (its usage and timing) as the next round, with the calls
+    /// it made, whether they ran, and how many failed.
+    fn record(&mut self, answer: &Answer, calls: Vec<ToolCall>, executed: bool, errors: usize) {
         self.usage += answer.usage;
         self.records.push(RoundRecord {
             round: self.records.len() + 1,
             usage: answer.usage,
-            finish_reason: answer.finish,
-            tools_executed: tool_round && !calls.is_empty(),
+            finish_reason: answer.finish.clone(),
+            tools_executed: executed,
             tool_calls: calls,
             tool_errors: errors,
             request_tokens: answer.request_tokens,
@@ -317,7 +325,6 @@ impl ConversationContext {
             #[cfg(feature = "store")]
             node_id: answer.node,
         });
-        self
     }
 
     /// The context of a resumed run, which had made `tool_rounds` tool rounds before it
@@ -330,21 +337,7 @@ impl ConversationContext {
     /// An answer whose calls wait for approval: its model call is recorded (usage, timing)
     /// but the answer stays out of the chain, which remains valid without it.
     pub(crate) fn with_paused_answer(mut self, answer: &Answer, calls: Vec<ToolCall>) -> Self {
-        self.usage += answer.usage;
-        self.records.push(RoundRecord {
-            round: self.records.len() + 1,
-            usage: answer.usage,
-            finish_reason: answer.finish.clone(),
-            tools_executed: false,
-            tool_calls: calls,
-            tool_errors: 0,
-            request_tokens: answer.request_tokens,
-            compression: self.compression.take(),
-            cached: answer.cached,
-            timing: answer.timing,
-            #[cfg(feature = "store")]
-            node_id: answer.node,
-        });
+        self.record(answer, calls, false, 0);
         self
     }
 
