@@ -524,3 +524,52 @@ async fn another_tokens_background_response_is_not_found() {
     assert_eq!(mine.status(), 200);
     server.stop().await;
 }
+
+/// A worker that logged its answer whole and died before it recorded the run's end: the
+/// replica that takes the run over ends it with the answer the tree holds, and does not ask
+/// the model a second time (the conversation gains no second answer at the same place).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_whose_answer_is_logged_ends_with_it_when_taken_over() {
+    use conversation_tree::runs::{NewRun, RunMode, RunProtocol};
+
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let server = TestServer::serve(
+        Server::with_store(config(":memory:"), Arc::clone(&store), StoreKind::Memory).unwrap(),
+    )
+    .await;
+    // The answer, logged whole under its response id (a foreground response here).
+    let request = json!({"model": "echo", "input": "{\"raw\": \"logged once\"}"});
+    let answered: Value = post(&server, &request).await.json().await.unwrap();
+    let id = answered["id"].as_str().unwrap().to_owned();
+    let node = store.node_by_label(&id).await.unwrap().expect("logged");
+    let before = store
+        .conversation_nodes(node.conversation_id())
+        .await
+        .unwrap()
+        .len();
+    // The record its dead worker left: unfinished, held by no replica.
+    let mut background = request.clone();
+    background["background"] = json!(true);
+    let spec = json!({"request": background, "response": {"id": id, "created_at": answered["created_at"]}});
+    store
+        .create_run(NewRun::new(
+            id.clone(),
+            "loopback",
+            RunProtocol::Responses,
+            RunMode::Background,
+            spec,
+        ))
+        .await
+        .unwrap();
+    let done = poll_until_ended(&server, &id).await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(output_text(&done), "logged once");
+    assert_eq!(done["created_at"], answered["created_at"]);
+    let after = store
+        .conversation_nodes(node.conversation_id())
+        .await
+        .unwrap()
+        .len();
+    assert_eq!(after, before, "the model was not asked again");
+    server.stop().await;
+}

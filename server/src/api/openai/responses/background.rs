@@ -18,6 +18,9 @@
 //! `output_index` 0 again and with the same item ids. So a client streaming across a takeover
 //! sees the first worker's partial items, then `response.in_progress`, then the whole answer;
 //! the final `response.completed` (and `GET`, and the tree) hold the new call's answer alone.
+//! A worker that died after its answer was logged whole, before it recorded the run's end,
+//! left that answer in the tree: the run ends with it (its events after the stored ones), and
+//! the model is not asked a second time.
 //!
 //! A response of an agent alias (server-side tools) is not run again: a tool that was running
 //! could run twice. It ends `failed`, saying so; its conversation continues from the response
@@ -28,8 +31,9 @@ use std::sync::{Arc, Weak};
 use async_trait::async_trait;
 use axum::body::Bytes;
 use axum::response::Response;
+use conversation_tree::ResponseStatus;
 use futures::StreamExt as _;
-use providers::StreamEvent;
+use providers::{FinishReason, StreamEvent};
 use serde_json::{Value, json};
 use service::runs::{NewRun, Run, RunMode, RunProtocol, RunStatus};
 use service::{Answer, Principal, Resume, RunWorker, answer_events};
@@ -210,8 +214,25 @@ impl Resume for ResumeResponses {
         let Some(app) = self.app.upgrade() else {
             return;
         };
-        match plan_again(&app, &run).await {
-            Ok((caller, prepared)) => {
+        let planned = match plan_again(&app, &run).await {
+            Ok((caller, prepared)) => answered(&app, caller, &run.id)
+                .await
+                .map(|answer| (caller, prepared, answer)),
+            Err(reason) => Err(reason),
+        };
+        let planned = planned.and_then(|(caller, prepared, answer)| match answer {
+            Some(_) => Ok((caller, prepared, answer)),
+            None if prepared.agent.is_some() => Err(
+                "the replica running it stopped while an agent with server-side tools answered; \
+                 a tool is never run twice unasked, so it was not run again: continue from the \
+                 response it continued"
+                    .to_owned(),
+            ),
+            None => Ok((caller, prepared, None)),
+        });
+        match planned {
+            Ok((_, prepared, Some(answer))) => complete_from_tree(prepared, worker, answer).await,
+            Ok((caller, prepared, None)) => {
                 drive(app, caller, prepared, worker, None, Beginning::TakenOver).await;
             }
             Err(reason) => {
@@ -223,6 +244,58 @@ impl Resume for ResumeResponses {
                 }
             }
         }
+    }
+}
+
+/// The final answer of response `id` in the tree, when its last worker logged it whole before
+/// it stopped (it died between logging the answer and recording the run's end): its events,
+/// so the run ends with it instead of asking the model again.
+async fn answered(app: &App, caller: Principal, id: &str) -> Result<Option<StoredAnswer>, String> {
+    let node = super::handlers::stored(app, caller, id)
+        .await
+        .map_err(|error| {
+            format!(
+                "cannot read its conversation: {}",
+                error.body().error.message
+            )
+        })?;
+    let Some(node) = node.filter(|node| node.status() == ResponseStatus::Completed) else {
+        return Ok(None);
+    };
+    let (events, done) = super::handlers::stored_events(app, &node)
+        .await
+        .map_err(|error| format!("cannot read its answer: {}", error.body().error.message))?;
+    // An agent's round that called tools is not its final answer.
+    let done = match done {
+        Some(StreamEvent::Done {
+            finish: FinishReason::ToolCalls,
+        }) => return Ok(None),
+        Some(done) => done,
+        None => StreamEvent::Done {
+            finish: FinishReason::Stop,
+        },
+    };
+    Ok(Some(StoredAnswer { events, done }))
+}
+
+/// A response's whole answer as the tree holds it.
+struct StoredAnswer {
+    events: Vec<StreamEvent>,
+    done: StreamEvent,
+}
+
+/// Ends a run taken over whose answer the tree already holds: its events after the stored
+/// ones, then `completed`.
+async fn complete_from_tree(prepared: Prepared, worker: RunWorker, answer: StoredAnswer) {
+    let mut encoder = ResponseEncoder::new(prepared.begun).starting_at(worker.next_seq());
+    push(&worker, encoder.restart());
+    for event in answer.events {
+        push(&worker, encoder.encode(event));
+    }
+    push(&worker, encoder.encode(answer.done));
+    let id = worker.id().to_owned();
+    if let Err(error) = worker.finish(RunStatus::Completed, None).await {
+        tracing::warn!(run = %id, %error, "could not record how the run ended");
     }
 }
 
@@ -246,14 +319,6 @@ async fn plan_again(app: &App, run: &Run) -> Result<(Principal, Prepared), Strin
                 error.body().error.message
             )
         })?;
-    if prepared.agent.is_some() {
-        return Err(
-            "the replica running it stopped while an agent with server-side tools answered; \
-             a tool is never run twice unasked, so it was not run again: continue from the \
-             response it continued"
-                .to_owned(),
-        );
-    }
     // As it began on its first worker: the same creation time.
     if let Some(created) = run.spec["response"]["created_at"].as_u64() {
         prepared.begun.created_at = created;

@@ -467,12 +467,11 @@ pub(super) async fn stored(
         .map_err(store_failed)
 }
 
-/// A stored response as a `response` object.
-pub(super) async fn from_node(
+/// The events of the answer `node` holds, its usage included, with its last (`Done`) apart.
+pub(super) async fn stored_events(
     app: &App,
-    id: &str,
     node: &Node,
-) -> Result<ResponseObject, OpenAiError> {
+) -> Result<(Vec<StreamEvent>, Option<StreamEvent>), OpenAiError> {
     let turn = app
         .service
         .chat()
@@ -480,6 +479,21 @@ pub(super) async fn from_node(
         .turn(node.id())
         .await
         .map_err(store_failed)?;
+    let mut events = replay_events(&turn.response);
+    let done = events.pop();
+    if let Some(usage) = node.usage() {
+        events.push(StreamEvent::Usage(stored_usage(usage)));
+    }
+    Ok((events, done))
+}
+
+/// A stored response as a `response` object.
+pub(super) async fn from_node(
+    app: &App,
+    id: &str,
+    node: &Node,
+) -> Result<ResponseObject, OpenAiError> {
+    let (events, done) = stored_events(app, node).await?;
     // What the tree does not keep (instructions, tools, the continued id, the settings
     // besides temperature and the output limit) reads back empty or as OpenAI's default.
     let begun = ResponseObject {
@@ -493,11 +507,6 @@ pub(super) async fn from_node(
         )
     };
     let mut encoder = ResponseEncoder::new(begun);
-    let mut events = replay_events(&turn.response);
-    let done = events.pop();
-    if let Some(usage) = node.usage() {
-        events.push(StreamEvent::Usage(stored_usage(usage)));
-    }
     for event in events {
         encoder.encode(event);
     }
