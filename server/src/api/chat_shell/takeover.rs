@@ -136,6 +136,7 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
                 node_ids: vec![node.get()],
                 compression: None,
             }));
+            outgoing.logged(node);
             outgoing.finish(RunStatus::Completed, None).await;
         }
         Err(reason) => fail(outgoing, &run.id, reason).await,
