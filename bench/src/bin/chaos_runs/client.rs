@@ -348,8 +348,21 @@ async fn read_events(
 }
 
 enum SendError {
+    /// The replica was down, or was killed while it answered: nothing to judge, so the
+    /// client asks again, as a user (and the official SDKs, which retry these) would.
     Connect,
+    /// An answer that is wrong, or a live replica that did not answer in time.
     Other(String),
+}
+
+impl SendError {
+    fn from_transport(err: reqwest::Error) -> SendError {
+        if err.is_timeout() {
+            SendError::Other(err.to_string())
+        } else {
+            SendError::Connect
+        }
+    }
 }
 
 async fn send_json(request: reqwest::RequestBuilder) -> Result<Value, SendError> {
@@ -357,21 +370,12 @@ async fn send_json(request: reqwest::RequestBuilder) -> Result<Value, SendError>
         .timeout(Duration::from_secs(30))
         .send()
         .await
-        .map_err(|err| {
-            if err.is_connect() {
-                SendError::Connect
-            } else {
-                SendError::Other(err.to_string())
-            }
-        })?;
+        .map_err(SendError::from_transport)?;
     let status = answer.status();
     if status == reqwest::StatusCode::SERVICE_UNAVAILABLE {
         return Err(SendError::Connect);
     }
-    let text = answer
-        .text()
-        .await
-        .map_err(|err| SendError::Other(err.to_string()))?;
+    let text = answer.text().await.map_err(SendError::from_transport)?;
     if !status.is_success() {
         return Err(SendError::Other(format!("{status}: {text}")));
     }
