@@ -17,7 +17,7 @@ use service::{RunsConfig, ServiceConfig};
 use crate::support::{TestServer, client};
 
 /// Short leases, so that a takeover happens within a test's patience.
-fn config(store: &str) -> ServerConfig {
+pub(crate) fn config(store: &str) -> ServerConfig {
     ServerConfig {
         service: ServiceConfig {
             store: store.to_owned(),
@@ -37,7 +37,7 @@ fn slow(words: &str, delay_ms: u64) -> Value {
     json!({"model": "echo", "input": input, "background": true})
 }
 
-async fn post(server: &TestServer, body: &Value) -> reqwest::Response {
+pub(crate) async fn post(server: &TestServer, body: &Value) -> reqwest::Response {
     client()
         .post(server.url("/v1/responses"))
         .json(body)
@@ -46,12 +46,12 @@ async fn post(server: &TestServer, body: &Value) -> reqwest::Response {
         .unwrap()
 }
 
-async fn get(server: &TestServer, path: &str) -> reqwest::Response {
+pub(crate) async fn get(server: &TestServer, path: &str) -> reqwest::Response {
     client().get(server.url(path)).send().await.unwrap()
 }
 
 /// Polls `GET /v1/responses/{id}` until the response leaves `queued` and `in_progress`.
-async fn poll_until_ended(server: &TestServer, id: &str) -> Value {
+pub(crate) async fn poll_until_ended(server: &TestServer, id: &str) -> Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
         let response = get(server, &format!("/v1/responses/{id}")).await;
@@ -67,7 +67,7 @@ async fn poll_until_ended(server: &TestServer, id: &str) -> Value {
 }
 
 /// The text of a response object's message items.
-fn output_text(object: &Value) -> String {
+pub(crate) fn output_text(object: &Value) -> String {
     object["output"]
         .as_array()
         .unwrap()
@@ -79,7 +79,7 @@ fn output_text(object: &Value) -> String {
 }
 
 /// The SSE frames of a stream, each with the bytes it was sent as.
-fn frames(body: &[u8]) -> Vec<(Value, Vec<u8>)> {
+pub(crate) fn frames(body: &[u8]) -> Vec<(Value, Vec<u8>)> {
     let text = std::str::from_utf8(body).unwrap();
     text.split_inclusive("\n\n")
         .map(|frame| {

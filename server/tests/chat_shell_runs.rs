@@ -179,6 +179,17 @@ async fn a_background_run_finishes_with_no_client_attached() {
     let run = record(&server, &id, Principal::SHARED).await;
     assert_eq!(run.status, RunStatus::Completed);
     assert_eq!(run.last_seq, Some(frames.len() as u64 - 1));
+    // Its record names the answer it logged, as `response.done` does.
+    let done = data_of(frames.last().unwrap());
+    assert_eq!(
+        run.last_node.map(|node| node.get()),
+        done["node_ids"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .as_i64()
+    );
     server.stop().await;
 }
 
@@ -603,6 +614,8 @@ async fn a_tool_call_in_flight_when_the_replica_died_is_answered_not_run_again()
         .unwrap();
     assert_eq!(nodes.len(), 2, "{nodes:#?}");
     assert_eq!(nodes[1].parent(), Some(nodes[0].id()));
+    // The run's record names where it ended in the tree.
+    assert_eq!(run.last_node, Some(nodes[1].id()));
     server.stop().await;
 }
 

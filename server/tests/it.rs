@@ -4,6 +4,8 @@
 
 #[path = "background.rs"]
 mod background;
+#[path = "background_agent.rs"]
+mod background_agent;
 #[path = "chat_completions.rs"]
 mod chat_completions;
 #[path = "chat_shell_runs.rs"]

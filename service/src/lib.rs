@@ -82,7 +82,7 @@ pub use embeddings::EmbedError;
 pub use error::ServiceError;
 pub use gateway::{
     Anchor, Answer, Cache, Events, Failure, GatewayCall, GatewayError, Logging, Meter, Provenance,
-    Stopped, Thread, answer_events, replay_events,
+    Resumed, Stopped, Thread, answer_events, replay_events,
 };
 pub use limit::{ConcurrencyLimit, LimitError, Slot};
 pub use model::{NoKey, resolve_model_config};

@@ -27,8 +27,9 @@ usage: cargo xtask chaos-runs [--sqlite] [--runs N] [--kills N] [--replicas N]
 
 Background runs through `skein serve` replicas on one PostgreSQL database (default: 3
 replicas, 100 runs, 10 kill -9 with restarts, a 3 s lease ttl), or with --sqlite one replica on
-a SQLite file (20 runs, 4 kills); fails when a run does not end, a node is lost or duplicated,
-a resumed stream differs from the full replay, or a killed replica's run is not taken over.";
+a SQLite file (20 runs, 4 kills); fails when a run does not complete, a node is lost or
+duplicated, a completed run's record names no last node, a resumed stream differs from the
+full replay, or a killed replica's run is not taken over.";
 
 /// Options xtask sets itself.
 const SET_HERE: [&str; 3] = ["--skein", "--work-dir", "--pg-url"];

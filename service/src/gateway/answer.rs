@@ -19,7 +19,7 @@ use super::logged::logged;
 use super::replay::replay_events;
 use super::{CallLog, GatewayCall, GatewayError, Logging, Source};
 use crate::config::AgentAlias;
-use crate::runs::Runs;
+use crate::runs::{Continuing, Runs};
 use crate::spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec};
 use crate::{Principal, Service};
 
@@ -282,6 +282,58 @@ impl Service {
         meter: Meter,
     ) -> Result<(Events, Vec<&'static str>), GatewayError> {
         let name = call.model.config.model_id.clone();
+        let (spec, dropped) = self.agent_spec(agent, call, principal)?;
+        let events = self.agent_stream(&name, spec, cancel, meter).await?;
+        Ok((events, dropped))
+    }
+
+    /// Continues an agent alias's run of `call` (its label names the answers it logged) that
+    /// another worker left unfinished, below the last answer it logged
+    /// ([`runs::continue_below`](crate::runs::continue_below)): a model call in flight is
+    /// made again, a tool call in flight is answered by the integrity rules and never run
+    /// again. `last_node` is the node the run's record names, when its label names none.
+    ///
+    /// # Errors
+    ///
+    /// As [`Service::call`]'s, and [`GatewayError::Store`] when the tree cannot be read.
+    pub async fn resume_agent(
+        &self,
+        agent: &AgentAlias,
+        call: GatewayCall,
+        principal: Principal,
+        cancel: CancellationToken,
+        last_node: Option<NodeId>,
+    ) -> Result<Resumed, GatewayError> {
+        let name = call.model.config.model_id.clone();
+        let label = call.label.clone().unwrap_or_default();
+        let (mut spec, _) = self.agent_spec(agent, call, principal)?;
+        let store = self.chat().store().as_ref();
+        let read = |error| GatewayError::Store(Box::new(AgentError::Store(error)));
+        let last = crate::runs::last_answer(store, &label, last_node)
+            .await
+            .map_err(read)?;
+        match crate::runs::continue_below(store, &mut spec, last)
+            .await
+            .map_err(read)?
+        {
+            Continuing::Answered(node) => Ok(Resumed::Answered(node)),
+            Continuing::Run => {
+                let events = self
+                    .agent_stream(&name, spec, cancel, Meter::default())
+                    .await?;
+                Ok(Resumed::Streamed(events))
+            }
+        }
+    }
+
+    /// The run spec of an agent alias answering `call`, and the request fields left out.
+    fn agent_spec(
+        &self,
+        agent: &AgentAlias,
+        call: GatewayCall,
+        principal: Principal,
+    ) -> Result<(RunSpec, Vec<&'static str>), GatewayError> {
+        let name = call.model.config.model_id.clone();
         let model = ModelRequest::new(agent.model.clone());
         let mut options = call.request.options;
         let policy = self.config().agent_unsupported_params(&name, &agent.model);
@@ -305,20 +357,38 @@ impl Service {
         spec.label = call.label;
         spec.owner = Some(self.owner(principal).to_owned());
         spec.log = call.logging == Logging::On;
+        Ok((spec, dropped))
+    }
+
+    /// The answer events of the agent run `spec` of the alias `name`.
+    async fn agent_stream(
+        &self,
+        name: &str,
+        spec: RunSpec,
+        cancel: CancellationToken,
+        meter: Meter,
+    ) -> Result<Events, GatewayError> {
         let prepared = self
             .chat()
             .prepare(spec)
             .await
             .map_err(|error| GatewayError::Agent {
-                name,
+                name: name.to_owned(),
                 error: Box::new(error),
             })?;
-        let events = prepared
+        Ok(prepared
             .stream(cancel)
             .flat_map(move |event| futures::stream::iter(agent_events(event, &meter)))
-            .boxed();
-        Ok((events, dropped))
+            .boxed())
     }
+}
+
+/// How an agent alias's run taken over goes on ([`Service::resume_agent`]).
+pub enum Resumed {
+    /// The answer's events from where the run goes on, ending as [`Answer::Streamed`]'s do.
+    Streamed(Events),
+    /// Its last logged answer was whole: the node that holds it (no model was asked again).
+    Answered(NodeId),
 }
 
 /// A model's whole answer, logged before it is returned with the node it was logged as. A

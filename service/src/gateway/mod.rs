@@ -29,7 +29,7 @@ mod meter;
 mod replay;
 mod restore;
 
-pub use answer::{Answer, Cache, Events, Failure, Provenance, Stopped};
+pub use answer::{Answer, Cache, Events, Failure, Provenance, Resumed, Stopped};
 pub use meter::Meter;
 pub use replay::{answer_events, replay_events};
 

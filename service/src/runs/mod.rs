@@ -27,6 +27,10 @@
 //! - **retention**: at start and hourly, finished runs older than
 //!   [`RunsConfig::retention`] are deleted with their events.
 //!
+//! A protocol's [`Resume`] continues an agent run below the last answer it logged
+//! ([`last_answer`], [`continue_below`]): a model call in flight is made again, a tool call in
+//! flight is answered by the integrity rules and never run twice.
+//!
 //! A worker whose lease renewal fails (another replica took the run) or whose event write
 //! collides with another's cancels the run's token and writes nothing more.
 //!
@@ -69,6 +73,7 @@
 //! ```
 
 mod config;
+mod continuing;
 mod follow;
 mod local;
 mod records;
@@ -76,6 +81,7 @@ mod tasks;
 mod worker;
 
 pub use config::{DEFAULT_BATCH, DEFAULT_LEASE_TTL, DEFAULT_RETENTION, RunsConfig};
+pub use continuing::{Continuing, continue_below, last_answer};
 pub use local::{Ending, Registration, Runs};
 pub use records::{Resume, RunRecords};
 pub use worker::RunWorker;

@@ -11,9 +11,6 @@ use crate::provider::{TOOL_ROUNDS, answer_text, call_id};
 use crate::replicas::{LOOPBACK_AGENT, PLAIN_MODEL};
 use crate::sse::Frame;
 
-/// The words of the error a taken-over agent run with server-side tools ends with.
-const AGENT_NOT_CONTINUED: &str = "a tool is never run twice unasked";
-
 /// What is wrong with one run, by kind; empty when nothing is.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Findings {
@@ -27,10 +24,6 @@ pub(crate) struct Findings {
     /// Whether the run ended completed with a record that names no last node (its tree was
     /// found by its prompt instead).
     pub(crate) no_last_node: bool,
-    /// Whether the run was an agent run with server-side tools taken over by another replica,
-    /// which ends `failed` today instead of continuing (the replica refuses to guess whether a
-    /// tool in flight ran).
-    pub(crate) agent_not_continued: bool,
     /// What the differences are.
     pub(crate) notes: Vec<String>,
 }
@@ -175,11 +168,6 @@ pub(crate) async fn check_tree(
         }
     };
     let completed = status == "completed";
-    findings.agent_not_continued = status == "failed"
-        && run
-            .error
-            .as_deref()
-            .is_some_and(|error| error.contains(AGENT_NOT_CONTINUED));
     if !completed {
         findings.notes.push(format!(
             "it ended {status}: {}",
@@ -190,7 +178,7 @@ pub(crate) async fn check_tree(
         findings.no_last_node = true;
         findings
             .notes
-            .push("its record names no last node (its tree is found by its prompt)".to_owned());
+            .push("its record names no last node".to_owned());
     }
     let Some(last) = run.last_node.or_else(|| by_tag.get(&log.plan.tag).copied()) else {
         if completed {
@@ -334,6 +322,7 @@ mod tests {
             segments,
             final_status: None,
             output_text: None,
+            cut_short: Vec::new(),
             errors: Vec::new(),
             seen_by_other_token: false,
         }

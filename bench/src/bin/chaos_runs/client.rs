@@ -70,9 +70,13 @@ pub(crate) struct RunLog {
     /// The replica that accepted the POST.
     pub(crate) posted_to: Option<usize>,
     pub(crate) segments: Vec<Segment>,
-    /// The status and output text `GET /v1/responses/{id}` showed once the run had ended.
+    /// The status and output text `GET /v1/responses/{id}` showed once the run had ended: the
+    /// text of its message items but those cut short.
     pub(crate) final_status: Option<String>,
     pub(crate) output_text: Option<String>,
+    /// The text of each message item cut short (`incomplete`): what a worker had sent of an
+    /// answer when its replica was killed, kept before the answer its successor gave.
+    pub(crate) cut_short: Vec<String>,
     /// Statuses that are not OpenAI's, and other protocol errors.
     pub(crate) errors: Vec<String>,
     /// Whether another token could read the run.
@@ -111,6 +115,7 @@ pub(crate) async fn drive(
         segments: Vec::new(),
         final_status: None,
         output_text: None,
+        cut_short: Vec::new(),
         errors: Vec::new(),
         seen_by_other_token: false,
     };
@@ -180,7 +185,8 @@ pub(crate) async fn drive(
             Ok(object) => {
                 let status = object["status"].as_str().unwrap_or_default().to_owned();
                 if status != "queued" && status != "in_progress" {
-                    log.output_text = Some(output_text(&object));
+                    log.output_text = Some(output_text(&object, Items::Whole));
+                    log.cut_short = output_texts(&object, Items::CutShort);
                     log.final_status = Some(status);
                     break;
                 }
@@ -342,8 +348,21 @@ async fn read_events(
 }
 
 enum SendError {
+    /// The replica was down, or was killed while it answered: nothing to judge, so the
+    /// client asks again, as a user (and the official SDKs, which retry these) would.
     Connect,
+    /// An answer that is wrong, or a live replica that did not answer in time.
     Other(String),
+}
+
+impl SendError {
+    fn from_transport(err: reqwest::Error) -> SendError {
+        if err.is_timeout() {
+            SendError::Other(err.to_string())
+        } else {
+            SendError::Connect
+        }
+    }
 }
 
 async fn send_json(request: reqwest::RequestBuilder) -> Result<Value, SendError> {
@@ -351,21 +370,12 @@ async fn send_json(request: reqwest::RequestBuilder) -> Result<Value, SendError>
         .timeout(Duration::from_secs(30))
         .send()
         .await
-        .map_err(|err| {
-            if err.is_connect() {
-                SendError::Connect
-            } else {
-                SendError::Other(err.to_string())
-            }
-        })?;
+        .map_err(SendError::from_transport)?;
     let status = answer.status();
     if status == reqwest::StatusCode::SERVICE_UNAVAILABLE {
         return Err(SendError::Connect);
     }
-    let text = answer
-        .text()
-        .await
-        .map_err(|err| SendError::Other(err.to_string()))?;
+    let text = answer.text().await.map_err(SendError::from_transport)?;
     if !status.is_success() {
         return Err(SendError::Other(format!("{status}: {text}")));
     }
@@ -401,16 +411,38 @@ pub(crate) fn data_json(frame: &[u8]) -> Option<Value> {
     serde_json::from_str(&data.join("\n")).ok()
 }
 
-/// The text of a Responses object's `output_text` parts, in order (the SDKs' `output_text`).
-pub(crate) fn output_text(object: &Value) -> String {
+/// Which message items of a response to read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Items {
+    /// Those not cut short: the answer.
+    Whole,
+    /// Those cut short (`incomplete`) by a takeover.
+    CutShort,
+}
+
+/// The text of a Responses object's `output_text` parts of `items`, in order (the SDKs'
+/// `output_text` when nothing was cut short).
+pub(crate) fn output_text(object: &Value, items: Items) -> String {
+    output_texts(object, items).concat()
+}
+
+/// The text of each message item of `items`, in order.
+fn output_texts(object: &Value, items: Items) -> Vec<String> {
     object["output"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|item| item["type"] == "message")
-        .flat_map(|item| item["content"].as_array().into_iter().flatten())
-        .filter(|part| part["type"] == "output_text")
-        .filter_map(|part| part["text"].as_str())
+        .filter(|item| (item["status"] == "incomplete") == (items == Items::CutShort))
+        .map(|item| {
+            item["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|part| part["type"] == "output_text")
+                .filter_map(|part| part["text"].as_str())
+                .collect()
+        })
         .collect()
 }
 

@@ -29,7 +29,8 @@
 //! (`GET /v1/responses/{id}?stream=true`) is fetched from a random replica and compared with
 //! every stream its client received (the events after its `starting_after`, byte for byte) and
 //! with the events the store holds; the conversation tree is read through the store: every
-//! completed run's last node is present, the path holds each round once, every tool call is
+//! run completed (those taken over mid-run too) and its record names its last node, the path
+//! holds each round once, every tool call is
 //! answered exactly once, no turn is stored twice at one place, and the final answer is the
 //! script's. The figures are printed as a Markdown table; the exit status is non-zero when a
 //! goal is missed.
@@ -294,22 +295,34 @@ async fn check_runs(
                 }
             }
             check::check_tree(store, &by_tag, log, &status, &mut findings).await;
+            let answer = provider::answer_text(log.plan.tag);
             if log.plan.agent != ECHO_AGENT
                 && status == "completed"
-                && log.output_text.as_deref().map(str::trim)
-                    != Some(provider::answer_text(log.plan.tag).trim())
+                && log.output_text.as_deref().map(str::trim) != Some(answer.trim())
             {
                 findings.lost_nodes += 1;
                 findings
                     .notes
                     .push(format!("its output_text is {:?}", log.output_text));
             }
+            // An item a takeover cut short holds what the first worker had sent of an answer:
+            // a beginning of the script's answer (an agent's answer is asked again whole).
+            if log.plan.agent != ECHO_AGENT
+                && let Some(cut) = log
+                    .cut_short
+                    .iter()
+                    .find(|cut| !answer.starts_with(cut.as_str()))
+            {
+                figures.protocol_errors += 1;
+                findings.notes.push(format!(
+                    "an output item cut short by a takeover is no beginning of the answer: {cut:?}"
+                ));
+            }
         }
         figures.differing_segments += findings.differing_segments;
         figures.lost_nodes += findings.lost_nodes;
         figures.duplicated_nodes += findings.duplicated_nodes;
         figures.no_last_node += usize::from(findings.no_last_node);
-        figures.agent_not_continued += usize::from(findings.agent_not_continued);
         if !findings.notes.is_empty() && printed < 20 {
             printed += 1;
             eprintln!(

@@ -5,8 +5,8 @@
 
 use agent_loop::{AgentEvent, AgentStream, StopReason};
 use axum::body::Bytes;
-use conversation_tree::ResponseStatus;
 use conversation_tree::runs::{Run, RunStatus};
+use conversation_tree::{NodeId, ResponseStatus};
 use futures::channel::mpsc;
 use futures::{SinkExt as _, StreamExt as _};
 use service::{Registration, RunWorker};
@@ -39,6 +39,8 @@ pub(crate) struct Outgoing {
     continued: bool,
     /// Its record says it is in progress.
     in_progress: bool,
+    /// The last node the run logged, as its end told: recorded on its record when it ends.
+    last_node: Option<NodeId>,
 }
 
 impl std::fmt::Debug for Outgoing {
@@ -61,6 +63,7 @@ impl Outgoing {
             worker,
             continued: false,
             in_progress: false,
+            last_node: None,
         }
     }
 
@@ -74,6 +77,7 @@ impl Outgoing {
             worker: Some(worker),
             continued: run.last_seq.is_some(),
             in_progress: run.status == RunStatus::InProgress,
+            last_node: None,
         }
     }
 
@@ -85,6 +89,13 @@ impl Outgoing {
     pub(crate) fn frame(&mut self, event: &AgentEvent) -> Option<Bytes> {
         if self.worker.as_ref().is_some_and(RunWorker::is_abandoned) {
             return None;
+        }
+        if let AgentEvent::ResponseDone { outcome, .. }
+        | AgentEvent::ResponseCancelled { outcome, .. }
+        | AgentEvent::ApprovalRequired { outcome, .. } = event
+            && let Some(&node) = outcome.node_ids.last()
+        {
+            self.last_node = Some(node);
         }
         let mut frame = self.encoder.encode(event);
         if self.continued && matches!(frame, ChatShellEvent::Start(_)) {
@@ -125,11 +136,22 @@ impl Outgoing {
         }
     }
 
-    /// Writes the frames still queued and the run's end on its record.
+    /// Notes `node` as the last one the run logged (a run taken over whose answer was whole).
+    pub(crate) fn logged(&mut self, node: NodeId) {
+        self.last_node = Some(node);
+    }
+
+    /// Writes the frames still queued, the run's last node and its end on its record.
     pub(crate) async fn finish(&mut self, status: RunStatus, error: Option<String>) {
-        if let Some(worker) = self.worker.take()
-            && let Err(error) = worker.finish(status, error).await
+        let Some(worker) = self.worker.take() else {
+            return;
+        };
+        if let Some(node) = self.last_node
+            && let Err(error) = worker.recorded(node).await
         {
+            tracing::warn!(%error, "could not record the run's last node");
+        }
+        if let Err(error) = worker.finish(status, error).await {
             tracing::warn!(%error, %status, "could not record how the run ended");
         }
     }

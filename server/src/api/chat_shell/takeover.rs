@@ -1,10 +1,11 @@
 //! Continuing a background Chat Shell run that another replica (or this one, before a restart)
 //! left unfinished.
 //!
-//! The run goes on from the last answer it logged in the conversation tree: the model call
-//! that was in flight is made again, and a tool call that was in flight is answered by the
-//! chain's integrity rules (`agent_loop::history::continuation`: the model reads that the
-//! call was not handled), never run again behind the model's back. Its events continue the
+//! The run goes on from the last answer it logged in the conversation tree
+//! ([`service::runs::continue_below`], as a Responses run does): the model call that was in
+//! flight is made again, and a tool call that was in flight is answered by the chain's
+//! integrity rules (the model reads that the call was not handled), never run again behind
+//! the model's back. Its events continue the
 //! stored stream, numbered after the last stored one, without a second `response.start`, so a
 //! client following it sees one stream. A run whose answer was already whole ends `completed`
 //! without another model call. The continued part's text blocks are numbered from `text-1`
@@ -13,10 +14,10 @@
 use std::sync::{Arc, Weak};
 
 use conversation_tree::runs::{Run, RunStatus};
-use conversation_tree::{ConversationId, NodeId, ResponseStatus};
+use conversation_tree::{ConversationId, NodeId};
 use futures::channel::mpsc;
-use messages::Role;
-use service::{PreparedRun, Principal, Resume, RunInput, RunWorker};
+use service::runs::{self, Continuing};
+use service::{PreparedRun, Principal, Resume, RunWorker};
 use tracing::Instrument as _;
 
 use crate::api::chat_shell::encode::{
@@ -135,6 +136,7 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
                 node_ids: vec![node.get()],
                 compression: None,
             }));
+            outgoing.logged(node);
             outgoing.finish(RunStatus::Completed, None).await;
         }
         Err(reason) => fail(outgoing, &run.id, reason).await,
@@ -190,40 +192,15 @@ async fn next(app: &App, run: &Run, stored: &StoredRequest) -> Result<Next, Stri
     planned.spec.label = Some(label(&run.id));
     let read =
         |error: conversation_tree::StoreError| format!("cannot read the conversation: {error}");
-    let last = match store.node_by_label(&label(&run.id)).await.map_err(read)? {
-        Some(node) => Some(node),
-        None => match run.last_node {
-            Some(id) => store.node(id).await.map_err(read)?,
-            None => None,
-        },
-    };
-    if let Some(node) = last {
-        let mut path = store.messages_for_path(node.id()).await.map_err(read)?;
-        if node.status() == ResponseStatus::Completed {
-            // The last answer said something and called no tool: the run had answered.
-            let whole = path.last().is_some_and(|last| {
-                last.role == Role::Ai
-                    && !last.parts.is_empty()
-                    && last.tool_calls().next().is_none()
-            });
-            if whole {
-                return Ok(Next::Answered(node.id()));
-            }
-            // The question is in the tree already: the run goes on below its last answer,
-            // its open tool calls answered by the integrity rules.
-            planned.spec.input = RunInput::Parts(Vec::new());
-            planned.spec.after = Some(node.id());
-            planned.spec.include_history = true;
-        } else {
-            // The answer in flight was logged as stopped when its worker lost the run (what
-            // had arrived of it, possibly nothing): it is asked again, after what was asked
-            // for it (the question, or tool results), which its path holds.
-            if path.last().is_some_and(|last| last.role == Role::Ai) {
-                path.pop();
-            }
-            planned.spec.input = RunInput::Messages(agent_loop::history::repair(path).messages);
-            planned.spec.after = None;
-        }
+    let last = runs::last_answer(store.as_ref(), &label(&run.id), run.last_node)
+        .await
+        .map_err(read)?;
+    match runs::continue_below(store.as_ref(), &mut planned.spec, last)
+        .await
+        .map_err(read)?
+    {
+        Continuing::Answered(node) => return Ok(Next::Answered(node)),
+        Continuing::Run => {}
     }
     let prepared = app
         .service

@@ -11,34 +11,49 @@
 //! # Takeover
 //!
 //! When the replica running it dies (its lease expires) or stops (its lease is released),
-//! another replica continues the run ([`ResumeResponses`]): it plans the stored request again
-//! and makes the model call again (a call that was in flight is made again; a background
-//! response is one model call, logged into the tree once it is whole). Its events go on after
-//! the stored ones: a `response.in_progress` with no output, then the new call's items, from
-//! `output_index` 0 again and with the same item ids. So a client streaming across a takeover
-//! sees the first worker's partial items, then `response.in_progress`, then the whole answer;
-//! the final `response.completed` (and `GET`, and the tree) hold the new call's answer alone.
-//! A worker that died after its answer was logged whole, before it recorded the run's end,
-//! left that answer in the tree: the run ends with it (its events after the stored ones), and
-//! the model is not asked a second time.
+//! another replica continues the run ([`ResumeResponses`]) with the same model, or agent
+//! alias, and the same owner; its events go on after the stored ones, numbered on from the
+//! last stored one.
 //!
-//! A response of an agent alias (server-side tools) is not run again: a tool that was running
-//! could run twice. It ends `failed`, saying so; its conversation continues from the response
-//! it continued.
+//! - **A model alone**: the stored request is planned again and the model call made again (a
+//!   call that was in flight is made again; such a response is one model call, logged into
+//!   the tree once it is whole): a `response.in_progress` with no output, then the new call's
+//!   items, from `output_index` 0 again and with the same item ids. A client streaming across
+//!   the takeover sees the first worker's partial items, then `response.in_progress`, then the
+//!   whole answer; the final `response.completed` (and `GET`, and the tree) hold the new
+//!   call's answer alone.
+//! - **An agent alias** (server-side tools): the run goes on below the last round it logged
+//!   in the tree ([`service::runs::continue_below`], as a Chat Shell run does): a model call
+//!   in flight is made again; a tool call in flight is answered by the integrity rules (the
+//!   model reads that it was not handled) and never run a second time. A
+//!   `response.in_progress` carries the first worker's items, those it left open
+//!   `incomplete` (each with its `response.output_item.done`), and the new items follow them
+//!   (`output_index` and item ids go on after them): the final `response.completed` holds
+//!   them all. `previous_response_id` continues from the run's last logged round.
+//!
+//! A worker that died after its final answer was logged whole, before it recorded the run's
+//! end, left that answer in the tree: the run ends with it (its events after the stored
+//! ones), and the model is not asked a second time.
+//!
+//! The run's record names its last node in the tree (`last_node`) once it ends: the node its
+//! label (the response id) moved to with each answer it logged, read once.
 
 use std::sync::{Arc, Weak};
 
 use async_trait::async_trait;
 use axum::body::Bytes;
 use axum::response::Response;
-use conversation_tree::ResponseStatus;
+use conversation_tree::{NodeId, ResponseStatus};
 use futures::StreamExt as _;
 use providers::{FinishReason, StreamEvent};
 use serde_json::{Value, json};
+use service::config::AgentAlias;
 use service::runs::{NewRun, Run, RunMode, RunProtocol, RunStatus};
-use service::{Answer, Principal, Resume, RunWorker, answer_events};
+use service::{
+    Answer, GatewayError, Meter, Principal, Provenance, Resume, Resumed, RunWorker, answer_events,
+};
 
-use super::encode::{ResponseEncoder, ResponseEvent, ResponseState};
+use super::encode::{OutputItem, ResponseEncoder, ResponseEvent, ResponseFailure, ResponseState};
 use super::handlers::{Prepared, cancelled, fail, failure, json, prepare};
 use super::schema::CreateResponseRequest;
 use crate::api::openai::error::OpenAiError;
@@ -139,7 +154,20 @@ async fn drive(
     };
     push(&worker, first);
     let cancel = worker.cancel_token().clone();
-    let last = match app.service.call(agent.as_ref(), call, caller, cancel).await {
+    let answer = app.service.call(agent.as_ref(), call, caller, cancel).await;
+    drop(permit);
+    end(&app, worker, encoder, answer).await;
+}
+
+/// Stores the events of `answer` after those `encoder` numbered so far, then records the
+/// run's last node and how it ended.
+async fn end(
+    app: &App,
+    worker: RunWorker,
+    mut encoder: ResponseEncoder,
+    answer: Result<Answer, GatewayError>,
+) {
+    let last = match answer {
         Err(error) => encoder.fail(ResponseState::Failed, failure(&gateway_error(error))),
         Ok(Answer::Streamed { mut events, .. }) => loop {
             match events.next().await {
@@ -165,7 +193,6 @@ async fn drive(
         },
     };
     push(&worker, last);
-    drop(permit);
     let response = encoder.response();
     let error = response.error.as_ref().map(|error| error.message.clone());
     let status = match response.status {
@@ -176,7 +203,21 @@ async fn drive(
             RunStatus::Failed
         }
     };
+    finish(app, worker, status, error).await;
+}
+
+/// Records the run's last node (where its label ended in the tree), then how it ended.
+async fn finish(app: &App, worker: RunWorker, status: RunStatus, error: Option<String>) {
     let id = worker.id().to_owned();
+    match app.service.chat().store().node_by_label(&id).await {
+        Ok(Some(node)) => {
+            if let Err(error) = worker.recorded(node.id()).await {
+                tracing::warn!(run = %id, %error, "could not record the run's last node");
+            }
+        }
+        Ok(None) => {}
+        Err(error) => tracing::warn!(run = %id, %error, "could not read the run's last node"),
+    }
     if let Err(error) = worker.finish(status, error).await {
         tracing::warn!(run = %id, %error, "could not record how the run ended");
     }
@@ -215,23 +256,21 @@ impl Resume for ResumeResponses {
             return;
         };
         let planned = match plan_again(&app, &run).await {
+            Ok((caller, mut prepared)) if prepared.agent.is_some() => {
+                if let Some(agent) = prepared.agent.take() {
+                    continue_agent(&app, caller, &agent, prepared, worker, &run).await;
+                }
+                return;
+            }
             Ok((caller, prepared)) => answered(&app, caller, &run.id)
                 .await
                 .map(|answer| (caller, prepared, answer)),
             Err(reason) => Err(reason),
         };
-        let planned = planned.and_then(|(caller, prepared, answer)| match answer {
-            Some(_) => Ok((caller, prepared, answer)),
-            None if prepared.agent.is_some() => Err(
-                "the replica running it stopped while an agent with server-side tools answered; \
-                 a tool is never run twice unasked, so it was not run again: continue from the \
-                 response it continued"
-                    .to_owned(),
-            ),
-            None => Ok((caller, prepared, None)),
-        });
         match planned {
-            Ok((_, prepared, Some(answer))) => complete_from_tree(prepared, worker, answer).await,
+            Ok((_, prepared, Some(answer))) => {
+                complete_from_tree(&app, prepared, worker, answer).await;
+            }
             Ok((caller, prepared, None)) => {
                 drive(app, caller, prepared, worker, None, Beginning::TakenOver).await;
             }
@@ -245,6 +284,97 @@ impl Resume for ResumeResponses {
             }
         }
     }
+}
+
+/// Continues the agent run `run` of `caller` below the last round it logged, its new items
+/// after those its first worker sent.
+async fn continue_agent(
+    app: &App,
+    caller: Principal,
+    agent: &AgentAlias,
+    prepared: Prepared,
+    worker: RunWorker,
+    run: &Run,
+) {
+    let Prepared {
+        mut call, begun, ..
+    } = prepared;
+    call.stream = true;
+    // What the first worker sent stays the response's first output; unread, the new items
+    // follow none (a client still has the stored events).
+    let stored = match super::stored_run::object_of(app, run).await {
+        Ok(object) => object["output"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(OutputItem::from_stored)
+            .collect(),
+        Err(error) => {
+            let reason = &error.body().error.message;
+            tracing::warn!(run = %run.id, %reason, "could not read the output a background response taken over had sent");
+            Vec::new()
+        }
+    };
+    let mut encoder = ResponseEncoder::new(begun)
+        .starting_at(worker.next_seq())
+        .after_output(stored);
+    push(&worker, encoder.resume());
+    let cancel = worker.cancel_token().clone();
+    let resumed = app
+        .service
+        .resume_agent(agent, call, caller, cancel, run.last_node)
+        .await;
+    let answer = match resumed {
+        Ok(Resumed::Streamed(events)) => Ok(Answer::Streamed {
+            events,
+            provenance: Provenance::default(),
+            meter: Meter::default(),
+        }),
+        Ok(Resumed::Answered(node)) => match logged_answer(app, node).await {
+            Ok(answer) => {
+                for event in answer.events {
+                    push(&worker, encoder.encode(event));
+                }
+                push(&worker, encoder.encode(answer.done));
+                finish(app, worker, RunStatus::Completed, None).await;
+                return;
+            }
+            Err(reason) => {
+                let events = encoder.fail(
+                    ResponseState::Failed,
+                    ResponseFailure {
+                        code: "server_error".into(),
+                        message: reason.clone(),
+                    },
+                );
+                push(&worker, events);
+                finish(app, worker, RunStatus::Failed, Some(reason)).await;
+                return;
+            }
+        },
+        Err(error) => Err(error),
+    };
+    end(app, worker, encoder, answer).await;
+}
+
+/// The answer logged whole at `node`.
+async fn logged_answer(app: &App, node: NodeId) -> Result<StoredAnswer, String> {
+    let read = |message: String| format!("cannot read its answer: {message}");
+    let node = app
+        .service
+        .chat()
+        .store()
+        .node(node)
+        .await
+        .map_err(|error| read(error.to_string()))?
+        .ok_or_else(|| read("its node is gone".to_owned()))?;
+    let (events, done) = super::handlers::stored_events(app, &node)
+        .await
+        .map_err(|error| read(error.body().error.message.clone()))?;
+    let done = done.unwrap_or(StreamEvent::Done {
+        finish: FinishReason::Stop,
+    });
+    Ok(StoredAnswer { events, done })
 }
 
 /// The final answer of response `id` in the tree, when its last worker logged it whole before
@@ -286,17 +416,19 @@ struct StoredAnswer {
 
 /// Ends a run taken over whose answer the tree already holds: its events after the stored
 /// ones, then `completed`.
-async fn complete_from_tree(prepared: Prepared, worker: RunWorker, answer: StoredAnswer) {
+async fn complete_from_tree(
+    app: &App,
+    prepared: Prepared,
+    worker: RunWorker,
+    answer: StoredAnswer,
+) {
     let mut encoder = ResponseEncoder::new(prepared.begun).starting_at(worker.next_seq());
     push(&worker, encoder.restart());
     for event in answer.events {
         push(&worker, encoder.encode(event));
     }
     push(&worker, encoder.encode(answer.done));
-    let id = worker.id().to_owned();
-    if let Err(error) = worker.finish(RunStatus::Completed, None).await {
-        tracing::warn!(run = %id, %error, "could not record how the run ended");
-    }
+    finish(app, worker, RunStatus::Completed, None).await;
 }
 
 /// The stored request of `run`, planned again for its owner.

@@ -9,7 +9,9 @@
 //! terminal event once it ended), with the output items as their `output_item.added` /
 //! `output_item.done` events left them and the text deltas since applied. A finished run's
 //! object is its terminal event's response, exactly what a streaming client got last. A
-//! `response.in_progress` after a takeover starts the output again (see `background`).
+//! `response.in_progress` after a takeover sets the output to what it carries (see
+//! `background`): none when the model call is made again, the items so far when an agent's
+//! run goes on after them.
 
 use axum::response::Response;
 use conversation_tree::ResponseStatus;
@@ -196,9 +198,15 @@ fn apply(data: &Value, object: &mut Value, output: &mut Vec<Value>, ended: &mut 
         .as_u64()
         .and_then(|index| usize::try_from(index).ok());
     match data["type"].as_str().unwrap_or_default() {
+        // A response that begins again (a takeover) starts from the output its snapshot
+        // holds: none when the model call is made again, the first worker's items when an
+        // agent's run goes on after them.
         "response.created" | "response.in_progress" => {
             *object = data["response"].clone();
-            output.clear();
+            *output = data["response"]["output"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
         }
         _ if is_terminal_event(data) => {
             *object = data["response"].clone();

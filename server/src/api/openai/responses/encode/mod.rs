@@ -6,6 +6,7 @@
 mod logprobs;
 mod object;
 mod settings;
+mod stored;
 mod stream;
 
 pub use logprobs::{OutputLogprob, OutputTopLogprob, TextLogprob, TextTopLogprob};

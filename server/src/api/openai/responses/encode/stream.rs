@@ -312,6 +312,35 @@ impl ResponseEncoder {
         events
     }
 
+    /// The encoder of a response whose first worker (before a takeover) sent `stored`, its
+    /// output items as its events left them: they stay the response's first items, and the
+    /// items encoded from here follow them (their `output_index` and ids go on after them).
+    #[must_use]
+    pub fn after_output(mut self, stored: Vec<OutputItem>) -> Self {
+        self.response.output = stored;
+        self
+    }
+
+    /// The response goes on, on a worker that took it over, after the events its first
+    /// worker sent: `response.in_progress` with the output so far, then
+    /// `response.output_item.done` for each item that worker left open, ended `incomplete`.
+    pub fn resume(&mut self) -> Vec<ResponseEvent> {
+        let mut events = Vec::new();
+        let mut open = Vec::new();
+        for (index, item) in self.response.output.iter_mut().enumerate() {
+            if item.is_open() {
+                item.cut_short();
+                open.push(index);
+            }
+        }
+        let response = Box::new(self.response.clone());
+        self.emit(&mut events, EventKind::InProgress { response });
+        for index in open {
+            self.item_done(&mut events, index);
+        }
+        events
+    }
+
     /// The response as the events so far describe it.
     pub fn response(&self) -> &ResponseObject {
         &self.response
