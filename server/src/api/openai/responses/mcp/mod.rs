@@ -191,16 +191,15 @@ pub(crate) fn declarations(
                     .to_owned(),
             ));
         }
-        let allowed_tools = match tool.allowed_tools.map(allowed) {
-            None => Ok(None),
-            Some(Ok(names)) => Ok(Some(names)),
-            Some(Err(problem)) => Err(problems.push((at("allowed_tools"), problem))),
-        };
-        let require_approval = match tool.require_approval.map(approval) {
-            None => Ok(RequireApproval::Always),
-            Some(Ok(approval)) => Ok(approval),
-            Some(Err(problem)) => Err(problems.push((at("require_approval"), problem))),
-        };
+        let allowed_tools = tool
+            .allowed_tools
+            .map(allowed)
+            .transpose()
+            .map_err(|problem| problems.push((at("allowed_tools"), problem)));
+        let require_approval = tool
+            .require_approval
+            .map_or(Ok(RequireApproval::Always), approval)
+            .map_err(|problem| problems.push((at("require_approval"), problem)));
         if let (Ok(allowed_tools), Ok(require_approval)) = (allowed_tools, require_approval) {
             checked.push((
                 index,
