@@ -26,6 +26,7 @@ pub use crate::api::openai::embeddings::schema::{
     EmbeddingList, EmbeddingObject, EmbeddingUsage, EmbeddingsRequest, EncodingFormat,
 };
 pub use crate::api::openai::models::schema::{ModelEntry, ModelList};
+pub use crate::api::openai::responses::mcp::{McpTool, ResponseToolEntry};
 pub use crate::api::openai::responses::schema::{
     CreateResponseRequest, InputItem, InputSummaryText, ItemContent, ReasoningOptions,
     ResponseContentPart, ResponseTool,

@@ -159,3 +159,81 @@ async fn a_stopped_server_is_tried_again_by_a_later_run_not_by_every_one() {
     );
     server.stop().await;
 }
+
+/// `POST /v1/responses` with `body`: the status and the JSON answer.
+async fn responses(server: &TestServer, body: Value) -> (reqwest::StatusCode, Value) {
+    let answer = support::client()
+        .post(server.url("/v1/responses"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (answer.status(), answer.json().await.unwrap())
+}
+
+#[tokio::test]
+async fn a_responses_mcp_tool_names_a_configured_server_and_never_carries_credentials() {
+    let server = serving(everything()).await;
+    let (status, answer) = responses(
+        &server,
+        json!({"model": "echo", "input": "hi", "tools": [
+            {"type": "function", "name": "lookup"},
+            {"type": "mcp", "server_label": "mail", "require_approval": "never"},
+            {"type": "mcp", "server_label": "everything", "server_url": "https://elsewhere.example/mcp",
+             "headers": {"Authorization": "Bearer client-secret"}},
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    // OpenAI's error object: `type`, `param` (the first offending field) and `message`.
+    assert_eq!(answer["error"]["type"], "invalid_request_error");
+    assert_eq!(answer["error"]["param"], "tools[1].server_label");
+    let message = answer["error"]["message"].as_str().unwrap();
+    for field in [
+        "`tools[1].server_label`: no MCP server is named `mail` (the configured ones: everything)",
+        "`tools[2].server_url`",
+        "`tools[2].headers`",
+    ] {
+        assert!(message.contains(field), "{field:?} not in {message:?}");
+    }
+    assert!(!message.contains("client-secret"), "{message}");
+
+    // A misspelt field of an `mcp` entry is named with its entry.
+    let (status, answer) = responses(
+        &server,
+        json!({"model": "echo", "input": "hi",
+               "tools": [{"type": "mcp", "server_lable": "everything"}]}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("`tools[0]`: unknown field `server_lable`"),
+        "{message}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_mcp_approval_response_for_no_pending_request_is_refused_naming_every_id() {
+    let server = serving(everything()).await;
+    let (status, answer) = responses(
+        &server,
+        json!({"model": "echo", "input": [
+            {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": true},
+            {"type": "mcp_approval_response", "approval_request_id": "mcpr_2", "approve": false,
+             "reason": "not now"},
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 400);
+    assert_eq!(answer["error"]["param"], "input[0].approval_request_id");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "`mcpr_1` (`input[0].approval_request_id`), `mcpr_2` (`input[1].approval_request_id`)"
+        ),
+        "{message}"
+    );
+    server.stop().await;
+}

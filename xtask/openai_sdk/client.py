@@ -570,6 +570,33 @@ def error_unknown_field(client):
 
 
 @check
+def responses_mcp_tool_unknown_label(client):
+    # The SDK's own `Mcp` tool param and `McpApprovalResponse` input item reach the server
+    # as OpenAI documents them: a label no configured server has is a 400 on that field.
+    try:
+        client.responses.create(
+            model="echo",
+            input="hi",
+            tools=[{"type": "mcp", "server_label": "mail", "require_approval": "never"}],
+        )
+    except openai.BadRequestError as err:
+        expect_equal(err.body.get("param"), "tools[0].server_label", 'body["param"]')
+    else:
+        raise CheckFailed("an mcp tool naming no configured server was accepted")
+    try:
+        client.responses.create(
+            model="echo",
+            input=[
+                {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True},
+            ],
+        )
+    except openai.BadRequestError as err:
+        expect_equal(err.body.get("param"), "input[0].approval_request_id", 'body["param"]')
+        return f"BadRequestError params tools[0].server_label, {err.param!r}"
+    raise CheckFailed("an mcp_approval_response for no pending request was accepted")
+
+
+@check
 def error_unkeyed_model(client):
     keyless = sdk_client(base_url=SKEIN_KEYLESS_URL)
     try:

@@ -219,7 +219,10 @@ pub(crate) async fn prepare(
         tools,
         tool_choice,
         settings,
+        mcp,
     } = planned;
+    let declared = super::mcp::declarations(mcp, &super::mcp::configured(app.service.config()))?;
+    super::mcp::refuse_running(&declared)?;
     if let Some(previous) = &previous_response_id {
         let found = if is_response_id(previous) {
             app.service

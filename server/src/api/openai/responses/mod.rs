@@ -4,6 +4,7 @@
 //! - `schema`: the request ([`CreateResponseRequest`](schema::CreateResponseRequest)).
 //! - `file_urls`: `input_file` parts by URL, fetched before planning.
 //! - `references`: `item_reference` input items resolved to the caller's stored items.
+//! - `mcp`: `mcp` tools, checked against the operator's MCP servers.
 //! - `plan`: a request to a gateway call, continuing a stored response when asked.
 //! - `encode`: the answer as numbered stream events or as one `response` object.
 //! - `handlers`: the handlers.
@@ -15,6 +16,7 @@ pub(crate) mod background;
 pub mod encode;
 pub(crate) mod file_urls;
 pub(crate) mod handlers;
+pub(crate) mod mcp;
 pub(crate) mod plan;
 mod references;
 pub(crate) mod schema;

@@ -6,6 +6,7 @@ use providers::{ChatOptions, ChatRequest, ToolChoice};
 use serde_json::{Value, json};
 use service::{GatewayCall, Logging, ModelRequest, Thread};
 
+use super::mcp::{McpTool, ResponseToolEntry};
 use super::schema::{CreateResponseRequest, Includable, InputItem, ItemContent, ResponseTool};
 use super::schema::{InputSummaryText, ResponseContentPart};
 use crate::api::openai::chat_completions::plan::{
@@ -36,6 +37,9 @@ pub(crate) struct ResponsesCall {
     pub(crate) tool_choice: Value,
     /// The other settings the answer repeats.
     pub(crate) settings: ResponseSettings,
+    /// The `mcp` tools declared, each with its index in `tools`, not yet checked against the
+    /// operator's servers.
+    pub(crate) mcp: Vec<(usize, McpTool)>,
 }
 
 /// The call `request` asks for, or the first field that cannot be honoured.
@@ -102,13 +106,21 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
             "`input` holds nothing to answer; send a message or a function call output",
         ));
     }
-    let declared = request.tools.unwrap_or_default();
-    let echoed_tools = declared.iter().map(echo_tool).collect();
-    let tools = declared
-        .into_iter()
-        .enumerate()
-        .map(|(index, tool)| tool_spec(index, tool))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut echoed_tools = Vec::new();
+    let mut tools = Vec::new();
+    let mut mcp = Vec::new();
+    for (index, entry) in request.tools.unwrap_or_default().into_iter().enumerate() {
+        match entry {
+            ResponseToolEntry::Function(tool) => {
+                echoed_tools.push(echo_tool(&tool));
+                tools.push(tool_spec(index, tool)?);
+            }
+            ResponseToolEntry::Mcp(tool) => {
+                echoed_tools.push(echo_mcp_tool(&tool));
+                mcp.push((index, tool));
+            }
+        }
+    }
     let echoed_choice = request.tool_choice.clone().unwrap_or_else(|| json!("auto"));
     let (format, verbosity) = request
         .text
@@ -165,6 +177,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         tools: echoed_tools,
         tool_choice: echoed_choice,
         settings,
+        mcp,
     })
 }
 
@@ -292,6 +305,8 @@ fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
     let mut messages: Vec<Message> = Vec::with_capacity(items.len());
     // The model's turn being gathered: its reasoning, message and calls are separate items.
     let mut answer: Vec<ContentPart> = Vec::new();
+    // `mcp_approval_response` items, by field and the request they answer.
+    let mut approvals: Vec<(String, String)> = Vec::new();
     for (index, mut value) in items.into_iter().enumerate() {
         let field = format!("input[{index}]");
         if let Value::Object(item) = &mut value
@@ -345,6 +360,10 @@ fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
                 let message = request_message(&field, &role, content)?;
                 messages.push(message);
             }
+            InputItem::McpApprovalResponse {
+                approval_request_id,
+                ..
+            } => approvals.push((field, approval_request_id)),
             InputItem::FunctionCallOutput {
                 call_id, output, ..
             } => {
@@ -365,7 +384,28 @@ fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
         }
     }
     close_answer(&mut messages, &mut answer);
+    refuse_unknown_approvals(&approvals)?;
     Ok(messages)
+}
+
+/// Refuses `mcp_approval_response` items, naming every request they answer: no response holds
+/// pending MCP approval requests yet, so each names a request that is not pending.
+fn refuse_unknown_approvals(approvals: &[(String, String)]) -> Result<(), OpenAiError> {
+    let Some((first, _)) = approvals.first() else {
+        return Ok(());
+    };
+    let ids: Vec<String> = approvals
+        .iter()
+        .map(|(field, id)| format!("`{id}` (`{field}.approval_request_id`)"))
+        .collect();
+    Err(OpenAiError::invalid(
+        format!("{first}.approval_request_id"),
+        format!(
+            "no MCP approval request is pending with the id(s) {}; answer only the \
+             `mcp_approval_request` items of the response `previous_response_id` names",
+            ids.join(", ")
+        ),
+    ))
 }
 
 /// The model's turn gathered so far, as one AI message before what follows it.
@@ -492,6 +532,19 @@ fn echo_tool(tool: &ResponseTool) -> Value {
         "description": tool.description,
         "parameters": tool.parameters,
         "strict": tool.strict,
+    })
+}
+
+/// An `mcp` tool as the answer repeats it: what the client declared, its credentials never.
+fn echo_mcp_tool(tool: &McpTool) -> Value {
+    json!({
+        "type": "mcp",
+        "server_label": tool.server_label,
+        "server_url": tool.server_url,
+        "server_description": tool.server_description,
+        "allowed_tools": tool.allowed_tools,
+        "require_approval": tool.require_approval.clone().unwrap_or_else(|| json!("always")),
+        "headers": null,
     })
 }
 

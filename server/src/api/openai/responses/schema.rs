@@ -6,6 +6,7 @@ use serde::Deserialize;
 use serde_json::Value;
 use utoipa::ToSchema;
 
+use super::mcp::ResponseToolEntry;
 use crate::api::body::UnknownFields;
 use crate::api::openai::options::SharedFields;
 
@@ -40,10 +41,11 @@ pub struct CreateResponseRequest {
     /// from the conversation tree (also after a restart).
     #[serde(default)]
     pub previous_response_id: Option<String>,
-    /// Function tools the model may call; calls come back as `function_call` items and are
-    /// not run.
-    #[serde(default)]
-    pub tools: Option<Vec<ResponseTool>>,
+    /// Tools the model may call: functions, whose calls come back as `function_call` items for
+    /// the client to run, and MCP servers the operator configured (`{"type": "mcp",
+    /// "server_label": …}`).
+    #[serde(default, deserialize_with = "super::mcp::tool_entries")]
+    pub tools: Option<Vec<ResponseToolEntry>>,
     /// `none`, `auto`, `required` or `{"type": "function", "name": …}`.
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
@@ -246,6 +248,19 @@ pub enum InputItem {
         /// The item's status.
         #[serde(default)]
         status: Option<String>,
+    },
+    /// The client's answer to an `mcp_approval_request` of the response it continues.
+    McpApprovalResponse {
+        /// The `id` of the `mcp_approval_request` it answers.
+        approval_request_id: String,
+        /// Whether the call may run.
+        approve: bool,
+        /// Why, told to the model when the call is rejected.
+        #[serde(default)]
+        reason: Option<String>,
+        /// The item's id.
+        #[serde(default)]
+        id: Option<String>,
     },
     /// A reasoning item of an earlier response, sent back.
     Reasoning {
