@@ -9,7 +9,11 @@
 //!
 //! `cargo xtask bench gateway [OPTIONS]` compares `skein serve` with nginx and LiteLLM's proxy
 //! in front of the same loopback provider (see [`gateway`]).
+//!
+//! `cargo xtask bench follow [OPTIONS]` measures the delay of following a run live from another
+//! replica on one PostgreSQL database (see [`follow`]).
 
+mod follow;
 mod gateway;
 
 use crate::cmd;
@@ -21,12 +25,16 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if args.first().map(String::as_str) == Some("gateway") {
         return gateway::run(&args[1..]);
     }
+    if args.first().map(String::as_str) == Some("follow") {
+        return follow::run(&args[1..]);
+    }
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
         println!(
             "usage: cargo xtask bench [--concurrency N] [--seconds S] [--deltas N] [--delay-ms MS]\n\
              defaults: 200 clients, 30 s, 500 deltas per answer, 1 ms between deltas\n\
              \n\
-             cargo xtask bench gateway [--help]: skein serve beside nginx and LiteLLM's proxy"
+             cargo xtask bench gateway [--help]: skein serve beside nginx and LiteLLM's proxy\n\
+             cargo xtask bench follow [--help]: the delay of following a run from another replica"
         );
         return Ok(());
     }

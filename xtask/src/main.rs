@@ -6,7 +6,8 @@
 //!   clients, docs.
 //! - `cargo xtask pg start | stop | status`: a throwaway PostgreSQL cluster for the tests.
 //! - `cargo xtask bench`: the server load scenario (200 concurrent streams for 30 s);
-//!   `cargo xtask bench gateway`: `skein serve` beside nginx and LiteLLM's proxy.
+//!   `cargo xtask bench gateway`: `skein serve` beside nginx and LiteLLM's proxy;
+//!   `cargo xtask bench follow`: the delay of following a run live from another replica.
 //! - `cargo xtask chaos-runs [--sqlite]`: the chaos test of durable runs: background runs
 //!   through `skein serve` replicas on one PostgreSQL database (or one on SQLite) that are
 //!   killed with `kill -9` at random instants and restarted (also a step of `ci`).
@@ -51,6 +52,9 @@ commands:
   bench    server load: 200 concurrent streams x 30 s, p99 time to first event, CPU per delta
   bench gateway
            skein serve beside nginx and LiteLLM's proxy: CPU and writes per delta, TTFT
+  bench follow [OPTIONS]
+           two replicas on PostgreSQL: the delay of a follower on the other replica (and
+           on the same one) behind the client that started the run, p50/p90/p99/max
   chaos-runs [--sqlite] [OPTIONS]
            background runs through 3 replicas on PostgreSQL (or 1 on SQLite) killed with
            kill -9 and restarted: runs ended, nodes lost or duplicated, resumed streams
