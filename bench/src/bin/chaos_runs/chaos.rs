@@ -12,7 +12,7 @@ use rand::rngs::StdRng;
 use rand::{RngExt as _, SeedableRng as _};
 
 use crate::client::Cluster;
-use crate::replicas::Replica;
+use crate::replica::Replica;
 
 /// Which replica each run was started on (by the client's POST), so that a lease holder's
 /// name can be tied to a replica: a run's first lease is its starter's.

@@ -12,7 +12,7 @@ use rand::{RngExt as _, SeedableRng as _};
 use serde_json::{Value, json};
 
 use crate::chaos::StartedOn;
-use crate::sse::{Frame, Splitter};
+use crate::sse::{Frame, Splitter, data_json};
 
 /// The replicas as a load balancer sees them: fixed addresses, and which are up.
 #[derive(Debug)]
@@ -398,17 +398,6 @@ fn lock(
     started_on
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// The JSON of a frame's `data:` lines.
-pub(crate) fn data_json(frame: &[u8]) -> Option<Value> {
-    let text = String::from_utf8_lossy(frame);
-    let data: Vec<&str> = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(|data| data.strip_prefix(' ').unwrap_or(data))
-        .collect();
-    serde_json::from_str(&data.join("\n")).ok()
 }
 
 /// Which message items of a response to read.

@@ -40,8 +40,11 @@ mod check;
 mod client;
 mod options;
 mod provider;
+#[path = "../../harness/replica.rs"]
+mod replica;
 mod replicas;
 mod report;
+#[path = "../../harness/sse.rs"]
 mod sse;
 
 use std::collections::HashMap;
@@ -56,7 +59,8 @@ use rand::{RngExt as _, SeedableRng as _};
 
 use crate::client::{Cluster, Plan, RunLog};
 use crate::options::{Backend, Options, USAGE};
-use crate::replicas::{ECHO_AGENT, LOOPBACK_AGENT, PLAIN_MODEL, Replica};
+use crate::replica::{Launch, Replica};
+use crate::replicas::{ECHO_AGENT, LOOPBACK_AGENT, PLAIN_MODEL};
 use crate::report::Figures;
 
 /// What the runs ask for, with the share of each: the agent on the loopback provider (tool
@@ -118,8 +122,19 @@ async fn run(options: Options) -> Result<(), String> {
         .build()
         .map_err(|err| format!("cannot build the HTTP client: {err}"))?;
 
+    let db = match &options.backend {
+        Backend::Postgres(url) => url.clone(),
+        Backend::Sqlite => options.work_dir.join("runs.db").display().to_string(),
+    };
+    let launch = Launch {
+        binary: &options.skein,
+        db: &db,
+        config: &config,
+        token_file: &token_file,
+        work_dir: &options.work_dir,
+    };
     let mut replicas = (0..options.replicas)
-        .map(|index| Replica::new(&options, index, &config, &token_file))
+        .map(|index| Replica::new(&launch, format!("replica-{index}")))
         .collect::<Result<Vec<_>, _>>()?;
     // One after the other: the first brings the schema up to date.
     for replica in &mut replicas {

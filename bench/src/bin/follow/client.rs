@@ -7,10 +7,33 @@ use serde_json::json;
 
 use crate::provider::TAG_PREFIX;
 use crate::replicas::MODEL;
-use crate::sse::{Event, Splitter};
+use crate::sse::{Frame, Splitter, data_json};
 
 /// How long one stream may take to its terminal event.
 const STREAM_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// An event as a client received it, with the instant of the read that completed it.
+#[derive(Clone, Debug)]
+pub(crate) struct Event {
+    pub(crate) frame: Frame,
+    pub(crate) arrived: Instant,
+}
+
+/// Splits the bytes of one read into `events`, each stamped with the read's instant.
+fn split(splitter: &mut Splitter, bytes: &[u8], events: &mut Vec<Event>) -> Result<(), String> {
+    let arrived = Instant::now();
+    events.extend(
+        splitter
+            .push(bytes)?
+            .into_iter()
+            .map(|frame| Event { frame, arrived }),
+    );
+    Ok(())
+}
+
+fn ended(events: &[Event]) -> bool {
+    events.last().is_some_and(|event| event.frame.is_terminal())
+}
 
 /// What the clients of one run received.
 pub(crate) struct RunLog {
@@ -62,7 +85,7 @@ pub(crate) async fn drive(target: Target, tag: usize) -> Result<RunLog, String> 
     let mut origin: Vec<Event> = Vec::new();
     let mut followers = None;
     let deadline = tokio::time::Instant::now() + STREAM_TIMEOUT;
-    while !origin.last().is_some_and(Event::is_terminal) {
+    while !ended(&origin) {
         let read = tokio::time::timeout_at(deadline, bytes.next())
             .await
             .map_err(|_| format!("run {tag}: the POST stream on A did not end in time"))?;
@@ -72,13 +95,13 @@ pub(crate) async fn drive(target: Target, tag: usize) -> Result<RunLog, String> 
             ));
         };
         let read = read.map_err(|err| format!("run {tag}: reading the POST stream: {err}"))?;
-        origin.extend(splitter.push(&read, Instant::now())?);
+        split(&mut splitter, &read, &mut origin)?;
         if followers.is_none()
             && let Some(id) = origin
                 .first()
-                .and_then(|event| event.json["response"]["id"].as_str())
+                .and_then(|event| data_json(&event.frame.bytes))
+                .and_then(|json| json["response"]["id"].as_str().map(str::to_owned))
         {
-            let id = id.to_owned();
             let other = tokio::spawn(follow(target.clone(), target.b.clone(), id.clone()));
             let same = tokio::spawn(follow(target.clone(), target.a.clone(), id.clone()));
             followers = Some((id, other, same));
@@ -119,7 +142,7 @@ async fn follow(target: Target, base: String, id: String) -> Result<Vec<Event>, 
     let mut splitter = Splitter::default();
     let mut events: Vec<Event> = Vec::new();
     let deadline = tokio::time::Instant::now() + STREAM_TIMEOUT;
-    while !events.last().is_some_and(Event::is_terminal) {
+    while !ended(&events) {
         let read = tokio::time::timeout_at(deadline, bytes.next())
             .await
             .map_err(|_| "the followed stream did not end in time".to_owned())?;
@@ -127,7 +150,7 @@ async fn follow(target: Target, base: String, id: String) -> Result<Vec<Event>, 
             return Err("the followed stream ended before a terminal event".to_owned());
         };
         let read = read.map_err(|err| format!("reading the followed stream: {err}"))?;
-        events.extend(splitter.push(&read, Instant::now())?);
+        split(&mut splitter, &read, &mut events)?;
     }
     Ok(events)
 }

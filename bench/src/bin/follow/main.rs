@@ -14,8 +14,13 @@
 mod client;
 mod options;
 mod provider;
+// Shared with the chaos test, whose restarts and log checks this bench does not use.
+#[allow(dead_code)]
+#[path = "../../harness/replica.rs"]
+mod replica;
 mod replicas;
 mod report;
+#[path = "../../harness/sse.rs"]
 mod sse;
 
 use std::fs;
@@ -26,7 +31,7 @@ use futures::StreamExt as _;
 
 use crate::client::Target;
 use crate::options::{Options, USAGE};
-use crate::replicas::{Launch, Replica};
+use crate::replica::{Launch, Replica};
 use crate::report::Figures;
 
 /// The bearer token of the runs.
@@ -83,10 +88,13 @@ async fn run(options: &Options) -> Result<(), String> {
         .tcp_nodelay(true)
         .build()
         .map_err(|err| err.to_string())?;
-    let mut a = Replica::spawn(&launch, "replica-a")?;
-    let mut b = Replica::spawn(&launch, "replica-b")?;
-    a.wait_healthy(&http).await?;
-    b.wait_healthy(&http).await?;
+    let mut a = Replica::new(&launch, "replica-a".to_owned())?;
+    let mut b = Replica::new(&launch, "replica-b".to_owned())?;
+    // One after the other: the first brings the schema up to date.
+    for replica in [&mut a, &mut b] {
+        replica.spawn()?;
+        replica.wait_healthy(&http).await?;
+    }
     let target = Target {
         http,
         a: a.url(),
@@ -101,8 +109,8 @@ async fn run(options: &Options) -> Result<(), String> {
         .collect()
         .await;
     let elapsed = started.elapsed();
-    a.stop();
-    b.stop();
+    a.stop()?;
+    b.stop()?;
 
     let mut figures = Figures::default();
     let mut failures = Vec::new();

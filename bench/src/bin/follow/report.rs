@@ -6,9 +6,9 @@ use std::time::Instant;
 use bench::stats::percentile;
 use serde_json::Value;
 
-use crate::client::RunLog;
+use crate::client::{Event, RunLog};
 use crate::provider::Sent;
-use crate::sse::Event;
+use crate::sse::{Frame, data_json};
 
 /// Delays in milliseconds, signed (a follower may be served before the POST client).
 #[derive(Debug, Default)]
@@ -78,8 +78,9 @@ impl Figures {
             (&run.other, &mut self.other),
         ] {
             for event in events {
-                if event.json["type"] == "response.output_text.delta"
-                    && let Some(index) = delta_index(&event.json)
+                if event.frame.kind == "response.output_text.delta"
+                    && let Some(index) =
+                        data_json(&event.frame.bytes).as_ref().and_then(delta_index)
                     && let Some(at) = sent.at(run.tag, index)
                 {
                     delays.push(event.arrived, at);
@@ -139,8 +140,9 @@ fn difference(origin: &[Event], followed: &[Event]) -> Option<String> {
     origin
         .iter()
         .zip(followed)
-        .find(|(a, b)| a.seq != b.seq || a.bytes != b.bytes)
-        .map(|(a, b)| {
+        .map(|(a, b)| (&a.frame, &b.frame))
+        .find(|(a, b)| a != b)
+        .map(|(a, b): (&Frame, &Frame)| {
             format!(
                 "event {} differs from the POST client's event {}: {:?} vs {:?}",
                 b.seq,
@@ -163,9 +165,11 @@ mod tests {
         let json =
             json!({"type": "response.output_text.delta", "delta": text, "sequence_number": seq});
         Event {
-            bytes: format!("data: {json}\n\n").into_bytes(),
-            seq,
-            json,
+            frame: Frame {
+                bytes: format!("data: {json}\n\n").into_bytes(),
+                seq,
+                kind: "response.output_text.delta".to_owned(),
+            },
             arrived,
         }
     }

@@ -1,5 +1,5 @@
-//! Server-sent event frames as the bytes a client received, with the sequence number and type
-//! of each: resumed streams are compared with the full replay byte for byte.
+//! Server-sent event frames of a Responses stream as the bytes a client received, with the
+//! sequence number and type of each, so that two clients' streams compare byte for byte.
 
 use serde_json::Value;
 
@@ -45,12 +45,7 @@ impl Splitter {
 
 fn parse(raw: Vec<u8>) -> Result<Option<Frame>, String> {
     let text = String::from_utf8_lossy(&raw);
-    let data: String = text
-        .lines()
-        .filter_map(|line| line.strip_prefix("data:"))
-        .map(|data| data.strip_prefix(' ').unwrap_or(data))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let data = data_text(&text);
     if data.is_empty() {
         // A comment or keep-alive: not an event of the run.
         return Ok(None);
@@ -71,6 +66,21 @@ fn parse(raw: Vec<u8>) -> Result<Option<Frame>, String> {
         seq,
         kind,
     }))
+}
+
+/// The JSON of a frame's `data:` lines, when they hold JSON.
+pub(crate) fn data_json(frame: &[u8]) -> Option<Value> {
+    serde_json::from_str(&data_text(&String::from_utf8_lossy(frame))).ok()
+}
+
+/// A frame's `data:` lines joined, as a client reads them.
+fn data_text(frame: &str) -> String {
+    frame
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(|data| data.strip_prefix(' ').unwrap_or(data))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[cfg(test)]
