@@ -78,6 +78,21 @@ pub(crate) fn output_text(object: &Value) -> String {
         .collect()
 }
 
+/// The whole stored stream of response `id` from `server` (`?stream=true`), checked to be
+/// numbered from 0 without a gap: each event's data and bytes.
+pub(crate) async fn numbered_replay(server: &TestServer, id: &str) -> Vec<(Value, Vec<u8>)> {
+    let replay = get(server, &format!("/v1/responses/{id}?stream=true"))
+        .await
+        .bytes()
+        .await
+        .unwrap();
+    let events = frames(&replay);
+    for (index, (data, _)) in events.iter().enumerate() {
+        assert_eq!(data["sequence_number"], index as u64, "{data}");
+    }
+    events
+}
+
 /// The SSE frames of a stream, each with the bytes it was sent as.
 pub(crate) fn frames(body: &[u8]) -> Vec<(Value, Vec<u8>)> {
     let text = std::str::from_utf8(body).unwrap();
@@ -303,15 +318,7 @@ async fn a_dead_replicas_response_is_taken_over(a: TestServer, b: TestServer) {
     assert_eq!(output_text(&done), "one two three four five six");
     assert!(took < Duration::from_secs(15), "taken over in {took:?}");
     // The stored stream: A's events, then B's from `response.in_progress` on, numbered on.
-    let replay = get(&b, &format!("/v1/responses/{id}?stream=true"))
-        .await
-        .bytes()
-        .await
-        .unwrap();
-    let events = frames(&replay);
-    for (index, (data, _)) in events.iter().enumerate() {
-        assert_eq!(data["sequence_number"], index as u64);
-    }
+    let events = numbered_replay(&b, &id).await;
     let restarts = events
         .iter()
         .filter(|(data, _)| data["type"] == "response.in_progress")

@@ -18,7 +18,7 @@ use server::{Server, ServerConfig};
 use service::config::AgentAlias;
 use service::store::StoreKind;
 
-use crate::background::{config, frames, get, poll_until_ended, post};
+use crate::background::{config, get, numbered_replay, poll_until_ended, post};
 use crate::support::TestServer;
 
 const AGENT: &str = "skein/agent";
@@ -148,15 +148,7 @@ async fn a_tool_call_in_flight_when_the_replica_died_is_answered_not_run_again()
     assert_eq!(done["status"], "completed", "{done}");
 
     // The stream: the stored events, then the continuation numbered on from them.
-    let replay = get(&server, &format!("/v1/responses/{id}?stream=true"))
-        .await
-        .bytes()
-        .await
-        .unwrap();
-    let events = frames(&replay);
-    for (index, (data, _)) in events.iter().enumerate() {
-        assert_eq!(data["sequence_number"], index as u64, "{data}");
-    }
+    let events = numbered_replay(&server, id).await;
     for ((data, bytes), stored) in events.iter().zip(&stored) {
         assert_eq!(data, stored);
         assert_eq!(
@@ -264,15 +256,7 @@ async fn a_dead_replicas_agent_run_is_continued(a: TestServer, b: TestServer, st
     a.server.service().run_records().unwrap().halt();
     let done = poll_until_ended(&b, &id).await;
     assert_eq!(done["status"], "completed", "{done}");
-    let replay = get(&b, &format!("/v1/responses/{id}?stream=true"))
-        .await
-        .bytes()
-        .await
-        .unwrap();
-    let events = frames(&replay);
-    for (index, (data, _)) in events.iter().enumerate() {
-        assert_eq!(data["sequence_number"], index as u64);
-    }
+    let events = numbered_replay(&b, &id).await;
     assert_eq!(events.last().unwrap().0["response"], done);
     let output = done["output"].as_array().unwrap();
     let last = output.last().unwrap();

@@ -43,7 +43,7 @@ use std::sync::{Arc, Weak};
 use async_trait::async_trait;
 use axum::body::Bytes;
 use axum::response::Response;
-use conversation_tree::{NodeId, ResponseStatus};
+use conversation_tree::{Node, NodeId, ResponseStatus};
 use futures::StreamExt as _;
 use providers::{FinishReason, StreamEvent};
 use serde_json::{Value, json};
@@ -332,11 +332,7 @@ async fn continue_agent(
         }),
         Ok(Resumed::Answered(node)) => match logged_answer(app, node).await {
             Ok(answer) => {
-                for event in answer.events {
-                    push(&worker, encoder.encode(event));
-                }
-                push(&worker, encoder.encode(answer.done));
-                finish(app, worker, RunStatus::Completed, None).await;
+                end_with(app, worker, encoder, answer).await;
                 return;
             }
             Err(reason) => {
@@ -368,9 +364,14 @@ async fn logged_answer(app: &App, node: NodeId) -> Result<StoredAnswer, String> 
         .await
         .map_err(|error| read(error.to_string()))?
         .ok_or_else(|| read("its node is gone".to_owned()))?;
-    let (events, done) = super::handlers::stored_events(app, &node)
+    answer_of(app, &node).await
+}
+
+/// The answer `node` holds, as events; an answer stored without its end ends as a stop.
+async fn answer_of(app: &App, node: &Node) -> Result<StoredAnswer, String> {
+    let (events, done) = super::handlers::stored_events(app, node)
         .await
-        .map_err(|error| read(error.body().error.message.clone()))?;
+        .map_err(|error| format!("cannot read its answer: {}", error.body().error.message))?;
     let done = done.unwrap_or(StreamEvent::Done {
         finish: FinishReason::Stop,
     });
@@ -392,20 +393,15 @@ async fn answered(app: &App, caller: Principal, id: &str) -> Result<Option<Store
     let Some(node) = node.filter(|node| node.status() == ResponseStatus::Completed) else {
         return Ok(None);
     };
-    let (events, done) = super::handlers::stored_events(app, &node)
-        .await
-        .map_err(|error| format!("cannot read its answer: {}", error.body().error.message))?;
+    let answer = answer_of(app, &node).await?;
     // An agent's round that called tools is not its final answer.
-    let done = match done {
-        Some(StreamEvent::Done {
-            finish: FinishReason::ToolCalls,
-        }) => return Ok(None),
-        Some(done) => done,
-        None => StreamEvent::Done {
-            finish: FinishReason::Stop,
-        },
-    };
-    Ok(Some(StoredAnswer { events, done }))
+    let called_tools = matches!(
+        answer.done,
+        StreamEvent::Done {
+            finish: FinishReason::ToolCalls
+        }
+    );
+    Ok((!called_tools).then_some(answer))
 }
 
 /// A response's whole answer as the tree holds it.
@@ -424,6 +420,17 @@ async fn complete_from_tree(
 ) {
     let mut encoder = ResponseEncoder::new(prepared.begun).starting_at(worker.next_seq());
     push(&worker, encoder.restart());
+    end_with(app, worker, encoder, answer).await;
+}
+
+/// Ends the run with `answer`, which the tree holds whole: its events after those `encoder`
+/// numbered so far, then `completed`.
+async fn end_with(
+    app: &App,
+    worker: RunWorker,
+    mut encoder: ResponseEncoder,
+    answer: StoredAnswer,
+) {
     for event in answer.events {
         push(&worker, encoder.encode(event));
     }
