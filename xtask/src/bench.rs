@@ -16,6 +16,8 @@
 mod follow;
 mod gateway;
 
+use std::path::PathBuf;
+
 use crate::cmd;
 
 /// The scenario the issue asks for; options given on the command line come after and win.
@@ -45,4 +47,34 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
             .args(DEFAULTS)
             .args(args),
     )
+}
+
+/// Builds the release `skein` binary and the `bench` crate's `harness` binary; their paths.
+fn release_binaries(harness: &str) -> Result<(PathBuf, PathBuf), String> {
+    cmd::step(
+        "build skein (release)",
+        cmd::cargo().args([
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "cli",
+            "--bin",
+            "skein",
+        ]),
+    )?;
+    cmd::step(
+        &format!("build the {harness} bench (release)"),
+        cmd::cargo().args([
+            "build",
+            "--release",
+            "--locked",
+            "-p",
+            "bench",
+            "--bin",
+            harness,
+        ]),
+    )?;
+    let release = cmd::target_dir().join("release");
+    Ok((release.join("skein"), release.join(harness)))
 }

@@ -10,7 +10,7 @@
 use std::fs;
 use std::process::Command;
 
-use crate::cmd::{cargo, step, target_dir};
+use crate::cmd::{step, target_dir};
 
 /// Options xtask sets itself.
 const SET_HERE: [&str; 3] = ["--skein", "--work-dir", "--pg-url"];
@@ -19,32 +19,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if let Some(own) = args.iter().find(|arg| SET_HERE.contains(&arg.as_str())) {
         return Err(format!("bench follow: `{own}` is set by xtask"));
     }
-    step(
-        "build skein (release)",
-        cargo().args([
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "cli",
-            "--bin",
-            "skein",
-        ]),
-    )?;
-    step(
-        "build the follow bench (release)",
-        cargo().args([
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "bench",
-            "--bin",
-            "follow",
-        ]),
-    )?;
-    let release = target_dir().join("release");
-    let harness = release.join("follow");
+    let (skein, harness) = super::release_binaries("follow")?;
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
         return step("follow --help", Command::new(&harness).arg("--help"));
     }
@@ -56,7 +31,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let mut command = Command::new(&harness);
     command
         .arg("--skein")
-        .arg(release.join("skein"))
+        .arg(&skein)
         .arg("--work-dir")
         .arg(&run_dir)
         .args(["--pg-url", &cluster.url()])

@@ -24,7 +24,7 @@ use std::process::Command;
 
 use bench::gateway_options::Options;
 
-use crate::cmd::{cargo, step, target_dir};
+use crate::cmd::{step, target_dir};
 
 const USAGE: &str = "\
 usage: cargo xtask bench gateway [--seconds S] [--concurrency 50,200] [--rounds N] [--deltas N]
@@ -75,33 +75,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
     Options::parse(&passed).map_err(|err| format!("bench gateway: {err}\n\n{USAGE}"))?;
 
-    step(
-        "build skein (release)",
-        cargo().args([
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "cli",
-            "--bin",
-            "skein",
-        ]),
-    )?;
-    step(
-        "build the gateway bench (release)",
-        cargo().args([
-            "build",
-            "--release",
-            "--locked",
-            "-p",
-            "bench",
-            "--bin",
-            "gateway",
-        ]),
-    )?;
-    let release = target_dir().join("release");
-    let skein = release.join("skein");
-    let harness = release.join("gateway");
+    let (skein, harness) = super::release_binaries("gateway")?;
 
     let nginx = if no_nginx {
         Err("not measured: --no-nginx".to_owned())
