@@ -143,7 +143,7 @@ async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
             err,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 10,
+                supported: 11,
                 ..
             }
         ),

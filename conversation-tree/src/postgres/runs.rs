@@ -18,10 +18,25 @@ use crate::{NodeId, Result, StoreError};
 
 const COLUMNS: &str = "id, owner, protocol, mode, status, spec_json, continues_from, \
      last_node, cancel_requested, error, created_utc, updated_utc, finished_utc, last_seq, \
-     lease_holder, lease_epoch, lease_expires";
+     lease_holder, lease_epoch, lease_expires, paused_json, decide_by";
 
-/// Runs no replica works on: unfinished, never leased, released, or expired.
-const ORPHANED: &str = "finished_utc IS NULL AND (lease_expires IS NULL OR lease_expires <= now())";
+/// Runs no replica works on: unfinished, not paused (a paused run waits for its decisions),
+/// never leased, released, or expired.
+const ORPHANED: &str = "finished_utc IS NULL AND status <> 'paused' \
+     AND (lease_expires IS NULL OR lease_expires <= now())";
+
+/// Takes a paused run: in progress, leased to `$1` for `$2` microseconds.
+const TAKE: &str = "UPDATE runs SET status = 'in_progress', lease_holder = $1, \
+     lease_epoch = lease_epoch + 1, \
+     lease_expires = now() + $2::bigint * interval '1 microsecond', updated_utc = now()";
+
+/// What followers are told when a paused run is taken.
+fn taken(run: &Run) -> RunChange {
+    RunChange::Status {
+        run: run.id.clone(),
+        status: RunStatus::InProgress,
+    }
+}
 
 /// Orphaned runs, the longest orphaned first.
 const ORPHANED_ORDER: &str = "ORDER BY lease_expires NULLS FIRST, created_utc";
@@ -45,6 +60,8 @@ fn run_row(row: &Row) -> std::result::Result<RunRow, tokio_postgres::Error> {
         lease_holder: row.try_get(14)?,
         lease_epoch: row.try_get(15)?,
         lease_expires: row.try_get(16)?,
+        paused_json: row.try_get(17)?,
+        decide_by: row.try_get(18)?,
     })
 }
 
@@ -204,16 +221,28 @@ impl RunStore for PostgresStore {
         let mut client = self.client(OPERATION).await?;
         let tx = client.transaction().await.map_err(pg(OPERATION))?;
         let current = existing_run(&tx, OPERATION, id, "FOR UPDATE").await?;
-        let to = row::check_transition(id, current.status, update.status)?;
+        let to = row::check_transition(id, current.status, &update)?;
         check_node(&tx, OPERATION, update.last_node).await?;
+        // A run that ends or pauses is no longer any replica's.
         let finishing = to.is_some_and(RunStatus::is_terminal);
+        let freeing = finishing || update.pause.is_some();
+        let paused_json = update
+            .pause
+            .as_ref()
+            .map(|pause| pause.document.to_string());
+        let decide_within = update
+            .pause
+            .as_ref()
+            .map(|pause| micros(pause.decide_within));
         let sql = format!(
             "UPDATE runs SET status = COALESCE($2, status), \
              last_node = COALESCE($3, last_node), error = COALESCE($4, error), \
              updated_utc = now(), \
              finished_utc = CASE WHEN $5 THEN now() ELSE finished_utc END, \
-             lease_holder = CASE WHEN $5 THEN NULL ELSE lease_holder END, \
-             lease_expires = CASE WHEN $5 THEN NULL ELSE lease_expires END \
+             lease_holder = CASE WHEN $6 THEN NULL ELSE lease_holder END, \
+             lease_expires = CASE WHEN $6 THEN NULL ELSE lease_expires END, \
+             paused_json = COALESCE($7, paused_json), \
+             decide_by = COALESCE(now() + $8::bigint * interval '1 microsecond', decide_by) \
              WHERE id = $1 RETURNING {COLUMNS}"
         );
         let row = tx
@@ -225,6 +254,9 @@ impl RunStore for PostgresStore {
                     &update.last_node.map(NodeId::get),
                     &update.error,
                     &finishing,
+                    &freeing,
+                    &paused_json,
+                    &decide_within,
                 ],
             )
             .await
@@ -430,6 +462,53 @@ impl RunStore for PostgresStore {
         row.map(|row| to_run(OPERATION, &row)).transpose()
     }
 
+    async fn take_paused(&self, id: &str, replica: &str, ttl: Duration) -> Result<Option<Run>> {
+        const OPERATION: &str = "taking a paused run";
+        row::check_run_id(id)?;
+        row::check_replica(replica)?;
+        self.writable(OPERATION)?;
+        let mut client = self.client(OPERATION).await?;
+        let tx = client.transaction().await.map_err(pg(OPERATION))?;
+        let sql = format!("{TAKE} WHERE id = $3 AND status = 'paused' RETURNING {COLUMNS}");
+        let row = tx
+            .query_opt(&sql, &[&replica, &micros(ttl), &id])
+            .await
+            .map_err(pg(OPERATION))?;
+        let Some(row) = row else {
+            if read_run(&tx, OPERATION, id, "").await?.is_none() {
+                return Err(StoreError::UnknownRun { run: id.to_owned() });
+            }
+            return Ok(None);
+        };
+        let run = to_run(OPERATION, &row)?;
+        notify(&tx, OPERATION, &taken(&run)).await?;
+        tx.commit().await.map_err(pg(OPERATION))?;
+        Ok(Some(run))
+    }
+
+    async fn take_expired_pause(&self, replica: &str, ttl: Duration) -> Result<Option<Run>> {
+        const OPERATION: &str = "taking an expired pause";
+        row::check_replica(replica)?;
+        self.writable(OPERATION)?;
+        let mut client = self.client(OPERATION).await?;
+        let tx = client.transaction().await.map_err(pg(OPERATION))?;
+        // SKIP LOCKED: replicas sweeping at once take different pauses.
+        let sql = format!(
+            "{TAKE} WHERE id = (SELECT id FROM runs WHERE status = 'paused' \
+             AND decide_by <= now() ORDER BY decide_by LIMIT 1 FOR UPDATE SKIP LOCKED) \
+             AND status = 'paused' RETURNING {COLUMNS}"
+        );
+        let row = tx
+            .query_opt(&sql, &[&replica, &micros(ttl)])
+            .await
+            .map_err(pg(OPERATION))?;
+        let Some(row) = row else { return Ok(None) };
+        let run = to_run(OPERATION, &row)?;
+        notify(&tx, OPERATION, &taken(&run)).await?;
+        tx.commit().await.map_err(pg(OPERATION))?;
+        Ok(Some(run))
+    }
+
     fn run_changes(&self) -> RunChanges {
         self.listener.changes()
     }
@@ -442,7 +521,8 @@ impl RunStore for PostgresStore {
         let age = micros(older_than);
         let events = tx
             .execute(
-                "DELETE FROM run_events WHERE created_utc < now() - $1::bigint * interval '1 microsecond' \
+                "DELETE FROM run_events WHERE (created_utc < now() - $1::bigint * interval '1 microsecond' \
+                   AND run_id NOT IN (SELECT id FROM runs WHERE status = 'paused')) \
                  OR run_id IN (SELECT id FROM runs \
                    WHERE finished_utc < now() - $1::bigint * interval '1 microsecond')",
                 &[&age],

@@ -37,6 +37,7 @@ pub(super) const SCHEMA: Schema = Schema {
         include_str!("migrations/008_metadata.sql"),
         include_str!("migrations/009_runs.sql"),
         include_str!("migrations/010_token_slots.sql"),
+        include_str!("migrations/011_paused_runs.sql"),
     ],
     // "SKENmigr"
     lock: 0x534B_454E_6D69_6772,

@@ -16,13 +16,17 @@
 //! | `queued`      | `in_progress`                                    | a worker starts it                     |
 //! | `queued`      | `failed`, `cancelled`                            | refused before it starts, cancelled    |
 //! | `in_progress` | `completed`, `failed`, `cancelled`, `incomplete` | it ends                                |
+//! | `in_progress` | `paused`                                         | its tool calls wait for approval       |
+//! | `paused`      | `in_progress`                                    | taken to resume ([`RunStore::take_paused`]) |
+//! | `paused`      | `failed`, `cancelled`                            | given up, cancelled                    |
 //! | terminal      | (none)                                           | a finished run stays finished          |
 //!
 //! Any other change is [`StoreError::IllegalRunTransition`](crate::StoreError::IllegalRunTransition)
 //! and writes nothing. A run taken over by another worker stays `in_progress`; its new worker
-//! continues from [`Run::last_node`]. Statuses are stored as text without a database
-//! constraint, so a state to come (a run `paused` for a tool approval, with the calls it waits
-//! on) is one more [`RunStatus`] and rows in this table, not a migration.
+//! continues from [`Run::last_node`]. A paused run holds no lease and is never an orphan: it waits, for minutes or days,
+//! for whoever the decisions reach, on any replica, to take it ([`RunStore::take_paused`],
+//! atomic: of two deciders one wins); [`RunStore::take_expired_pause`] takes one nobody
+//! decided about in time.
 //!
 //! # Leases
 //!

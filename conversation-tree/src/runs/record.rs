@@ -30,20 +30,26 @@ pub enum RunStatus {
     Cancelled,
     /// Stopped by a limit (output tokens, rounds) with a partial answer. Final.
     Incomplete,
+    /// Stopped before running tool calls that wait for a person's approval ([`Run::paused`]
+    /// holds what resumes it). Not final: no replica holds it or takes it over; whoever the
+    /// decisions reach takes it ([`RunStore::take_paused`](super::RunStore::take_paused)),
+    /// and an undecided pause is taken when its time to decide ([`Run::decide_by`]) passes.
+    Paused,
 }
 
 impl RunStatus {
     /// Every status, in the order of a run's life.
-    pub const ALL: [RunStatus; 6] = [
+    pub const ALL: [RunStatus; 7] = [
         RunStatus::Queued,
         RunStatus::InProgress,
+        RunStatus::Paused,
         RunStatus::Completed,
         RunStatus::Failed,
         RunStatus::Cancelled,
         RunStatus::Incomplete,
     ];
 
-    /// The stored and shown name: `queued`, `in_progress`, `completed`, `failed`,
+    /// The stored and shown name: `queued`, `in_progress`, `paused`, `completed`, `failed`,
     /// `cancelled`, `incomplete`.
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -53,6 +59,7 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::Cancelled => "cancelled",
             RunStatus::Incomplete => "incomplete",
+            RunStatus::Paused => "paused",
         }
     }
 
@@ -72,14 +79,15 @@ impl RunStatus {
     }
 
     /// Whether a run in this status may move to `to`: queued → in progress, failed or
-    /// cancelled; in progress → any terminal status. Staying in a status is not a transition.
+    /// cancelled; in progress → paused or any terminal status; paused → in progress (taken
+    /// to resume), failed or cancelled. Staying in a status is not a transition.
     pub const fn can_become(self, to: RunStatus) -> bool {
         match self {
-            RunStatus::Queued => matches!(
+            RunStatus::Queued | RunStatus::Paused => matches!(
                 to,
                 RunStatus::InProgress | RunStatus::Failed | RunStatus::Cancelled
             ),
-            RunStatus::InProgress => to.is_terminal(),
+            RunStatus::InProgress => to.is_terminal() || matches!(to, RunStatus::Paused),
             RunStatus::Completed
             | RunStatus::Failed
             | RunStatus::Cancelled
@@ -250,6 +258,11 @@ pub struct Run {
     pub last_seq: Option<u64>,
     /// Who holds it and until when; the lease may have expired. `None` when it is free.
     pub lease: Option<Lease>,
+    /// What its protocol stored to resume it when it last paused for approval
+    /// ([`RunUpdate::paused`]); kept once it is taken, until it pauses again.
+    pub paused: Option<serde_json::Value>,
+    /// When its last pause is answered as rejected if nobody decided by then.
+    pub decide_by: Option<Timestamp>,
 }
 
 /// Changes to a run's record, applied by [`RunStore::update_run`](super::RunStore::update_run)
@@ -266,6 +279,14 @@ pub struct RunUpdate {
     pub(crate) status: Option<RunStatus>,
     pub(crate) last_node: Option<NodeId>,
     pub(crate) error: Option<String>,
+    pub(crate) pause: Option<Pause>,
+}
+
+/// What a pause stores: the protocol's document and how long a person has to decide.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Pause {
+    pub(crate) document: serde_json::Value,
+    pub(crate) decide_within: Duration,
 }
 
 impl RunUpdate {
@@ -275,10 +296,35 @@ impl RunUpdate {
     }
 
     /// Moves the run to `status`, a legal transition from its current one
-    /// ([`RunStatus::can_become`]).
+    /// ([`RunStatus::can_become`]). A run pauses with [`paused`](Self::paused) instead: asked
+    /// here, `paused` is refused, since a paused run must say how to resume it.
     #[must_use]
     pub fn status(mut self, status: RunStatus) -> Self {
         self.status = Some(status);
+        self.pause = None;
+        self
+    }
+
+    /// Pauses the run until a person decides about its tool calls: `document` is what its
+    /// protocol needs to resume it (stored in clear: no key or token), and a pause nobody
+    /// decides within `decide_within` is taken by
+    /// [`RunStore::take_expired_pause`](super::RunStore::take_expired_pause). The lease is
+    /// freed: a paused run is no replica's.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use conversation_tree::runs::{RunStatus, RunUpdate};
+    ///
+    /// let pause = RunUpdate::new().paused(serde_json::json!({"pending": ["call_1"]}), Duration::from_secs(3600));
+    /// assert_eq!(pause.new_status(), Some(RunStatus::Paused));
+    /// ```
+    #[must_use]
+    pub fn paused(mut self, document: serde_json::Value, decide_within: Duration) -> Self {
+        self.status = Some(RunStatus::Paused);
+        self.pause = Some(Pause {
+            document,
+            decide_within,
+        });
         self
     }
 

@@ -24,6 +24,8 @@ pub(crate) struct RunRow {
     pub(crate) lease_holder: Option<String>,
     pub(crate) lease_epoch: i64,
     pub(crate) lease_expires: Option<Timestamp>,
+    pub(crate) paused_json: Option<String>,
+    pub(crate) decide_by: Option<Timestamp>,
 }
 
 impl RunRow {
@@ -42,6 +44,12 @@ impl RunRow {
             .ok_or_else(|| corrupt(format!("unknown mode {:?}", self.mode)))?;
         let spec = serde_json::from_str(&self.spec_json)
             .map_err(|err| corrupt(format!("its spec is not JSON: {err}")))?;
+        let paused = self
+            .paused_json
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|err| corrupt(format!("its paused document is not JSON: {err}")))?;
         let continues_from = self.continues_from.map(NodeId::from_db);
         let last_node = self.last_node.map(NodeId::from_db);
         let last_seq = self
@@ -74,6 +82,8 @@ impl RunRow {
             finished: self.finished,
             last_seq,
             lease,
+            paused,
+            decide_by: self.decide_by,
             id,
         })
     }
@@ -96,18 +106,21 @@ fn check_name(what: &'static str, name: &str) -> Result<()> {
     }
 }
 
-/// The transition `update` asks of a run in status `from`, refused when illegal.
+/// The transition `update` asks of a run in status `from`, refused when illegal (a pause
+/// without its document included).
 pub(crate) fn check_transition(
     run: &str,
     from: RunStatus,
-    to: Option<RunStatus>,
+    update: &super::RunUpdate,
 ) -> Result<Option<RunStatus>> {
-    match to {
-        Some(to) if !from.can_become(to) => Err(StoreError::IllegalRunTransition {
-            run: run.to_owned(),
-            from,
-            to,
-        }),
+    match update.status {
+        Some(to) if !from.can_become(to) || (to == RunStatus::Paused && update.pause.is_none()) => {
+            Err(StoreError::IllegalRunTransition {
+                run: run.to_owned(),
+                from,
+                to,
+            })
+        }
         other => Ok(other),
     }
 }

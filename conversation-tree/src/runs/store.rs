@@ -117,6 +117,26 @@ pub trait RunStore: Send + Sync {
     /// finishing its runs). Does nothing when `lease` is no longer held.
     async fn release_lease(&self, lease: &Lease) -> Result<()>;
 
+    /// Takes the paused run `id` for `replica`: moves it to
+    /// [`InProgress`](super::RunStatus::InProgress) leased for `ttl`, atomically, so of
+    /// deciders racing for one pause one gets it. Returns it (its [`Run::paused`] document
+    /// and [`Run::last_seq`] as the pause left them); `None` when it is not paused (taken
+    /// already, finished, never paused).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::UnknownRun`], [`StoreError::InvalidRunName`] for an unusable replica
+    /// name, and the store's own errors.
+    async fn take_paused(&self, id: &str, replica: &str, ttl: Duration) -> Result<Option<Run>>;
+
+    /// Takes, as [`take_paused`](Self::take_paused), one paused run whose
+    /// [`Run::decide_by`] has passed, the longest overdue first; `None` when there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::InvalidRunName`] for an unusable replica name, and the store's own errors.
+    async fn take_expired_pause(&self, replica: &str, ttl: Duration) -> Result<Option<Run>>;
+
     /// The unfinished runs whose lease expired or that no replica holds, oldest expiry first,
     /// at most `limit`: what a replica looks for to take over.
     async fn orphaned_runs(&self, limit: usize) -> Result<Vec<Run>>;
@@ -147,7 +167,8 @@ pub trait RunStore: Send + Sync {
         }))
     }
 
-    /// Deletes the events stored more than `older_than` ago, and the runs that finished more
-    /// than `older_than` ago with all their events, in one transaction. Unfinished runs stay.
+    /// Deletes the events stored more than `older_than` ago (but a paused run's, which its
+    /// client may come back to replay when it decides), and the runs that finished more than
+    /// `older_than` ago with all their events, in one transaction. Unfinished runs stay.
     async fn purge_runs(&self, older_than: Duration) -> Result<PurgeReport>;
 }

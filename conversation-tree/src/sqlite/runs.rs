@@ -24,11 +24,12 @@ pub(super) const CHANGES_CAPACITY: usize = 1024;
 
 const SELECT_RUN: &str = "SELECT id, owner, protocol, mode, status, spec_json, continues_from, \
      last_node, cancel_requested, error, created_us, updated_us, finished_us, last_seq, \
-     lease_holder, lease_epoch, lease_expires_us FROM runs";
+     lease_holder, lease_epoch, lease_expires_us, paused_json, decide_by_us FROM runs";
 
-/// Runs no replica works on: unfinished, never leased, released, or expired at `?1`.
-const ORPHANED: &str =
-    "finished_us IS NULL AND (lease_expires_us IS NULL OR lease_expires_us <= ?1)";
+/// Runs no replica works on: unfinished, not paused (a paused run waits for its decisions),
+/// never leased, released, or expired at `?1`.
+const ORPHANED: &str = "finished_us IS NULL AND status <> 'paused' \
+     AND (lease_expires_us IS NULL OR lease_expires_us <= ?1)";
 
 impl SqliteStore {
     /// The store reading the time of leases and retention from `clock` instead of the system
@@ -43,6 +44,17 @@ impl SqliteStore {
     fn tell(&self, change: RunChange) {
         // Nobody following is not an error.
         let _ = self.inner.changes.send(change);
+    }
+
+    /// Tells followers that a paused run was taken, and returns it.
+    fn taken(&self, run: Option<Run>) -> Option<Run> {
+        if let Some(run) = &run {
+            self.tell(RunChange::Status {
+                run: run.id.clone(),
+                status: RunStatus::InProgress,
+            });
+        }
+        run
     }
 }
 
@@ -75,6 +87,8 @@ fn run_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunRow> {
         lease_holder: row.get(14)?,
         lease_epoch: row.get(15)?,
         lease_expires: optional_time(16)?,
+        paused_json: row.get(17)?,
+        decide_by: optional_time(18)?,
     })
 }
 
@@ -141,6 +155,37 @@ fn claim(
         epoch: u64::try_from(epoch).unwrap_or(0),
         expires,
     }))
+}
+
+/// Moves paused run `id` to in progress, leased to `holder` until `expires`; `None` when it is
+/// not paused.
+fn take(
+    conn: &Connection,
+    ctx: &Ctx,
+    operation: &'static str,
+    id: &str,
+    holder: &str,
+    now: Timestamp,
+    expires: Timestamp,
+) -> Result<Option<Run>> {
+    let taken = conn
+        .execute(
+            "UPDATE runs SET status = ?5, lease_holder = ?2, lease_epoch = lease_epoch + 1, \
+             lease_expires_us = ?3, updated_us = ?1 WHERE id = ?4 AND status = ?6",
+            params![
+                now.as_microsecond(),
+                holder,
+                expires.as_microsecond(),
+                id,
+                RunStatus::InProgress.as_str(),
+                RunStatus::Paused.as_str(),
+            ],
+        )
+        .map_err(ctx.sql(operation))?;
+    if taken == 0 {
+        return Ok(None);
+    }
+    existing_run(conn, ctx, operation, id).map(Some)
 }
 
 /// Runs `work` in an immediate transaction of the writer connection.
@@ -223,21 +268,35 @@ impl RunStore for SqliteStore {
         const OPERATION: &str = "updating a run";
         row::check_run_id(id)?;
         let id = id.to_owned();
-        let now = self.clock.now().as_microsecond();
+        let now = self.clock.now();
+        let decide_by = update
+            .pause
+            .as_ref()
+            .map(|pause| runs::add(now, pause.decide_within).as_microsecond());
+        let now = now.as_microsecond();
+        let asked = update.status;
         let run = self
             .write(OPERATION, move |conn, ctx| {
                 in_write_tx(conn, ctx, OPERATION, |tx| {
                     let current = existing_run(tx, ctx, OPERATION, &id)?;
-                    let to = row::check_transition(&id, current.status, update.status)?;
+                    let to = row::check_transition(&id, current.status, &update)?;
                     check_node(tx, ctx, OPERATION, update.last_node)?;
+                    // A run that ends or pauses is no longer any replica's.
                     let finishing = to.is_some_and(RunStatus::is_terminal);
+                    let freeing = finishing || update.pause.is_some();
+                    let paused_json = update
+                        .pause
+                        .as_ref()
+                        .map(|pause| pause.document.to_string());
                     tx.execute(
                         "UPDATE runs SET status = COALESCE(?2, status), \
                          last_node = COALESCE(?3, last_node), error = COALESCE(?4, error), \
                          updated_us = ?5, \
                          finished_us = CASE WHEN ?6 THEN ?5 ELSE finished_us END, \
-                         lease_holder = CASE WHEN ?6 THEN NULL ELSE lease_holder END, \
-                         lease_expires_us = CASE WHEN ?6 THEN NULL ELSE lease_expires_us END \
+                         lease_holder = CASE WHEN ?7 THEN NULL ELSE lease_holder END, \
+                         lease_expires_us = CASE WHEN ?7 THEN NULL ELSE lease_expires_us END, \
+                         paused_json = COALESCE(?8, paused_json), \
+                         decide_by_us = COALESCE(?9, decide_by_us) \
                          WHERE id = ?1",
                         params![
                             id,
@@ -246,6 +305,9 @@ impl RunStore for SqliteStore {
                             update.error,
                             now,
                             finishing,
+                            freeing,
+                            paused_json,
+                            decide_by,
                         ],
                     )
                     .map_err(ctx.sql(OPERATION))?;
@@ -253,7 +315,7 @@ impl RunStore for SqliteStore {
                 })
             })
             .await?;
-        if let Some(status) = update.status {
+        if let Some(status) = asked {
             self.tell(RunChange::Status {
                 run: run.id.clone(),
                 status,
@@ -500,6 +562,48 @@ impl RunStore for SqliteStore {
         .await
     }
 
+    async fn take_paused(&self, id: &str, replica: &str, ttl: Duration) -> Result<Option<Run>> {
+        const OPERATION: &str = "taking a paused run";
+        row::check_run_id(id)?;
+        row::check_replica(replica)?;
+        let (id, replica) = (id.to_owned(), replica.to_owned());
+        let now = self.clock.now();
+        let taken = self
+            .write(OPERATION, move |conn, ctx| {
+                in_write_tx(conn, ctx, OPERATION, |tx| {
+                    existing_run(tx, ctx, OPERATION, &id)?;
+                    take(tx, ctx, OPERATION, &id, &replica, now, runs::add(now, ttl))
+                })
+            })
+            .await?;
+        Ok(self.taken(taken))
+    }
+
+    async fn take_expired_pause(&self, replica: &str, ttl: Duration) -> Result<Option<Run>> {
+        const OPERATION: &str = "taking an expired pause";
+        row::check_replica(replica)?;
+        let replica = replica.to_owned();
+        let now = self.clock.now();
+        let taken = self
+            .write(OPERATION, move |conn, ctx| {
+                in_write_tx(conn, ctx, OPERATION, |tx| {
+                    let id: Option<String> = tx
+                        .query_row(
+                            "SELECT id FROM runs WHERE status = 'paused' AND decide_by_us <= ?1 \
+                             ORDER BY decide_by_us LIMIT 1",
+                            [now.as_microsecond()],
+                            |row| row.get(0),
+                        )
+                        .optional()
+                        .map_err(ctx.sql(OPERATION))?;
+                    let Some(id) = id else { return Ok(None) };
+                    take(tx, ctx, OPERATION, &id, &replica, now, runs::add(now, ttl))
+                })
+            })
+            .await?;
+        Ok(self.taken(taken))
+    }
+
     fn run_changes(&self) -> RunChanges {
         runs::broadcast_changes(self.inner.changes.subscribe())
     }
@@ -511,7 +615,8 @@ impl RunStore for SqliteStore {
             in_write_tx(conn, ctx, OPERATION, |tx| {
                 let events = tx
                     .execute(
-                        "DELETE FROM run_events WHERE created_us < ?1 OR run_id IN \
+                        "DELETE FROM run_events WHERE (created_us < ?1 AND run_id NOT IN \
+                         (SELECT id FROM runs WHERE status = 'paused')) OR run_id IN \
                          (SELECT id FROM runs WHERE finished_us < ?1)",
                         [cutoff],
                     )

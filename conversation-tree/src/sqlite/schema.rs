@@ -63,6 +63,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 10,
         sql: include_str!("migrations/010_token_slots.sql"),
     },
+    Migration {
+        version: 11,
+        sql: include_str!("migrations/011_paused_runs.sql"),
+    },
 ];
 
 /// The schema version this build writes.

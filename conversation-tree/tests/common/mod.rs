@@ -87,6 +87,7 @@ macro_rules! suite {
             metadata::unreadable_metadata_is_a_corrupt_node,
             runs::a_run_is_created_read_and_owner_checked,
             runs::status_moves_only_by_legal_transitions,
+            runs::a_paused_run_waits_unheld_and_is_taken_once,
             runs::events_continue_without_gaps_or_duplicates,
             runs::a_failed_batch_leaves_no_event,
             runs::racing_claimants_have_one_winner,

@@ -127,15 +127,20 @@ pub(crate) async fn a_run_is_created_read_and_owner_checked(harness: &impl Harne
     );
 }
 
-/// The transitions a run may make (a finished run stays finished, so a late writer cannot
-/// reopen it), written out independently of `RunStatus::can_become`.
+/// The transitions a run may make by a status alone (a finished run stays finished, so a late
+/// writer cannot reopen it; a run pauses only with the document that resumes it), written out
+/// independently of `RunStatus::can_become`.
 fn legal(from: RunStatus, to: RunStatus) -> bool {
     use RunStatus::*;
     matches!(
         (from, to),
-        (Queued, InProgress | Failed | Cancelled)
+        (Queued | Paused, InProgress | Failed | Cancelled)
             | (InProgress, Completed | Failed | Cancelled | Incomplete)
     )
+}
+
+fn pause_document() -> serde_json::Value {
+    serde_json::json!({"pending": [{"id": "call_1", "name": "http_get", "arguments": "{\"url\":\"https://example.com/\"}"}]})
 }
 
 /// A run brought to `status` by legal steps.
@@ -146,7 +151,7 @@ async fn run_in(store: &dyn Store, id: &str, status: RunStatus) {
         .unwrap();
     let path: &[RunStatus] = match status {
         RunStatus::Queued => &[],
-        RunStatus::InProgress => &[RunStatus::InProgress],
+        RunStatus::InProgress | RunStatus::Paused => &[RunStatus::InProgress],
         other => &[RunStatus::InProgress, other],
     };
     for &step in path {
@@ -155,6 +160,167 @@ async fn run_in(store: &dyn Store, id: &str, status: RunStatus) {
             .await
             .unwrap();
     }
+    if status == RunStatus::Paused {
+        store
+            .update_run(
+                id,
+                RunUpdate::new().paused(pause_document(), Duration::from_secs(3600)),
+            )
+            .await
+            .unwrap();
+    }
+}
+
+pub(crate) async fn a_paused_run_waits_unheld_and_is_taken_once(harness: &impl Harness) {
+    let store = harness.open().await;
+    run_in(&*store, "resp_pause", RunStatus::InProgress).await;
+    let hour = Duration::from_secs(3600);
+    let paused = store
+        .update_run(
+            "resp_pause",
+            RunUpdate::new().paused(pause_document(), hour),
+        )
+        .await
+        .unwrap();
+    assert_eq!(paused.status, RunStatus::Paused);
+    assert_eq!(paused.paused, Some(pause_document()));
+    assert!(paused.lease.is_none(), "a paused run is no replica's");
+    assert!(paused.finished.is_none(), "a paused run is not over");
+    let decide_by = paused.decide_by.expect("a time to decide by");
+    let wait = decide_by.duration_since(paused.updated).as_secs();
+    assert!((3599..=3601).contains(&wait), "{wait} s to decide");
+    assert_eq!(store.run("resp_pause").await.unwrap().unwrap(), paused);
+
+    // Nobody takes it over, retention keeps it and its events, no sweep takes it early.
+    store
+        .append_events("resp_pause", &batch(0..2))
+        .await
+        .unwrap();
+    assert!(store.orphaned_runs(10).await.unwrap().is_empty());
+    assert!(
+        store
+            .claim_orphaned_run("replica-x", TTL)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        store
+            .claim_run("resp_pause", "replica-x", TTL)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let purged = store.purge_runs(Duration::ZERO).await.unwrap();
+    assert_eq!(purged.events, 0, "{purged:?}");
+    assert_eq!(
+        store
+            .events_after("resp_pause", None, 10)
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        store
+            .take_expired_pause("replica-x", TTL)
+            .await
+            .unwrap()
+            .is_none()
+    );
+
+    // Deciders racing for it: one takes it, leased, its document and events as they were.
+    let takers = (0..8).map(|i| {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move {
+            store
+                .take_paused("resp_pause", &format!("replica-{i}"), TTL)
+                .await
+        })
+    });
+    let taken: Vec<_> = futures::future::join_all(takers)
+        .await
+        .into_iter()
+        .filter_map(|taken| taken.unwrap().unwrap())
+        .collect();
+    assert_eq!(taken.len(), 1, "{taken:?}");
+    let run = &taken[0];
+    assert_eq!(run.status, RunStatus::InProgress);
+    assert_eq!(run.paused, Some(pause_document()));
+    assert_eq!(run.last_seq, Some(1));
+    let lease = run.lease.clone().expect("the taker holds it");
+    store.renew_lease(&lease, TTL).await.unwrap();
+    assert!(
+        store
+            .take_paused("resp_pause", "replica-late", TTL)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // It goes on and may pause again; then it ends.
+    store
+        .update_run(
+            "resp_pause",
+            RunUpdate::new().paused(pause_document(), hour),
+        )
+        .await
+        .unwrap();
+    let again = store
+        .take_paused("resp_pause", "replica-b", TTL)
+        .await
+        .unwrap()
+        .expect("paused again");
+    assert_eq!(again.lease.unwrap().epoch, lease.epoch + 1);
+    store
+        .update_run("resp_pause", RunUpdate::new().status(RunStatus::Completed))
+        .await
+        .unwrap();
+    assert!(
+        store
+            .take_paused("resp_pause", "replica-c", TTL)
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let unknown = store
+        .take_paused("resp_nope", "replica-c", TTL)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(unknown, StoreError::UnknownRun { .. }),
+        "{unknown}"
+    );
+
+    // A pause nobody decided about in time is taken by one sweeper.
+    run_in(&*store, "resp_late", RunStatus::InProgress).await;
+    run_in(&*store, "resp_waiting", RunStatus::InProgress).await;
+    store
+        .update_run(
+            "resp_late",
+            RunUpdate::new().paused(pause_document(), Duration::ZERO),
+        )
+        .await
+        .unwrap();
+    store
+        .update_run(
+            "resp_waiting",
+            RunUpdate::new().paused(pause_document(), hour),
+        )
+        .await
+        .unwrap();
+    let sweepers = (0..4).map(|i| {
+        let store = Arc::clone(&store);
+        tokio::spawn(async move { store.take_expired_pause(&format!("replica-{i}"), TTL).await })
+    });
+    let swept: Vec<String> = futures::future::join_all(sweepers)
+        .await
+        .into_iter()
+        .filter_map(|taken| taken.unwrap().unwrap())
+        .map(|run| run.id)
+        .collect();
+    assert_eq!(swept, ["resp_late"]);
+    let waiting = store.run("resp_waiting").await.unwrap().unwrap();
+    assert_eq!(waiting.status, RunStatus::Paused);
 }
 
 pub(crate) async fn status_moves_only_by_legal_transitions(harness: &impl Harness) {
@@ -175,7 +341,12 @@ pub(crate) async fn status_moves_only_by_legal_transitions(harness: &impl Harnes
                     to.is_terminal(),
                     "{from} -> {to}"
                 );
-                assert_eq!(stored.lease.is_none(), to.is_terminal(), "{from} -> {to}");
+                // A paused run held none, and a status alone leases nothing.
+                assert_eq!(
+                    stored.lease.is_none(),
+                    to.is_terminal() || from == RunStatus::Paused,
+                    "{from} -> {to}"
+                );
             } else {
                 let err = result.expect_err(&format!("{from} -> {to} must be refused"));
                 assert!(
