@@ -15,6 +15,11 @@ use service::{Principal, Resume, RunWorker, RunsConfig, Service, ServiceConfig};
 
 /// A replica: a service with short leases so takeovers happen within a test's patience.
 fn replica(store: Arc<dyn Store>, kind: StoreKind) -> Service {
+    replica_of(store, kind, &[])
+}
+
+/// A replica serving the holders of `tokens`.
+fn replica_of(store: Arc<dyn Store>, kind: StoreKind, tokens: &[service::Secret]) -> Service {
     let config = ServiceConfig {
         runs: RunsConfig {
             lease_ttl: Duration::from_secs(1),
@@ -22,7 +27,7 @@ fn replica(store: Arc<dyn Store>, kind: StoreKind) -> Service {
         },
         ..ServiceConfig::default()
     };
-    Service::with_store(config, &[], store, kind).expect("a service")
+    Service::with_store(config, tokens, store, kind).expect("a service")
 }
 
 async fn two_sqlite_replicas() -> (Service, Service) {
@@ -45,6 +50,17 @@ async fn two_postgres_replicas() -> (Service, Service) {
     (
         replica(Arc::new(a), StoreKind::Postgres),
         replica(Arc::new(b), StoreKind::Postgres),
+    )
+}
+
+/// A foreground run of `principal`.
+fn owned_run(service: &Service, principal: Principal, id: &str) -> NewRun {
+    NewRun::new(
+        id,
+        service.owner(principal),
+        RunProtocol::Responses,
+        RunMode::Foreground,
+        serde_json::json!({"model": "echo"}),
     )
 }
 
@@ -151,6 +167,7 @@ async fn a_cancel_on_another_replica_stops_the_run(a: Service, b: Service) {
 #[derive(Debug, Default)]
 struct Finisher {
     resumed: AtomicUsize,
+    expired: AtomicUsize,
 }
 
 #[async_trait]
@@ -161,6 +178,186 @@ impl Resume for Finisher {
         worker.push("event: resumed\n\n");
         worker.finish(RunStatus::Completed, None).await.unwrap();
     }
+
+    async fn expired(&self, run: Run, worker: RunWorker) {
+        self.expired.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(run.paused, Some(pause_document()));
+        worker.push("event: rejected\n\n");
+        worker.finish(RunStatus::Completed, None).await.unwrap();
+    }
+}
+
+fn pause_document() -> serde_json::Value {
+    serde_json::json!({"pending": [{"id": "call_1", "name": "http_get"}]})
+}
+
+/// A run paused on replica A waits unheld; decisions reach replica B, which takes it once
+/// (a decider racing it on A is told it is not paused), with its events and document; a
+/// paused run cancelled ends at once.
+async fn a_pause_is_decided_once_on_any_replica(
+    store_a: Arc<dyn Store>,
+    store_b: Arc<dyn Store>,
+    kind: StoreKind,
+) {
+    let tokens = [
+        service::Secret::new("alpha-token"),
+        service::Secret::new("beta-token"),
+    ];
+    let a = replica_of(store_a, kind, &tokens);
+    let b = replica_of(store_b, kind, &tokens);
+    let alpha = Principal::token(0);
+    let finisher = Arc::new(Finisher::default());
+    b.run_records()
+        .unwrap()
+        .on_takeover(RunProtocol::Responses, finisher.clone());
+    let records_a = a.run_records().unwrap();
+    let records_b = b.run_records().unwrap();
+    let worker = records_a
+        .start(owned_run(&a, alpha, "resp_pause"))
+        .await
+        .unwrap();
+    worker.in_progress().await.unwrap();
+    worker.push("event: approval\n\n");
+    let paused = worker.pause(pause_document()).await.unwrap();
+    assert_eq!(paused.status, RunStatus::Paused);
+    assert!(paused.lease.is_none());
+    assert!(records_a.held().is_empty());
+    // Longer than a lease: no takeover touches a paused run.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let waiting = records_b.get("resp_pause", alpha).await.unwrap().unwrap();
+    assert_eq!(waiting.status, RunStatus::Paused);
+    assert_eq!(waiting.last_seq, Some(0));
+    assert_eq!(finisher.resumed.load(Ordering::SeqCst), 0);
+
+    // Another principal's decision finds nothing.
+    assert!(
+        records_b
+            .take_paused("resp_pause", Principal::token(1))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    let (on_a, on_b) = tokio::join!(
+        records_a.take_paused("resp_pause", alpha),
+        records_b.take_paused("resp_pause", alpha),
+    );
+    let (winner, loser) = match (on_a, on_b) {
+        (Ok(Some(won)), Err(lost)) | (Err(lost), Ok(Some(won))) => (won, lost),
+        other => panic!("one decider wins: {other:?}"),
+    };
+    assert!(
+        matches!(&loser, service::ServiceError::RunNotPaused { id, status: RunStatus::InProgress } if id == "resp_pause"),
+        "{loser}"
+    );
+    assert!(
+        loser.to_string().contains("not waiting for approval"),
+        "{loser}"
+    );
+    let (run, worker) = winner;
+    assert_eq!(run.paused, Some(pause_document()));
+    assert_eq!(worker.next_seq(), 1);
+    worker.push("event: decided\n\n");
+    worker.finish(RunStatus::Completed, None).await.unwrap();
+    let events: Vec<(u64, Vec<u8>)> = records_b
+        .follow("resp_pause", alpha, None)
+        .map(|event| event.map(|event| (event.seq, event.data)).unwrap())
+        .collect()
+        .await;
+    assert_eq!(events.len(), 2);
+    assert_eq!(events[1], (1, b"event: decided\n\n".to_vec()));
+    let finished = records_b.take_paused("resp_pause", alpha).await;
+    assert!(
+        matches!(
+            finished,
+            Err(service::ServiceError::RunNotPaused {
+                status: RunStatus::Completed,
+                ..
+            })
+        ),
+        "{finished:?}"
+    );
+
+    // Cancelling a paused run ends it at once.
+    let worker = records_a
+        .start(owned_run(&a, alpha, "resp_cancel"))
+        .await
+        .unwrap();
+    worker.pause(pause_document()).await.unwrap();
+    let cancelled = records_b
+        .cancel("resp_cancel", alpha)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(cancelled.status, RunStatus::Cancelled);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_pause_is_decided_once_on_any_replica() {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    a_pause_is_decided_once_on_any_replica(Arc::clone(&store), store, StoreKind::Memory).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_pause_is_decided_once_on_any_replica() {
+    let url = conversation_tree::testing::fresh_postgres_database().await;
+    let a = conversation_tree::PostgresStore::connect(&url)
+        .await
+        .unwrap();
+    let b = conversation_tree::PostgresStore::connect(&url)
+        .await
+        .unwrap();
+    a_pause_is_decided_once_on_any_replica(Arc::new(a), Arc::new(b), StoreKind::Postgres).await;
+}
+
+/// A pause nobody decides about within `approval.timeout` is taken by the sweep of a replica
+/// and continued by its protocol's `expired`, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_undecided_pause_is_continued_by_its_protocol_once_its_time_passes() {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let config = ServiceConfig {
+        runs: RunsConfig {
+            lease_ttl: Duration::from_secs(1),
+            ..RunsConfig::default()
+        },
+        approval: service::approval::ApprovalConfig {
+            timeout: Duration::from_secs(1),
+            ..Default::default()
+        },
+        ..ServiceConfig::default()
+    };
+    let a =
+        Service::with_store(config.clone(), &[], Arc::clone(&store), StoreKind::Memory).unwrap();
+    let b = Service::with_store(config, &[], store, StoreKind::Memory).unwrap();
+    let finisher = Arc::new(Finisher::default());
+    for service in [&a, &b] {
+        service
+            .run_records()
+            .unwrap()
+            .on_takeover(RunProtocol::Responses, finisher.clone());
+    }
+    let worker = a
+        .run_records()
+        .unwrap()
+        .start(new_run(&a, "resp_late", RunMode::Foreground))
+        .await
+        .unwrap();
+    worker.push("event: approval\n\n");
+    let paused = worker.pause(pause_document()).await.unwrap();
+    let wait = paused
+        .decide_by
+        .unwrap()
+        .duration_since(paused.updated)
+        .as_millis();
+    assert_eq!(wait, 1000);
+    let events = follow_all(&b, "resp_late", None).await;
+    let data: Vec<&[u8]> = events.iter().map(|(_, data)| data.as_slice()).collect();
+    assert_eq!(
+        data,
+        [b"event: approval\n\n".as_slice(), b"event: rejected\n\n"]
+    );
+    assert_eq!(finisher.expired.load(Ordering::SeqCst), 1);
+    assert_eq!(finisher.resumed.load(Ordering::SeqCst), 0);
 }
 
 /// A replica that dies (halted: no renewal, nothing more written) leaves its background run

@@ -25,6 +25,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use agent_loop::approval::{ApprovalPolicy, ArgumentRule, Requirement, ToolSelector};
 use serde::Deserialize;
@@ -43,15 +44,35 @@ use crate::skills::SkillSet;
 ///   or the one `argument` names — points outside the hosts; `*.example.com` for
 ///   subdomains).
 ///
+/// - `timeout`: how long a paused run waits for decisions (default `24h`; seconds or with
+///   units, `30m`, `7d`); its calls nobody decided about by then are answered as rejected
+///   ([`TIMED_OUT_REASON`](crate::runs::TIMED_OUT_REASON)) and the run goes on.
+///
 /// The most specific entry decides a call (a named tool, then a pattern, then a server).
 /// Requests can add approvals to this policy, never remove one.
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ApprovalConfig {
     /// What calls no entry names need (`never` when absent).
     pub default: Option<Value>,
     /// What each selected tool's calls need.
     pub tools: BTreeMap<String, Value>,
+    /// How long a paused run waits for decisions before its pending calls are rejected.
+    #[serde(deserialize_with = "crate::runs::config::duration")]
+    pub timeout: Duration,
+}
+
+/// The default [`ApprovalConfig::timeout`]: a day.
+pub const DEFAULT_APPROVAL_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
+impl Default for ApprovalConfig {
+    fn default() -> Self {
+        ApprovalConfig {
+            default: None,
+            tools: BTreeMap::new(),
+            timeout: DEFAULT_APPROVAL_TIMEOUT,
+        }
+    }
 }
 
 /// Why the approval configuration is not valid: every bad entry, each named.
@@ -76,6 +97,12 @@ impl ApprovalConfig {
         mcp_servers: &[&str],
     ) -> Result<ApprovalPolicy, ApprovalConfigError> {
         let mut problems = Vec::new();
+        if self.timeout < Duration::from_secs(1) {
+            problems.push(format!(
+                "`approval.timeout` is {:?}; give a person at least 1s to decide (default 24h)",
+                self.timeout
+            ));
+        }
         let mut policy = ApprovalPolicy::new();
         if let Some(default) = &self.default {
             match requirement(default) {
@@ -194,6 +221,24 @@ fn requirement(value: &Value) -> Result<Requirement, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_time_to_decide_reads_with_units_defaults_to_a_day_and_is_checked() {
+        let config: ApprovalConfig = serde_saphyr::from_str("timeout: 30m\n").unwrap();
+        assert_eq!(config.timeout, Duration::from_secs(1800));
+        assert_eq!(
+            ApprovalConfig::default().timeout,
+            Duration::from_secs(86_400)
+        );
+        let config: ApprovalConfig = serde_saphyr::from_str("timeout: 0s\n").unwrap();
+        let error = config.policy(&SkillSet::default(), &[]).unwrap_err();
+        assert!(error.to_string().contains("`approval.timeout`"), "{error}");
+        let error = serde_saphyr::from_str::<ApprovalConfig>("timeout: later\n").unwrap_err();
+        assert!(
+            error.to_string().contains("`later` is not a duration"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn every_bad_entry_is_named_at_once() {

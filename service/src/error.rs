@@ -46,6 +46,18 @@ pub enum ServiceError {
         /// The id asked for.
         id: String,
     },
+    /// The run is not paused for approval: its calls were decided already (perhaps by a
+    /// request racing this one), it finished, or it never paused.
+    #[error(
+        "run `{id}` is {status}, not waiting for approval: its calls were decided already, or it \
+         never paused; read it again to see how it goes on"
+    )]
+    RunNotPaused {
+        /// The run's id.
+        id: String,
+        /// Its status now.
+        status: conversation_tree::runs::RunStatus,
+    },
     /// Reading or creating the store's directory failed.
     #[error("the server failed: {0}")]
     Io(#[from] std::io::Error),

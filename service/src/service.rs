@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use agent_loop::approval::ApprovalPolicy;
+
 use conversation_tree::{ConversationId, Store};
 use tools::BuiltinTools;
 
@@ -38,6 +40,8 @@ pub struct Service {
     /// position; a principal not in it may search `knowledge_bases` only.
     token_bases: HashMap<usize, Vec<String>>,
     store_kind: StoreKind,
+    /// The operator's approval policy (`approval`), read once at start.
+    approval: ApprovalPolicy,
 }
 
 impl Service {
@@ -155,7 +159,7 @@ impl Service {
         #[cfg(not(feature = "mcp"))]
         let mcp_names: Vec<&str> = Vec::new();
         // Checked now, so a bad entry stops the start instead of a later run.
-        config
+        let approval = config
             .approval
             .policy(&skills, &mcp_names)
             .map_err(|err| ServiceError::Config(err.to_string()))?;
@@ -171,6 +175,7 @@ impl Service {
         let records = RunRecords::new(
             Arc::clone(&store),
             config.runs.clone(),
+            config.approval.timeout,
             owner_names(tokens),
             Arc::clone(&runs),
         );
@@ -186,6 +191,7 @@ impl Service {
             None => chat,
         };
         Ok(Service {
+            approval,
             owners: owner_names(tokens),
             runs,
             records,
@@ -210,6 +216,13 @@ impl Service {
     /// The runs in flight, of every protocol.
     pub fn runs(&self) -> &Arc<Runs> {
         &self.runs
+    }
+
+    /// The operator's tool-approval policy (`approval` in the configuration): which calls
+    /// wait for a person before they run. A request may add to it
+    /// ([`ApprovalPolicy::with_request`]), never take from it.
+    pub fn approval_policy(&self) -> &ApprovalPolicy {
+        &self.approval
     }
 
     /// The stored runs: background runs, their events and leases, shared by every replica on

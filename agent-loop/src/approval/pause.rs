@@ -103,6 +103,23 @@ impl Decisions {
         self
     }
 
+    /// Every call of `pending` rejected for `reason`: what a pause nobody decided about in
+    /// time is answered with.
+    ///
+    /// ```
+    /// use agent_loop::approval::{Decision, Decisions, PendingCall};
+    ///
+    /// let pending = [PendingCall { id: "call_1".into(), name: "http_get".into(), arguments: "{}".into() }];
+    /// let decisions = Decisions::reject_all(&pending, "too late");
+    /// assert_eq!(decisions.get("call_1"), Some(&Decision::reject("too late")));
+    /// ```
+    pub fn reject_all(pending: &[PendingCall], reason: &str) -> Self {
+        pending
+            .iter()
+            .map(|call| (call.id.clone(), Decision::reject(reason)))
+            .collect()
+    }
+
     /// The decision about call `id`.
     pub fn get(&self, id: &str) -> Option<&Decision> {
         self.0.get(id)

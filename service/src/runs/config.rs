@@ -91,7 +91,7 @@ impl RunsConfig {
 }
 
 /// A duration from whole seconds or a string with units (`10s`, `24h`, `1h 30m`).
-fn duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
+pub(crate) fn duration<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Duration, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Raw {

@@ -24,6 +24,11 @@
 //!   The first pass runs at once, so a SQLite server (one process) resumes at start the
 //!   background runs a graceful stop released, and those of a killed process once their
 //!   leases expire (within one `lease_ttl`).
+//! - **expired approvals** (with the takeover, each pass): a run paused for approval
+//!   ([`RunWorker::pause`]) waits unheld until someone decides ([`RunRecords::take_paused`],
+//!   on any replica, once); one nobody decided about within `approval.timeout` is taken and
+//!   handed to its protocol's [`Resume::expired`], which continues it with every pending call
+//!   rejected ([`TIMED_OUT_REASON`]).
 //! - **retention**: at start and hourly, finished runs older than
 //!   [`RunsConfig::retention`] are deleted with their events.
 //!
@@ -72,7 +77,7 @@
 //! # }).unwrap();
 //! ```
 
-mod config;
+pub(crate) mod config;
 mod continuing;
 mod follow;
 mod local;
@@ -83,7 +88,7 @@ mod worker;
 pub use config::{DEFAULT_BATCH, DEFAULT_LEASE_TTL, DEFAULT_RETENTION, RunsConfig};
 pub use continuing::{Continuing, continue_below, last_answer};
 pub use local::{Ending, Registration, Runs};
-pub use records::{Resume, RunRecords};
+pub use records::{Resume, RunRecords, TIMED_OUT_REASON};
 pub use worker::RunWorker;
 
 // The stored run's types, so that a protocol needs only this crate.

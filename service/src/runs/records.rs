@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use conversation_tree::Store;
-use conversation_tree::runs::{NewRun, Run, RunChange, RunEvent, RunProtocol};
+use conversation_tree::runs::{
+    NewRun, Run, RunChange, RunEvent, RunProtocol, RunStatus, RunUpdate,
+};
 use futures::{Stream, StreamExt as _};
 use tokio_util::sync::CancellationToken;
 
@@ -17,6 +19,11 @@ use super::local::Runs;
 use super::worker::{HeldRun, RunWorker};
 use crate::{Principal, ServiceError};
 
+/// The reason a pending call nobody decided about within `approval.timeout` is rejected
+/// with: what the model reads of it.
+pub const TIMED_OUT_REASON: &str =
+    "nobody decided about this call within the time allowed for approvals";
+
 /// How a protocol continues a background run this replica took over from one that stopped,
 /// registered with [`RunRecords::on_takeover`].
 #[async_trait]
@@ -24,6 +31,21 @@ pub trait Resume: Send + Sync + std::fmt::Debug {
     /// Continues `run` (its record as claimed: [`Run::last_node`] is where its last worker
     /// got to, [`Run::last_seq`] its last stored event) with `worker`, and finishes it.
     async fn resume(&self, run: Run, worker: RunWorker);
+
+    /// Continues `run`, a pause nobody decided about within `approval.timeout` (taken:
+    /// in progress, leased to this replica; [`Run::paused`] holds what the protocol stored),
+    /// with every pending call rejected for [`TIMED_OUT_REASON`], and finishes it. By
+    /// default it ends failed: a protocol that pauses runs overrides this.
+    async fn expired(&self, run: Run, worker: RunWorker) {
+        let error = format!(
+            "the run waited for approval past its time, and its protocol ({}) cannot go on \
+             without one",
+            run.protocol.as_str()
+        );
+        if let Err(error) = worker.finish(RunStatus::Failed, Some(error)).await {
+            tracing::warn!(run = %run.id, %error, "could not end an expired pause");
+        }
+    }
 }
 
 /// What the records, their workers and their tasks share.
@@ -31,6 +53,8 @@ pub(crate) struct Shared {
     pub(crate) store: Arc<dyn Store>,
     pub(crate) replica: String,
     pub(crate) config: RunsConfig,
+    /// How long a paused run waits for decisions.
+    pub(crate) approval_timeout: Duration,
     pub(crate) runs: Arc<Runs>,
     /// Each token's owner name, in token order (a principal's stored owner).
     owners: Vec<String>,
@@ -112,6 +136,7 @@ impl RunRecords {
     pub(crate) fn new(
         store: Arc<dyn Store>,
         config: RunsConfig,
+        approval_timeout: Duration,
         owners: Vec<String>,
         runs: Arc<Runs>,
     ) -> Self {
@@ -120,6 +145,7 @@ impl RunRecords {
             store,
             replica,
             config,
+            approval_timeout,
             runs,
             owners,
             held: Mutex::new(HashMap::new()),
@@ -203,6 +229,20 @@ impl RunRecords {
         if run.status.is_terminal() {
             return Ok(Some(run));
         }
+        if run.status == RunStatus::Paused {
+            // Nobody holds a paused run to stop it: it ends here. A decider that took it
+            // meanwhile holds it now, and is stopped as any holder is.
+            match self
+                .shared
+                .store
+                .update_run(id, RunUpdate::new().status(RunStatus::Cancelled))
+                .await
+            {
+                Ok(run) if run.status.is_terminal() => return Ok(Some(run)),
+                Ok(_) | Err(conversation_tree::StoreError::IllegalRunTransition { .. }) => {}
+                Err(error) => return Err(ServiceError::Runs(error)),
+            }
+        }
         // Subscribed before the request, so that the end cannot pass unseen.
         let mut changes = self.shared.store.watch_run(id);
         let run = self
@@ -238,6 +278,51 @@ impl RunRecords {
             }
         }
         Ok(Some(run))
+    }
+
+    /// Takes the paused run `id` of `principal` to resume it here, once across every replica:
+    /// of deciders racing for one pause, one gets it. The run is in progress again, leased to
+    /// this replica; the returned [`Run::paused`] is what its protocol stored when it paused,
+    /// and the worker numbers its events after the stored ones. `Ok(None)` when `principal`
+    /// has no run `id` (another's is as absent).
+    ///
+    /// Check the decisions against the stored pause before taking it: a run taken is no
+    /// longer paused.
+    ///
+    /// # Errors
+    ///
+    /// [`ServiceError::RunNotPaused`] when the run is not paused (decided already, finished,
+    /// never paused), [`ServiceError::Runs`] when the store fails.
+    pub async fn take_paused(
+        &self,
+        id: &str,
+        principal: Principal,
+    ) -> Result<Option<(Run, RunWorker)>, ServiceError> {
+        let Some(run) = self.get(id, principal).await? else {
+            return Ok(None);
+        };
+        let not_paused = |status| ServiceError::RunNotPaused {
+            id: id.to_owned(),
+            status,
+        };
+        if run.status != RunStatus::Paused {
+            return Err(not_paused(run.status));
+        }
+        let taken = self
+            .shared
+            .store
+            .take_paused(id, &self.shared.replica, self.shared.config.lease_ttl)
+            .await
+            .map_err(ServiceError::Runs)?;
+        let Some(run) = taken else {
+            let now = self
+                .get(id, principal)
+                .await?
+                .map_or(run.status, |run| run.status);
+            return Err(not_paused(now));
+        };
+        let worker = RunWorker::taken(Arc::clone(&self.shared), &run)?;
+        Ok(Some((run, worker)))
     }
 
     /// The run's stored events after `after` (None: all), then the live ones as they are

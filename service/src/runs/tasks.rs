@@ -73,7 +73,7 @@ pub(crate) fn start_takeover(shared: &Arc<Shared>) {
                 () = halted.cancelled() => return,
                 () = tokio::time::sleep(pause) => {}
             }
-            if !take_over(&weak).await {
+            if !take_over(&weak).await || !sweep_pauses(&weak).await {
                 return;
             }
             pause = takeover_period(ttl);
@@ -131,6 +131,55 @@ async fn take_over(weak: &Weak<Shared>) -> bool {
             Err(error) => {
                 tracing::warn!(%error, "could not look for runs to take over");
                 break;
+            }
+        }
+    }
+    true
+}
+
+/// Takes the pauses nobody decided about in time and has their protocols continue them with
+/// every call rejected; `false` when the replica is gone or stopping.
+async fn sweep_pauses(weak: &Weak<Shared>) -> bool {
+    for _ in 0..CLAIMS_PER_PASS {
+        let Some(shared) = weak.upgrade() else {
+            return false;
+        };
+        if shared.halted().is_cancelled() || shared.runs.is_draining() {
+            return false;
+        }
+        let taken = shared
+            .store
+            .take_expired_pause(&shared.replica, shared.config.lease_ttl)
+            .await;
+        let run = match taken {
+            Ok(Some(run)) => run,
+            Ok(None) => break,
+            Err(error) => {
+                tracing::warn!(%error, "could not look for expired approvals");
+                break;
+            }
+        };
+        tracing::info!(run = %run.id, replica = %shared.replica, "nobody decided about a paused run in time: its calls are rejected and it goes on");
+        let worker = match RunWorker::taken(Arc::clone(&shared), &run) {
+            Ok(worker) => worker,
+            Err(error) => {
+                tracing::warn!(run = %run.id, %error, "could not continue an expired pause");
+                continue;
+            }
+        };
+        match shared.resume_of(run.protocol) {
+            Some(resume) => shared
+                .runs
+                .spawn(async move { resume.expired(run, worker).await }),
+            None => {
+                let error = format!(
+                    "the run waited for approval past its time, and this replica cannot \
+                     continue {} runs",
+                    run.protocol.as_str()
+                );
+                if let Err(error) = worker.finish(RunStatus::Failed, Some(error)).await {
+                    tracing::warn!(run = %run.id, %error, "could not end an expired pause");
+                }
             }
         }
     }

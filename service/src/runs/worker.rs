@@ -104,6 +104,17 @@ impl RunWorker {
         }
     }
 
+    /// The worker of `run`, just taken by this replica (its lease in [`Run::lease`]).
+    pub(crate) fn taken(shared: Arc<Shared>, run: &Run) -> Result<Self, ServiceError> {
+        let lease = run.lease.clone().ok_or_else(|| {
+            ServiceError::Runs(StoreError::LeaseLost {
+                run: run.id.clone(),
+                holder: shared.replica.clone(),
+            })
+        })?;
+        Ok(RunWorker::new(shared, run, lease))
+    }
+
     /// The run's id.
     pub fn id(&self) -> &str {
         &self.id
@@ -187,6 +198,35 @@ impl RunWorker {
         self.flush().await;
         self.held.stop_renewing.cancel();
         let result = self.end(status, error).await;
+        self.shared.release(&self.id, &self.held);
+        result
+    }
+
+    /// Writes the queued events and pauses the run until a person decides about its tool
+    /// calls: `document` is what the protocol needs to resume it (stored in clear: no key or
+    /// token), kept with the record; the lease is freed, so no replica holds the run while it
+    /// waits, and whoever the decisions reach takes it
+    /// ([`RunRecords::take_paused`](super::RunRecords::take_paused)). Undecided after
+    /// `approval.timeout`, it is continued with its calls rejected
+    /// ([`Resume::expired`](super::Resume::expired)). Returns the run as stored; a run this
+    /// replica no longer holds is returned as another left it, unpaused.
+    ///
+    /// # Errors
+    ///
+    /// [`ServiceError::Runs`] when the store fails.
+    pub async fn pause(mut self, document: serde_json::Value) -> Result<Run, ServiceError> {
+        self.flush().await;
+        self.held.stop_renewing.cancel();
+        let result = if self.held.is_lost() {
+            self.stored().await
+        } else {
+            if self.status() == RunStatus::Queued {
+                self.update(RunUpdate::new().status(RunStatus::InProgress))
+                    .await?;
+            }
+            self.update(RunUpdate::new().paused(document, self.shared.approval_timeout))
+                .await
+        };
         self.shared.release(&self.id, &self.held);
         result
     }
