@@ -227,6 +227,17 @@ async fn a_pause_is_decided_once_on_any_replica(
     let waiting = records_b.get("resp_pause", alpha).await.unwrap().unwrap();
     assert_eq!(waiting.status, RunStatus::Paused);
     assert_eq!(waiting.last_seq, Some(0));
+    // A follower of a paused run gets what it said, and its stream ends with the pause.
+    let so_far: Vec<(u64, Vec<u8>)> = tokio::time::timeout(
+        Duration::from_secs(5),
+        records_b
+            .follow("resp_pause", alpha, None)
+            .map(|event| event.map(|event| (event.seq, event.data)).unwrap())
+            .collect(),
+    )
+    .await
+    .expect("the stream of a paused run ends");
+    assert_eq!(so_far, [(0, b"event: approval\n\n".to_vec())]);
     assert_eq!(finisher.resumed.load(Ordering::SeqCst), 0);
 
     // Another principal's decision finds nothing.
@@ -350,6 +361,26 @@ async fn an_undecided_pause_is_continued_by_its_protocol_once_its_time_passes() 
         .duration_since(paused.updated)
         .as_millis();
     assert_eq!(wait, 1000);
+    // A follower's stream ends with the pause; the sweep goes on with it once its time passed.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let run = b
+            .run_records()
+            .unwrap()
+            .get("resp_late", Principal::SHARED)
+            .await
+            .unwrap()
+            .unwrap();
+        if run.status == RunStatus::Completed {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "still {:?}",
+            run.status
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     let events = follow_all(&b, "resp_late", None).await;
     let data: Vec<&[u8]> = events.iter().map(|(_, data)| data.as_slice()).collect();
     assert_eq!(

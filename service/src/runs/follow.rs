@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use conversation_tree::Store;
-use conversation_tree::runs::{MAX_EVENT_PAGE, RunChanges, RunEvent};
+use conversation_tree::runs::{MAX_EVENT_PAGE, RunChanges, RunEvent, RunStatus};
 use futures::{Stream, StreamExt as _};
 
 use crate::ServiceError;
@@ -82,16 +82,19 @@ impl Follower {
                 .events_after(&self.id, self.after, MAX_EVENT_PAGE)
                 .await
                 .map_err(ServiceError::Runs)?;
+            // A paused run says nothing more until someone decides, which may be days: its
+            // stream ends with the pause, and a client that decided follows it again.
+            let still = run.status.is_terminal() || run.status == RunStatus::Paused;
             if let Some(last) = events.last() {
                 self.after = Some(last.seq);
                 let full = events.len() == MAX_EVENT_PAGE;
                 self.ready.extend(events);
-                if !full && run.status.is_terminal() {
+                if !full && still {
                     self.done = true;
                 }
                 return Ok(());
             }
-            if run.status.is_terminal() {
+            if still {
                 self.done = true;
                 return Ok(());
             }

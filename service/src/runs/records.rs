@@ -326,8 +326,8 @@ impl RunRecords {
     }
 
     /// The run's stored events after `after` (None: all), then the live ones as they are
-    /// stored (any replica's), ending after the run reaches a terminal status and its last
-    /// event is yielded. Each item is a [`RunEvent`] whose bytes are exactly those a live
+    /// stored (any replica's), ending after the run reaches a terminal status, or pauses for
+    /// approval, and its last event is yielded. Each item is a [`RunEvent`] whose bytes are exactly those a live
     /// client was sent. A run `principal` did not start yields [`ServiceError::UnknownRun`].
     pub fn follow(
         &self,
