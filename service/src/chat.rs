@@ -325,6 +325,16 @@ impl ChatService {
                     name: name.clone(),
                     known: self.mcp.names().collect::<Vec<_>>().join(", "),
                 })?;
+            let server = match spec.mcp_allowed.get(name) {
+                // Model-facing names are `{server}__{tool}`.
+                Some(allowed) => server.filtered(|tool| {
+                    tool.name()
+                        .strip_prefix(name.as_str())
+                        .and_then(|rest| rest.strip_prefix("__"))
+                        .is_some_and(|tool| allowed.iter().any(|allowed| allowed == tool))
+                }),
+                None => server,
+            };
             // Server names are unique and prefix their tools' names, so nothing clashes.
             let _ = tools.extend(&server);
         }

@@ -117,6 +117,9 @@ pub struct RunSpec {
     pub preload_skills: Vec<String>,
     /// MCP servers whose tools are offered (by name, from the service's servers).
     pub mcp_servers: Vec<String>,
+    /// For a server of `mcp_servers` listed here, only the tools named (by their names on
+    /// the server); a server not listed offers all its tools.
+    pub mcp_allowed: std::collections::BTreeMap<String, Vec<String>>,
     /// Knowledge bases `knowledge_base_search` searches (none: the tool is not offered).
     pub knowledge_bases: Vec<String>,
     /// Mark the prefixes the provider may cache (Anthropic cache breakpoints).
@@ -176,6 +179,7 @@ impl RunSpec {
             skills: Vec::new(),
             preload_skills: Vec::new(),
             mcp_servers: Vec::new(),
+            mcp_allowed: std::collections::BTreeMap::new(),
             knowledge_bases: Vec::new(),
             prompt_cache: false,
             max_rounds: DEFAULT_TOOL_ROUNDS,

@@ -333,10 +333,55 @@ impl Service {
         call: GatewayCall,
         principal: Principal,
     ) -> Result<(RunSpec, Vec<&'static str>), GatewayError> {
-        let name = call.model.config.model_id.clone();
         let model = ModelRequest::new(agent.model.clone());
+        let (mut spec, dropped) = self.run_spec_of(call, model, &agent.model, principal)?;
+        spec.system.clone_from(&agent.system);
+        spec.tools = agent.builtin_tools().map(str::to_owned).collect();
+        if agent.searches_knowledge() {
+            spec.knowledge_bases = self.knowledge_bases(principal).to_vec();
+        }
+        spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
+        Ok((spec, dropped))
+    }
+
+    /// The run spec of `call` answered by the service with its own model and the tools of
+    /// the operator's MCP servers `servers` (each with only the tools its list names, by
+    /// their names on the server, or all of them), and the request fields left out: what a
+    /// Responses request declaring `mcp` tools runs. The client's own tools are not offered.
+    ///
+    /// # Errors
+    ///
+    /// As [`Service::call`]'s, for a model or option the run cannot use.
+    pub fn mcp_run_spec(
+        &self,
+        call: GatewayCall,
+        principal: Principal,
+        servers: &[(String, Option<Vec<String>>)],
+    ) -> Result<(RunSpec, Vec<&'static str>), GatewayError> {
+        let model = call.model.clone();
+        let name = call.model.config.model_id.clone();
+        let (mut spec, dropped) = self.run_spec_of(call, model, &name, principal)?;
+        spec.mcp_servers = servers.iter().map(|(name, _)| name.clone()).collect();
+        spec.mcp_allowed = servers
+            .iter()
+            .filter_map(|(name, allowed)| Some((name.clone(), allowed.clone()?)))
+            .collect();
+        spec.max_rounds = DEFAULT_TOOL_ROUNDS;
+        Ok((spec, dropped))
+    }
+
+    /// The run spec of `call` answered by `model` (named `model_name` in the operator's
+    /// per-model settings), its options screened, without tools.
+    fn run_spec_of(
+        &self,
+        call: GatewayCall,
+        model: ModelRequest,
+        model_name: &str,
+        principal: Principal,
+    ) -> Result<(RunSpec, Vec<&'static str>), GatewayError> {
+        let name = call.model.config.model_id.clone();
         let mut options = call.request.options;
-        let policy = self.config().agent_unsupported_params(&name, &agent.model);
+        let policy = self.config().agent_unsupported_params(&name, model_name);
         let dropped =
             self.chat()
                 .screen_for_agent(&name, &model, &mut options, call.unsupported, policy)?;
@@ -344,12 +389,6 @@ impl Service {
         // its own tools are the agent's to choose.
         options.tool_choice = None;
         let mut spec = RunSpec::new(model, RunInput::Messages(call.request.messages));
-        spec.system.clone_from(&agent.system);
-        spec.tools = agent.builtin_tools().map(str::to_owned).collect();
-        if agent.searches_knowledge() {
-            spec.knowledge_bases = self.knowledge_bases(principal).to_vec();
-        }
-        spec.max_rounds = agent.max_rounds.unwrap_or(DEFAULT_TOOL_ROUNDS);
         spec.temperature = options.temperature;
         spec.max_tokens = options.max_tokens;
         spec.metadata = options.metadata.clone();

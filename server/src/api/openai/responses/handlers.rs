@@ -78,8 +78,18 @@ pub(crate) async fn create_response(
     }
     let stream = request.stream == Some(true);
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
-    let prepared = prepare(&app, caller, request, id, Some(&log)).await?;
+    let mut prepared = prepare(&app, caller, request, id, Some(&log)).await?;
     let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
+    if let Some(mcp) = prepared.mcp.take() {
+        if background {
+            return Err(OpenAiError::invalid(
+                "background",
+                "`background` with `mcp` tools or approval answers is not served yet: leave \
+                 `background` out, and the response runs while the request is open",
+            ));
+        }
+        return super::mcp::run::answer(&app, caller, prepared, mcp, &log, stream, permit).await;
+    }
     if background {
         return super::background::start(&app, caller, prepared, sent, stream, permit).await;
     }
@@ -88,6 +98,7 @@ pub(crate) async fn create_response(
         call,
         agent,
         begun,
+        ..
     } = prepared;
     let mut encoder = ResponseEncoder::new(begun.clone());
     let (cancel, registration) = app.service.runs().register(&[&id], caller);
@@ -191,6 +202,8 @@ pub(crate) struct Prepared {
     pub(crate) call: GatewayCall,
     pub(crate) agent: Option<AgentAlias>,
     pub(crate) begun: ResponseObject,
+    /// The `mcp` tools this server runs for the response, and the approvals it carries.
+    pub(crate) mcp: Option<super::mcp::run::McpRun>,
 }
 
 /// Plans `request` of `caller` as response `id`: its item references and file URLs resolved,
@@ -220,10 +233,20 @@ pub(crate) async fn prepare(
         tool_choice,
         settings,
         mcp,
+        approvals,
     } = planned;
     let declared = super::mcp::declarations(mcp, &super::mcp::configured(app.service.config()))?;
-    super::mcp::refuse_running(&declared)?;
-    if let Some(previous) = &previous_response_id {
+    let mcp = super::mcp::run::plan(
+        declared,
+        approvals,
+        previous_response_id.as_deref(),
+        agent.is_some(),
+        &call.request.messages,
+    )?;
+    if let Some(previous) = previous_response_id.as_ref().filter(|_| {
+        // A continuation of a paused response resumes its run, which holds its history.
+        mcp.as_ref().is_none_or(|mcp| mcp.approvals.is_empty())
+    }) {
         let found = if is_response_id(previous) {
             app.service
                 .chat()
@@ -269,6 +292,7 @@ pub(crate) async fn prepare(
         call,
         agent,
         begun,
+        mcp,
     })
 }
 
@@ -316,6 +340,10 @@ pub(crate) async fn get_response(
     }
     // A background response, on whichever replica runs it: as its stored events say.
     let run = super::stored_run::run_of(&app, caller, &id).await?;
+    // A response that asked for approvals: as it ended, with its approval requests.
+    if let Some(document) = run.as_ref().and_then(super::mcp::run::document_of) {
+        return Ok(json(document.response));
+    }
     if let Some(run) = &run
         && run.mode == RunMode::Background
     {
@@ -575,6 +603,6 @@ pub(super) fn json(response: impl serde::Serialize) -> Response {
 }
 
 /// The SSE answer: each event named by its type (`no-cache`, as every SSE answer is).
-fn sse(events: impl Stream<Item = ResponseEvent> + Send + 'static) -> Response {
+pub(super) fn sse(events: impl Stream<Item = ResponseEvent> + Send + 'static) -> Response {
     sse::response(events, |event, frames| frames.event(event.name(), &event))
 }

@@ -40,6 +40,22 @@ pub(crate) struct ResponsesCall {
     /// The `mcp` tools declared, each with its index in `tools`, not yet checked against the
     /// operator's servers.
     pub(crate) mcp: Vec<(usize, McpTool)>,
+    /// The `mcp_approval_response` items of the input, in order: decisions about the
+    /// approval requests of the response `previous_response_id` names.
+    pub(crate) approvals: Vec<Approval>,
+}
+
+/// An `mcp_approval_response` input item.
+#[derive(Clone, Debug)]
+pub(crate) struct Approval {
+    /// Where it is in the request (`input[3]`).
+    pub(crate) field: String,
+    /// The `mcp_approval_request` it answers.
+    pub(crate) approval_request_id: String,
+    /// Whether the call may run.
+    pub(crate) approve: bool,
+    /// Why, for a declined call (the model reads it).
+    pub(crate) reason: Option<String>,
 }
 
 /// The call `request` asks for, or the first field that cannot be honoured.
@@ -78,9 +94,9 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         ));
     }
     let settings = settings(&request);
-    let mut messages = match request.input {
-        None | Some(Value::Null) => Vec::new(),
-        Some(Value::String(text)) => vec![Message::human(text)],
+    let (mut messages, approvals) = match request.input {
+        None | Some(Value::Null) => (Vec::new(), Vec::new()),
+        Some(Value::String(text)) => (vec![Message::human(text)], Vec::new()),
         Some(Value::Array(items)) => input_messages(items)?,
         Some(_) => {
             return Err(OpenAiError::invalid(
@@ -178,6 +194,7 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
         tool_choice: echoed_choice,
         settings,
         mcp,
+        approvals,
     })
 }
 
@@ -301,12 +318,11 @@ pub(crate) fn name_outputs(messages: &mut [Message]) -> Result<(), OpenAiError> 
     Ok(())
 }
 
-fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
+fn input_messages(items: Vec<Value>) -> Result<(Vec<Message>, Vec<Approval>), OpenAiError> {
     let mut messages: Vec<Message> = Vec::with_capacity(items.len());
     // The model's turn being gathered: its reasoning, message and calls are separate items.
     let mut answer: Vec<ContentPart> = Vec::new();
-    // `mcp_approval_response` items, by field and the request they answer.
-    let mut approvals: Vec<(String, String)> = Vec::new();
+    let mut approvals: Vec<Approval> = Vec::new();
     for (index, mut value) in items.into_iter().enumerate() {
         let field = format!("input[{index}]");
         if let Value::Object(item) = &mut value
@@ -362,8 +378,15 @@ fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
             }
             InputItem::McpApprovalResponse {
                 approval_request_id,
+                approve,
+                reason,
                 ..
-            } => approvals.push((field, approval_request_id)),
+            } => approvals.push(Approval {
+                field,
+                approval_request_id,
+                approve,
+                reason,
+            }),
             InputItem::FunctionCallOutput {
                 call_id, output, ..
             } => {
@@ -384,28 +407,7 @@ fn input_messages(items: Vec<Value>) -> Result<Vec<Message>, OpenAiError> {
         }
     }
     close_answer(&mut messages, &mut answer);
-    refuse_unknown_approvals(&approvals)?;
-    Ok(messages)
-}
-
-/// Refuses `mcp_approval_response` items, naming every request they answer: no response holds
-/// pending MCP approval requests yet, so each names a request that is not pending.
-fn refuse_unknown_approvals(approvals: &[(String, String)]) -> Result<(), OpenAiError> {
-    let Some((first, _)) = approvals.first() else {
-        return Ok(());
-    };
-    let ids: Vec<String> = approvals
-        .iter()
-        .map(|(field, id)| format!("`{id}` (`{field}.approval_request_id`)"))
-        .collect();
-    Err(OpenAiError::invalid(
-        format!("{first}.approval_request_id"),
-        format!(
-            "no MCP approval request is pending with the id(s) {}; answer only the \
-             `mcp_approval_request` items of the response `previous_response_id` names",
-            ids.join(", ")
-        ),
-    ))
+    Ok((messages, approvals))
 }
 
 /// The model's turn gathered so far, as one AI message before what follows it.

@@ -4,6 +4,7 @@
 //! client's tool calls are `function_call` items.
 
 mod logprobs;
+mod mcp;
 mod object;
 mod settings;
 mod stored;
@@ -11,7 +12,7 @@ mod stream;
 
 pub use logprobs::{OutputLogprob, OutputTopLogprob, TextLogprob, TextTopLogprob};
 pub use object::{
-    IncompleteDetails, InputTokensDetails, ItemStatus, OutputItem, OutputText, OutputTokensDetails,
+    IncompleteDetails, InputTokensDetails, ItemStatus, McpCallError, McpListedTool, OutputItem, OutputText, OutputTokensDetails,
     ResponseFailure, ResponseObject, ResponseState, ResponseUsage, SummaryText, encrypted_content,
     reasoning_block,
 };

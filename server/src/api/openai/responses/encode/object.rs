@@ -152,6 +152,82 @@ pub enum OutputItem {
         /// `in_progress` or `completed`.
         status: ItemStatus,
     },
+    /// The tools an MCP server offers, listed once at the start of a response.
+    McpListTools {
+        /// The item id.
+        id: String,
+        /// The server (`server_label` of the request's `mcp` tool).
+        server_label: String,
+        /// Its tools the model may call.
+        tools: Vec<McpListedTool>,
+    },
+    /// A call of an MCP server's tool, run by this server.
+    McpCall {
+        /// The item id.
+        id: String,
+        /// The server.
+        server_label: String,
+        /// The tool's name on the server.
+        name: String,
+        /// The arguments as JSON text.
+        arguments: String,
+        /// What the tool returned, once it ran.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output: Option<String>,
+        /// Why it gave no output: the tool failed, or the call was declined.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<McpCallError>,
+        /// The approval request the call answered, when it needed one.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        approval_request_id: Option<String>,
+        /// `in_progress`, `completed`, `failed` or `incomplete`.
+        status: ItemStatus,
+    },
+    /// A call waiting for the client's approval: answer it with an `mcp_approval_response`
+    /// input item (and `previous_response_id`) to run it or decline it.
+    McpApprovalRequest {
+        /// The item id: the `approval_request_id` to answer.
+        id: String,
+        /// The server.
+        server_label: String,
+        /// The tool's name on the server.
+        name: String,
+        /// The arguments as JSON text.
+        arguments: String,
+    },
+}
+
+/// One tool of an `mcp_list_tools` item.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct McpListedTool {
+    /// Its name on the server.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON Schema of its input.
+    #[schema(value_type = Object)]
+    pub input_schema: serde_json::Value,
+}
+
+/// Why an MCP call has no output: `{"type": "mcp_tool_execution_error", "content": […]}`.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct McpCallError {
+    /// Always `mcp_tool_execution_error`.
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// What was said, as MCP text content.
+    #[schema(value_type = Object)]
+    pub content: serde_json::Value,
+}
+
+impl McpCallError {
+    /// An error saying `text`.
+    pub fn saying(text: &str) -> Self {
+        McpCallError {
+            kind: "mcp_tool_execution_error",
+            content: serde_json::json!([{"type": "text", "text": text}]),
+        }
+    }
 }
 
 impl OutputItem {
@@ -160,7 +236,10 @@ impl OutputItem {
         match self {
             OutputItem::Reasoning { id, .. }
             | OutputItem::Message { id, .. }
-            | OutputItem::FunctionCall { id, .. } => id,
+            | OutputItem::FunctionCall { id, .. }
+            | OutputItem::McpListTools { id, .. }
+            | OutputItem::McpCall { id, .. }
+            | OutputItem::McpApprovalRequest { id, .. } => id,
         }
     }
 }
@@ -175,6 +254,8 @@ pub enum ItemStatus {
     Completed,
     /// Cut short.
     Incomplete,
+    /// An MCP call whose tool failed, or that was declined.
+    Failed,
 }
 
 /// A text part of a message.

@@ -58,7 +58,11 @@ impl OutputItem {
         match self {
             OutputItem::Reasoning { status, .. }
             | OutputItem::Message { status, .. }
-            | OutputItem::FunctionCall { status, .. } => *status,
+            | OutputItem::FunctionCall { status, .. }
+            | OutputItem::McpCall { status, .. } => *status,
+            OutputItem::McpListTools { .. } | OutputItem::McpApprovalRequest { .. } => {
+                ItemStatus::Completed
+            }
         }
     }
 
@@ -67,7 +71,9 @@ impl OutputItem {
         match self {
             OutputItem::Reasoning { status, .. }
             | OutputItem::Message { status, .. }
-            | OutputItem::FunctionCall { status, .. } => *status = ItemStatus::Incomplete,
+            | OutputItem::FunctionCall { status, .. }
+            | OutputItem::McpCall { status, .. } => *status = ItemStatus::Incomplete,
+            OutputItem::McpListTools { .. } | OutputItem::McpApprovalRequest { .. } => {}
         }
     }
 }

@@ -185,6 +185,66 @@ pub enum EventKind {
         /// The whole arguments.
         arguments: String,
     },
+    /// An MCP server's tools are being listed.
+    #[serde(rename = "response.mcp_list_tools.in_progress")]
+    McpListToolsInProgress {
+        /// The `mcp_list_tools` item.
+        item_id: String,
+        /// Its position in `output`.
+        output_index: usize,
+    },
+    /// An MCP server's tools are listed.
+    #[serde(rename = "response.mcp_list_tools.completed")]
+    McpListToolsCompleted {
+        /// The `mcp_list_tools` item.
+        item_id: String,
+        /// Its position in `output`.
+        output_index: usize,
+    },
+    /// An MCP call begins.
+    #[serde(rename = "response.mcp_call.in_progress")]
+    McpCallInProgress {
+        /// The `mcp_call` item.
+        item_id: String,
+        /// Its position in `output`.
+        output_index: usize,
+    },
+    /// Argument text of an MCP call.
+    #[serde(rename = "response.mcp_call_arguments.delta")]
+    McpCallArgumentsDelta {
+        /// The `mcp_call` item.
+        item_id: String,
+        /// Its position in `output`.
+        output_index: usize,
+        /// Argument text to append.
+        delta: String,
+    },
+    /// An MCP call's whole arguments.
+    #[serde(rename = "response.mcp_call_arguments.done")]
+    McpCallArgumentsDone {
+        /// The `mcp_call` item.
+        item_id: String,
+        /// Its position in `output`.
+        output_index: usize,
+        /// The whole arguments.
+        arguments: String,
+    },
+    /// An MCP call's tool answered.
+    #[serde(rename = "response.mcp_call.completed")]
+    McpCallCompleted {
+        /// The `mcp_call` item.
+        item_id: String,
+        /// Its position in `output`.
+        output_index: usize,
+    },
+    /// An MCP call's tool failed, or the call was declined.
+    #[serde(rename = "response.mcp_call.failed")]
+    McpCallFailed {
+        /// The `mcp_call` item.
+        item_id: String,
+        /// Its position in `output`.
+        output_index: usize,
+    },
     /// The response is done.
     #[serde(rename = "response.completed")]
     Completed {
@@ -225,6 +285,13 @@ impl EventKind {
                 "response.function_call_arguments.delta"
             }
             EventKind::FunctionCallArgumentsDone { .. } => "response.function_call_arguments.done",
+            EventKind::McpListToolsInProgress { .. } => "response.mcp_list_tools.in_progress",
+            EventKind::McpListToolsCompleted { .. } => "response.mcp_list_tools.completed",
+            EventKind::McpCallInProgress { .. } => "response.mcp_call.in_progress",
+            EventKind::McpCallArgumentsDelta { .. } => "response.mcp_call_arguments.delta",
+            EventKind::McpCallArgumentsDone { .. } => "response.mcp_call_arguments.done",
+            EventKind::McpCallCompleted { .. } => "response.mcp_call.completed",
+            EventKind::McpCallFailed { .. } => "response.mcp_call.failed",
             EventKind::Completed { .. } => "response.completed",
             EventKind::Incomplete { .. } => "response.incomplete",
             EventKind::Failed { .. } => "response.failed",
@@ -262,7 +329,7 @@ struct OpenCall {
 /// they describe.
 #[derive(Debug)]
 pub struct ResponseEncoder {
-    response: ResponseObject,
+    pub(super) response: ResponseObject,
     /// The part of the response id after `resp_`, which item ids share.
     suffix: String,
     sequence: u64,
@@ -448,7 +515,7 @@ impl ResponseEncoder {
         self.call_delta(events, held.index, Some(id), held.name, held.arguments);
     }
 
-    fn emit(&mut self, events: &mut Vec<ResponseEvent>, kind: EventKind) {
+    pub(super) fn emit(&mut self, events: &mut Vec<ResponseEvent>, kind: EventKind) {
         events.push(ResponseEvent {
             kind,
             sequence_number: self.sequence,
@@ -456,18 +523,18 @@ impl ResponseEncoder {
         self.sequence += 1;
     }
 
-    fn item_id(&self, prefix: &str) -> String {
+    pub(super) fn item_id(&self, prefix: &str) -> String {
         format!("{prefix}_{}_{}", self.suffix, self.response.output.len())
     }
 
-    fn add_item(&mut self, events: &mut Vec<ResponseEvent>, item: OutputItem) -> usize {
+    pub(super) fn add_item(&mut self, events: &mut Vec<ResponseEvent>, item: OutputItem) -> usize {
         let output_index = self.response.output.len();
         self.response.output.push(item.clone());
         self.emit(events, EventKind::OutputItemAdded { output_index, item });
         output_index
     }
 
-    fn item_done(&mut self, events: &mut Vec<ResponseEvent>, output_index: usize) {
+    pub(super) fn item_done(&mut self, events: &mut Vec<ResponseEvent>, output_index: usize) {
         let item = self.response.output[output_index].clone();
         self.emit(events, EventKind::OutputItemDone { output_index, item });
     }
@@ -664,7 +731,7 @@ impl ResponseEncoder {
         self.item_done(events, index);
     }
 
-    fn close_open(&mut self, events: &mut Vec<ResponseEvent>, end: ItemStatus) {
+    pub(super) fn close_open(&mut self, events: &mut Vec<ResponseEvent>, end: ItemStatus) {
         match self.open {
             Some(Open::Reasoning(index)) => self.close_reasoning(events, index, None),
             Some(Open::Message(index)) => self.close_message(events, index, end),

@@ -10,6 +10,7 @@
 //!   secret is never relayed to a server another caller also uses.
 //! - `connector_id` (OpenAI's hosted connectors) is refused: Skein has none.
 
+use agent_loop::approval::{ApprovalPolicy, Requirement, ToolSelector};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 use utoipa::ToSchema;
@@ -99,7 +100,8 @@ pub(crate) struct ConfiguredServer<'a> {
 }
 
 /// Which calls of a declared server wait for the client's approval.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub(crate) enum RequireApproval {
     /// Every call.
     Always,
@@ -115,7 +117,7 @@ pub(crate) enum RequireApproval {
 }
 
 /// A checked `mcp` tool: the server it names, the tools it allows, what needs approval.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub(crate) struct McpDeclaration {
     /// The configured server's name.
     pub(crate) server_label: String,
@@ -316,22 +318,36 @@ pub(crate) fn configured(_config: &service::ServiceConfig) -> Vec<ConfiguredServ
     Vec::new()
 }
 
-/// Refuses the checked `mcp` tools: Skein checks them but does not run them on the Responses
-/// API yet, and a declared tool the model could never call would be silently dropped.
-pub(crate) fn refuse_running(declared: &[(usize, McpDeclaration)]) -> Result<(), OpenAiError> {
-    match declared.first() {
-        None => Ok(()),
-        Some((index, declaration)) => Err(OpenAiError::invalid(
-            format!("tools[{index}]"),
-            format!(
-                "`tools[{index}]`: the MCP server `{}` is configured, but this server does not \
-                 yet run `mcp` tools for Responses requests; offer it through the Chat Shell \
-                 API (`tools.mcp_servers`) or an agent alias",
-                declaration.server_label
-            ),
-        )),
+/// The approvals `servers` ask for, as a policy to merge into the operator's (which a
+/// request can add to, never take from).
+pub(crate) fn request_policy(servers: &[McpDeclaration]) -> ApprovalPolicy {
+    let mut policy = ApprovalPolicy::new();
+    for server in servers {
+        let label = &server.server_label;
+        let tool = |name: &String| ToolSelector::McpTool {
+            server: label.clone(),
+            tool: name.clone(),
+        };
+        match &server.require_approval {
+            RequireApproval::Never => {}
+            RequireApproval::Always => {
+                policy = policy.require(ToolSelector::McpServer(label.clone()), Requirement::Always);
+            }
+            RequireApproval::Named { always, never } => {
+                policy = policy.require(ToolSelector::McpServer(label.clone()), Requirement::Always);
+                for name in never {
+                    policy = policy.require(tool(name), Requirement::Never);
+                }
+                for name in always {
+                    policy = policy.require(tool(name), Requirement::Always);
+                }
+            }
+        }
     }
+    policy
 }
+
+pub(crate) mod run;
 
 #[cfg(test)]
 mod tests;

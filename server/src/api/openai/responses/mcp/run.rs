@@ -1,0 +1,623 @@
+//! A response whose `mcp` tools this server runs: the model answers as an agent whose tools
+//! are the declared servers' (each filtered by its `allowed_tools`), and its tool activity
+//! comes out as the items OpenAI documents: `mcp_list_tools` first, an `mcp_call` per call
+//! run, an `mcp_approval_request` per call that waits for the client.
+//!
+//! A response whose calls wait ends `completed` with its approval requests, and its run
+//! record is paused with what resuming needs ([`PausedDocument`]). A later request with
+//! `previous_response_id` naming it and `mcp_approval_response` items continues it in a new
+//! response, on any replica: the paused run is taken once (of two such requests one wins),
+//! the approved calls run, the declined ones are answered to the model with the reason.
+
+use std::collections::{BTreeMap, HashMap};
+
+use agent_loop::approval::{Decision, Decisions, PausedRun};
+use agent_loop::{AgentEvent, AgentStream, StopReason};
+use axum::response::Response;
+use futures::channel::mpsc;
+use futures::{SinkExt as _, StreamExt as _};
+use http::StatusCode;
+use providers::{FinishReason, StreamEvent};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use service::runs::{NewRun, Run, RunMode, RunProtocol, RunStatus};
+use service::{Principal, RunWorker, ServiceError};
+use tracing::Instrument as _;
+
+use super::McpDeclaration;
+use crate::api::openai::error::OpenAiError;
+use crate::api::openai::gateway::gateway_error;
+use crate::api::openai::responses::encode::{
+    McpListedTool, ResponseEncoder, ResponseEvent, ResponseObject, ResponseState,
+};
+use crate::api::openai::responses::handlers::{self, Prepared};
+use crate::api::openai::responses::plan::Approval;
+use crate::api::openai::responses::stored_run::run_store_failed;
+use crate::api::request_log::RequestLog;
+use crate::api::state::App;
+
+/// Events buffered between a run and a slow client before the run waits.
+const EVENT_BUFFER: usize = 64;
+
+/// What a response declaring `mcp` tools runs.
+#[derive(Debug)]
+pub(crate) struct McpRun {
+    /// The declared servers, checked.
+    pub(crate) servers: Vec<McpDeclaration>,
+    /// The `mcp_approval_response` items: with them, the response continues the paused one
+    /// `previous_response_id` names.
+    pub(crate) approvals: Vec<Approval>,
+}
+
+/// What a paused response's run record keeps: all a replica needs to continue it.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct PausedDocument {
+    /// The run as it paused.
+    paused: PausedRun,
+    /// The servers it offered.
+    servers: Vec<McpDeclaration>,
+    /// Each approval request's id, to the call it asks about.
+    approvals: BTreeMap<String, String>,
+    /// The response as it ended (what `GET` shows of it).
+    pub(crate) response: serde_json::Value,
+}
+
+/// The id of the approval request of call `call_id`.
+fn approval_request_id(call_id: &str) -> String {
+    format!("mcpr_{call_id}")
+}
+
+/// Runs `prepared` (a response whose `mcp` tools this server runs), answering as a stream
+/// when `stream`, else as one object once it ends.
+pub(crate) async fn answer(
+    app: &App,
+    caller: Principal,
+    prepared: Prepared,
+    mcp: McpRun,
+    log: &RequestLog,
+    stream: bool,
+    permit: service::Slot,
+) -> Result<Response, OpenAiError> {
+    let Prepared {
+        id, call, begun, ..
+    } = prepared;
+    let previous = begun.previous_response_id.clone();
+    // A continuation takes the paused response first: what it runs is that run's.
+    let (servers, resumed) = match (&previous, mcp.approvals.is_empty()) {
+        (Some(previous), false) => {
+            let (document, decisions) = take(app, caller, previous, &mcp.approvals).await?;
+            (document.servers.clone(), Some((document.paused, decisions)))
+        }
+        _ => (mcp.servers, None),
+    };
+    let allowed: Vec<(String, Option<Vec<String>>)> = servers
+        .iter()
+        .map(|server| (server.server_label.clone(), server.allowed_tools.clone()))
+        .collect();
+    let (mut spec, _) = app
+        .service
+        .mcp_run_spec(call, caller, &allowed)
+        .map_err(gateway_error)?;
+    spec.label = begun.store.then(|| id.clone());
+    let grants = resumed
+        .as_ref()
+        .map(|(paused, _)| paused.grants.clone())
+        .unwrap_or_default();
+    let policy = app
+        .service
+        .approval_policy()
+        .clone()
+        .with_request(super::request_policy(&servers));
+    let prepared = app
+        .service
+        .chat()
+        .prepare(spec)
+        .await
+        .map_err(|error| unusable(&error))?;
+    let prepared = if policy.is_never() {
+        prepared
+    } else {
+        prepared
+            .with_approval(policy, grants)
+            .map_err(|error| unusable(&error))?
+    };
+    let listed = if resumed.is_some() {
+        Vec::new()
+    } else {
+        listings(app, &servers)
+    };
+    let worker = record(app, caller, &begun).await?;
+    let (cancel, registration) = app.service.runs().register(&[&id], caller);
+    registration.show(begun.clone());
+    let mut requested = BTreeMap::new();
+    let events = match resumed {
+        Some((paused, decisions)) => {
+            for (call, decision) in decisions.iter() {
+                if decision.approves() {
+                    requested.insert(call.to_owned(), approval_request_id(call));
+                }
+            }
+            prepared
+                .agent()
+                .resume_stream(paused, decisions, Some(id.clone()), cancel.clone())
+        }
+        None => prepared.stream(cancel.clone()),
+    };
+    let mut drive = Drive {
+        encoder: ResponseEncoder::new(begun),
+        events,
+        servers,
+        listed,
+        requested,
+        calls: HashMap::new(),
+        worker,
+        log: log.clone(),
+    };
+    let (mut sender, receiver) = mpsc::channel::<ResponseEvent>(EVENT_BUFFER);
+    let (done, ended) = tokio::sync::oneshot::channel();
+    app.service.runs().spawn(
+        async move {
+            let _permit = permit;
+            let response = drive.run(&mut sender).await;
+            registration.settle(match response.status {
+                ResponseState::Cancelled => conversation_tree::ResponseStatus::Cancelled,
+                ResponseState::Failed => conversation_tree::ResponseStatus::Failed,
+                _ => conversation_tree::ResponseStatus::Completed,
+            });
+            let _ = done.send(response);
+        }
+        .instrument(tracing::info_span!("response", response_id = %id, mcp = true)),
+    );
+    // Leaving the answer stops the run, as for any foreground response.
+    let disconnect = cancel.drop_guard();
+    if stream {
+        let events = receiver.map(move |event| {
+            let _held = &disconnect;
+            event
+        });
+        return Ok(handlers::sse(events));
+    }
+    drop(receiver);
+    let response = ended.await.map_err(|_| {
+        OpenAiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "the response's run ended without an answer",
+        )
+    })?;
+    drop(disconnect);
+    Ok(handlers::json(response))
+}
+
+/// The `mcp_list_tools` items of `servers`: each server's tools the model may call.
+fn listings(app: &App, servers: &[McpDeclaration]) -> Vec<(String, Vec<McpListedTool>)> {
+    servers
+        .iter()
+        .map(|server| {
+            let label = &server.server_label;
+            let tools = app
+                .service
+                .chat()
+                .mcp()
+                .tools(label)
+                .map(|tools| {
+                    tools
+                        .iter()
+                        .filter_map(|tool| {
+                            let name = on_server(label, tool.name())?;
+                            let allowed = server
+                                .allowed_tools
+                                .as_ref()
+                                .is_none_or(|allowed| allowed.iter().any(|one| one == name));
+                            allowed.then(|| McpListedTool {
+                                name: name.to_owned(),
+                                description: tool.description().to_owned(),
+                                input_schema: tool.spec().parameters.clone(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            (label.clone(), tools)
+        })
+        .collect()
+}
+
+/// The name on server `label` of the tool the model calls `name` (`{label}__{tool}`).
+fn on_server<'a>(label: &str, name: &'a str) -> Option<&'a str> {
+    name.strip_prefix(label)?.strip_prefix("__")
+}
+
+/// A record of the response, so that it can pause (and another replica read it).
+async fn record(
+    app: &App,
+    caller: Principal,
+    begun: &ResponseObject,
+) -> Result<Option<RunWorker>, OpenAiError> {
+    let Some(records) = app.service.run_records() else {
+        return Ok(None);
+    };
+    let run = NewRun::new(
+        begun.id.clone(),
+        app.service.owner(caller),
+        RunProtocol::Responses,
+        RunMode::Foreground,
+        json!({"response": begun}),
+    );
+    let worker = records.start(run).await.map_err(run_store_failed)?;
+    worker.in_progress().await.map_err(run_store_failed)?;
+    Ok(Some(worker))
+}
+
+/// Takes the paused response `previous` of `caller` for the decisions `approvals` carry:
+/// checked first (every unknown or missing approval named at once, the response left
+/// paused), then taken once across replicas, and its record ended `completed` (its answer
+/// was whole: the calls' results come in this new response).
+async fn take(
+    app: &App,
+    caller: Principal,
+    previous: &str,
+    approvals: &[Approval],
+) -> Result<(PausedDocument, Decisions), OpenAiError> {
+    let records = super::super::stored_run::records(app)?;
+    let first = || format!("{}.approval_request_id", approvals[0].field);
+    let not_pending = |reason: &str| {
+        let ids: Vec<String> = approvals
+            .iter()
+            .map(|approval| format!("`{}`", approval.approval_request_id))
+            .collect();
+        OpenAiError::invalid(
+            first(),
+            format!(
+                "no MCP approval request is pending with the id(s) {}: {reason}; answer only \
+                 the `mcp_approval_request` items of the response `previous_response_id` names",
+                ids.join(", ")
+            ),
+        )
+    };
+    let run = records
+        .get(previous, caller)
+        .await
+        .map_err(run_store_failed)?
+        .filter(|run| run.protocol == RunProtocol::Responses)
+        .ok_or_else(|| not_pending(&format!("response `{previous}` asked for no approval")))?;
+    let document = document_of(&run)
+        .ok_or_else(|| not_pending(&format!("response `{previous}` asked for no approval")))?;
+    if run.status != RunStatus::Paused {
+        return Err(decided(previous, run.status));
+    }
+    let mut problems = Vec::new();
+    let mut decisions = Decisions::new();
+    for approval in approvals {
+        match document.approvals.get(&approval.approval_request_id) {
+            Some(call) => {
+                let decision = if approval.approve {
+                    Decision::Approve
+                } else {
+                    Decision::reject(approval.reason.clone().unwrap_or_default())
+                };
+                decisions = decisions.decide(call.clone(), decision);
+            }
+            None => problems.push(format!(
+                "`{}.approval_request_id` is `{}`, not an approval request of `{previous}`",
+                approval.field, approval.approval_request_id
+            )),
+        }
+    }
+    if let Err(error) = document.paused.check(&decisions) {
+        problems.extend(
+            document
+                .paused
+                .pending
+                .iter()
+                .filter(|call| decisions.get(&call.id).is_none())
+                .map(|call| {
+                    format!(
+                        "approval request `{}` ({}) has no `mcp_approval_response`",
+                        approval_request_id(&call.id),
+                        call.name
+                    )
+                }),
+        );
+        if problems.is_empty() {
+            problems.extend(error.problems);
+        }
+    }
+    if !problems.is_empty() {
+        return Err(OpenAiError::invalid(
+            first(),
+            format!(
+                "the approvals do not fit response `{previous}` ({} problem(s)): {}; answer each \
+                 of its `mcp_approval_request` items once",
+                problems.len(),
+                problems.join("; ")
+            ),
+        ));
+    }
+    let (run, worker) = match records.take_paused(previous, caller).await {
+        Ok(Some(taken)) => taken,
+        Ok(None) => return Err(not_pending("it is not a response of yours")),
+        Err(ServiceError::RunNotPaused { status, .. }) => return Err(decided(previous, status)),
+        Err(error) => return Err(run_store_failed(error)),
+    };
+    if let Err(error) = worker.finish(RunStatus::Completed, None).await {
+        tracing::warn!(run = %run.id, %error, "could not end a decided response's record");
+    }
+    let document = document_of(&run).unwrap_or(document);
+    Ok((document, decisions))
+}
+
+/// The 409 of a paused response another request already continued.
+fn decided(previous: &str, status: RunStatus) -> OpenAiError {
+    OpenAiError::new(
+        StatusCode::CONFLICT,
+        "approval_already_answered",
+        format!(
+            "the approval requests of response `{previous}` were answered already (its run is \
+             {status}): another request continued it; continue from that request's response"
+        ),
+    )
+    .with_param("previous_response_id")
+}
+
+/// The paused document a run record keeps, if it paused.
+pub(crate) fn document_of(run: &Run) -> Option<PausedDocument> {
+    serde_json::from_value(run.paused.clone()?).ok()
+}
+
+/// A run that cannot be built: its model, or an MCP server that cannot be used.
+fn unusable(error: &service::RunError) -> OpenAiError {
+    OpenAiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "invalid_request_error",
+        format!("the response's tools cannot run: {error}"),
+    )
+    .with_param("tools")
+}
+
+/// A response's run, its events encoded and sent as they come.
+struct Drive {
+    encoder: ResponseEncoder,
+    events: AgentStream,
+    servers: Vec<McpDeclaration>,
+    /// The `mcp_list_tools` items to send first.
+    listed: Vec<(String, Vec<McpListedTool>)>,
+    /// The approval request each approved call answered, by call id.
+    requested: BTreeMap<String, String>,
+    /// Each `mcp_call` in flight, by call id: its position in `output`.
+    calls: HashMap<String, usize>,
+    worker: Option<RunWorker>,
+    log: RequestLog,
+}
+
+impl Drive {
+    /// Runs to the end (or the pause), sending each event to `client` while it listens, and
+    /// returns the response as it ended.
+    async fn run(&mut self, client: &mut mpsc::Sender<ResponseEvent>) -> ResponseObject {
+        let mut out = self.encoder.start();
+        for (label, tools) in std::mem::take(&mut self.listed) {
+            out.extend(self.encoder.mcp_list_tools(&label, tools));
+        }
+        send(client, out).await;
+        while let Some(event) = self.events.next().await {
+            let (out, ended) = self.encode(event);
+            if let Some(ended) = ended {
+                // The record says how it ended before the last event goes out: a client that
+                // continues at once finds the pause stored.
+                self.end(ended).await;
+            }
+            send(client, out).await;
+        }
+        if self.worker.is_some() {
+            let stopped = "the run ended without a final event".to_owned();
+            let out = self.encoder.fail(
+                ResponseState::Failed,
+                crate::api::openai::responses::encode::ResponseFailure {
+                    code: "server_error".into(),
+                    message: stopped.clone(),
+                },
+            );
+            self.end(End::Status(RunStatus::Failed, Some(stopped))).await;
+            send(client, out).await;
+        }
+        self.encoder.response().clone()
+    }
+
+    /// The events `event` stands for, and how the run ends when it is its last.
+    fn encode(&mut self, event: AgentEvent) -> (Vec<ResponseEvent>, Option<End>) {
+        match event {
+            AgentEvent::ContentDelta { text, .. } => {
+                (self.encoder.encode(StreamEvent::TextDelta(text)), None)
+            }
+            AgentEvent::ReasoningDelta { text } => (
+                self.encoder.encode(StreamEvent::ReasoningDelta { text }),
+                None,
+            ),
+            AgentEvent::ToolStart {
+                id, name, input, ..
+            } => {
+                let (label, tool) = self.split(&name);
+                let arguments = input.to_string();
+                let request = self.requested.get(&id).cloned();
+                let (index, out) =
+                    self.encoder
+                        .mcp_call_start(&label, &tool, &arguments, request);
+                self.calls.insert(id, index);
+                (out, None)
+            }
+            AgentEvent::ToolDone {
+                id, output, error, ..
+            } => match self.calls.remove(&id) {
+                Some(index) => {
+                    let result = match error {
+                        None => Ok(output),
+                        Some(error) => Err(error),
+                    };
+                    (self.encoder.mcp_call_done(index, result), None)
+                }
+                None => (Vec::new(), None),
+            },
+            AgentEvent::ApprovalRequired { calls, outcome, .. } => {
+                let mut out = Vec::new();
+                let mut approvals = BTreeMap::new();
+                for call in &calls {
+                    let (label, tool) = self.split(&call.name);
+                    let request = approval_request_id(&call.id);
+                    approvals.insert(request.clone(), call.id.clone());
+                    out.extend(self.encoder.mcp_approval_request(
+                        request,
+                        &label,
+                        &tool,
+                        &call.arguments,
+                    ));
+                }
+                self.log.usage(&outcome.usage);
+                out.extend(self.encoder.encode(StreamEvent::Usage(outcome.usage.clone())));
+                out.extend(self.encoder.encode(StreamEvent::Done {
+                    finish: FinishReason::Stop,
+                }));
+                let end = match outcome.approval.clone() {
+                    Some(paused) => End::Paused(Box::new(PausedDocument {
+                        paused,
+                        servers: self.servers.clone(),
+                        approvals,
+                        response: serde_json::to_value(self.encoder.response())
+                            .unwrap_or_default(),
+                    })),
+                    None => End::Status(RunStatus::Completed, None),
+                };
+                (out, Some(end))
+            }
+            AgentEvent::ResponseDone {
+                usage, stop_reason, ..
+            } => {
+                self.log.usage(&usage);
+                let finish = match stop_reason {
+                    StopReason::MaxTokens => FinishReason::Length,
+                    _ => FinishReason::Stop,
+                };
+                let status = if finish == FinishReason::Length {
+                    RunStatus::Incomplete
+                } else {
+                    RunStatus::Completed
+                };
+                let mut out = self.encoder.encode(StreamEvent::Usage(usage));
+                out.extend(self.encoder.encode(StreamEvent::Done { finish }));
+                (out, Some(End::Status(status, None)))
+            }
+            AgentEvent::ResponseError { error, .. } => {
+                let message = error.to_string();
+                let out = self.encoder.fail(
+                    ResponseState::Failed,
+                    crate::api::openai::responses::encode::ResponseFailure {
+                        code: "server_error".into(),
+                        message: message.clone(),
+                    },
+                );
+                (out, Some(End::Status(RunStatus::Failed, Some(message))))
+            }
+            AgentEvent::ResponseCancelled { .. } => (
+                self.encoder
+                    .fail(ResponseState::Cancelled, handlers::cancelled()),
+                Some(End::Status(RunStatus::Cancelled, None)),
+            ),
+            _ => (Vec::new(), None),
+        }
+    }
+
+    /// The server and the tool on it of the tool the model calls `name`.
+    fn split(&self, name: &str) -> (String, String) {
+        self.servers
+            .iter()
+            .find_map(|server| {
+                let tool = on_server(&server.server_label, name)?;
+                Some((server.server_label.clone(), tool.to_owned()))
+            })
+            .unwrap_or_else(|| (String::new(), name.to_owned()))
+    }
+
+    /// Records how the run ended (or that it paused).
+    async fn end(&mut self, end: End) {
+        let Some(worker) = self.worker.take() else {
+            return;
+        };
+        let result = match end {
+            End::Paused(document) => match serde_json::to_value(&*document) {
+                Ok(document) => worker.pause(document).await.map(|_| ()),
+                Err(error) => worker
+                    .finish(
+                        RunStatus::Failed,
+                        Some(format!("the pause could not be stored: {error}")),
+                    )
+                    .await
+                    .map(|_| ()),
+            },
+            End::Status(status, error) => worker.finish(status, error).await.map(|_| ()),
+        };
+        if let Err(error) = result {
+            tracing::warn!(%error, "could not record how the response ended");
+        }
+    }
+}
+
+/// How a run ends.
+enum End {
+    Status(RunStatus, Option<String>),
+    Paused(Box<PausedDocument>),
+}
+
+/// Sends `events` to the client while it listens; one that left is not waited for.
+async fn send(client: &mut mpsc::Sender<ResponseEvent>, events: Vec<ResponseEvent>) {
+    for event in events {
+        if client.send(event).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// What a request's `mcp` tools and `mcp_approval_response` items ask this server to run, or
+/// `None` when it has neither; the first problem refused with its field.
+pub(crate) fn plan(
+    declared: Vec<(usize, McpDeclaration)>,
+    approvals: Vec<Approval>,
+    previous: Option<&str>,
+    alias: bool,
+    messages: &[messages::Message],
+) -> Result<Option<McpRun>, OpenAiError> {
+    if declared.is_empty() && approvals.is_empty() {
+        return Ok(None);
+    }
+    if alias && let Some((index, _)) = declared.first() {
+        return Err(OpenAiError::invalid(
+            format!("tools[{index}]"),
+            format!(
+                "`tools[{index}]`: an agent alias runs the tools its operator gave it; declare \
+                 `mcp` tools with a model instead"
+            ),
+        ));
+    }
+    if let Some(first) = approvals.first() {
+        if previous.is_none() {
+            return Err(OpenAiError::invalid(
+                format!("{}.approval_request_id", first.field),
+                "an `mcp_approval_response` answers a request of the response it continues: \
+                 give that response's id as `previous_response_id`",
+            ));
+        }
+        if messages
+            .iter()
+            .any(|message| message.role != messages::Role::System)
+        {
+            return Err(OpenAiError::invalid(
+                "input",
+                "a request that answers approval requests continues the paused response's run \
+                 with those answers: send only `mcp_approval_response` items in `input`, and \
+                 anything more in the request after it",
+            ));
+        }
+    }
+    Ok(Some(McpRun {
+        servers: declared.into_iter().map(|(_, server)| server).collect(),
+        approvals,
+    }))
+}
