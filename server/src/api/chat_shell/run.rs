@@ -84,8 +84,8 @@ impl Outgoing {
     }
 
     /// The frames of `event`, numbered and stored (two for a pause: `tool.approval` and
-    /// `response.done`); `None` for an event the stream already
-    /// holds (the `response.start` of a continued run), and for every event once this replica
+    /// `response.done`); empty for an event the stream already holds (the `response.start`
+    /// of a continued run); `None` for every event once this replica
     /// left the run to another (the server stops, or its lease was lost): the stream the
     /// client reads then ends without them, and a client that reconnects with its last id is
     /// given the continuing replica's events under the same numbers, as if no replica changed.
@@ -103,7 +103,9 @@ impl Outgoing {
         let mut bytes = Vec::new();
         for mut frame in self.encoder.encode_all(event) {
             if self.continued && matches!(frame, ChatShellEvent::Start(_)) {
-                return None;
+                // Nothing to send, but the event still reaches a client that folds the
+                // events into one answer (its id and model).
+                return Some(Bytes::new());
             }
             frame.set_conversation_id(&self.client_conversation);
             bytes.extend_from_slice(&self.push(&frame));
