@@ -639,3 +639,111 @@ mod postgres {
         b.stop().await;
     }
 }
+
+/// The operator's policy (`approval` in the configuration) pauses a run whose request asks for
+/// nothing.
+#[tokio::test]
+async fn the_operators_policy_pauses_a_run_that_asks_for_nothing() {
+    let dir = TempDir::new().unwrap();
+    let mut config = sqlite_config(&dir);
+    config
+        .service
+        .approval
+        .tools
+        .insert("calculator".to_owned(), json!("always"));
+    let server = TestServer::start(config).await;
+    let mut body = calculator_run();
+    body.as_object_mut().unwrap().remove("require_approval");
+    let frames = frames(&text(post(&server, &body, None).await).await);
+    assert_eq!(
+        names(&frames),
+        ["response.start", "tool.approval", "response.done"]
+    );
+    assert_eq!(data_of(&frames[2])["stop_reason"], "approval_required");
+    server.stop().await;
+}
+
+/// On the provider's wire (a recorded OpenAI tool round): the paused call is the one the model
+/// sent, and after a rejection the model is sent the call and a tool message with the reason
+/// (`{"role": "tool", "tool_call_id", "content"}`, as OpenAI's Chat Completions reference
+/// defines it), then its answer ends the same response.
+#[tokio::test]
+async fn a_rejection_reaches_the_provider_as_the_calls_tool_message() {
+    let mock = wiremock::MockServer::start().await;
+    support::replay(
+        &mock,
+        "/v1/chat/completions",
+        &[
+            "openai/chat_stream_tool_call.sse",
+            "openai/chat_stream_text_after_tool.sse",
+        ],
+    )
+    .await;
+    let dir = TempDir::new().unwrap();
+    let mut config = support::keyed(&mock);
+    config.service.store = dir.path().join("runs.db").to_str().unwrap().to_owned();
+    let server = TestServer::start(config).await;
+    let body = json!({
+        "model_config": {"model_id": "gpt-4o-mini"},
+        "input": {"text": "What is 1231 * 2331?"},
+        "tools": {"builtin": {"calculator": {"enabled": true}}},
+        "require_approval": ["*"],
+    });
+    let first = frames(&text(post(&server, &body, None).await).await);
+    assert_eq!(
+        names(&first),
+        ["response.start", "tool.approval", "response.done"]
+    );
+    let id = data_of(&first[0])["id"].as_str().unwrap().to_owned();
+    // The call as the recorded stream sent it, its arguments reassembled from the deltas.
+    assert_eq!(
+        data_of(&first[1])["calls"],
+        json!([{
+            "id": "call_1EYWDzueHEp8OsB8jJSEp7WB",
+            "name": "multiply",
+            "arguments": r#"{"a":1231,"b":2331}"#,
+        }])
+    );
+    let resumed = frames(
+        &text(
+            decide(
+                &server,
+                &id,
+                &json!({"decisions": {"call_1EYWDzueHEp8OsB8jJSEp7WB":
+                    {"decision": "reject", "reason": "do it by hand"}}}),
+                None,
+            )
+            .await,
+        )
+        .await,
+    );
+    assert_eq!(name_of(resumed.last().unwrap()), "response.done");
+    let answer: String = resumed
+        .iter()
+        .filter(|frame| name_of(frame) == "content.delta")
+        .map(|frame| data_of(frame)["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        answer,
+        r"The result of \( 1231 \times 2331 \) is \( 2,869,461 \)."
+    );
+    let sent = support::received(&mock).await;
+    assert_eq!(sent.len(), 2, "{sent:#?}");
+    let messages = sent[1]["messages"].as_array().unwrap();
+    let call = messages
+        .iter()
+        .find(|message| message["role"] == "assistant" && message.get("tool_calls").is_some())
+        .expect("the model's call is sent back");
+    assert_eq!(call["tool_calls"][0]["id"], "call_1EYWDzueHEp8OsB8jJSEp7WB");
+    assert_eq!(call["tool_calls"][0]["function"]["name"], "multiply");
+    let tool = messages.last().unwrap();
+    assert_eq!(
+        tool,
+        &json!({
+            "role": "tool",
+            "tool_call_id": "call_1EYWDzueHEp8OsB8jJSEp7WB",
+            "content": format!("{DECLINED} Reason: do it by hand"),
+        })
+    );
+    server.stop().await;
+}
