@@ -747,3 +747,39 @@ async fn a_rejection_reaches_the_provider_as_the_calls_tool_message() {
     );
     server.stop().await;
 }
+
+/// A paused run is followed to its pause, and a cancel ends it at once: nobody can decide
+/// for it afterwards.
+#[tokio::test]
+async fn a_paused_run_is_replayed_to_its_pause_and_cancelled_at_once() {
+    let dir = TempDir::new().unwrap();
+    let server = TestServer::start(sqlite_config(&dir)).await;
+    let (first, id, _) = paused(&server, None).await;
+    // The follower's stream ends with the pause: nothing more comes until someone decides.
+    assert_eq!(replay(&server, &id, None).await, first.concat());
+    let cancel = client()
+        .post(server.url(&format!("/v1/response/{id}/cancel")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancel.status(), 200);
+    assert_eq!(
+        cancel.json::<Value>().await.unwrap(),
+        json!({"success": true, "message": "Request cancelled"})
+    );
+    assert_eq!(
+        record(&server, &id, Principal::SHARED).await.status,
+        RunStatus::Cancelled
+    );
+    let late = decide(
+        &server,
+        &id,
+        &json!({"decisions": {"echo_call_1": {"decision": "approve"}}}),
+        None,
+    )
+    .await;
+    assert_eq!(late.status(), 409);
+    let error: Value = late.json().await.unwrap();
+    assert_eq!(error["details"]["status"], "cancelled");
+    server.stop().await;
+}

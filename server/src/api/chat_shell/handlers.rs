@@ -55,7 +55,7 @@ of `id: <n>\\nevent: <name>\\ndata: <json>` frames, numbered from 0 (a client th
 resumes after its last `id` with `GET /v1/response/{id}/events` and `Last-Event-ID`): `response.start` {id, model, created}; then \
 `content.delta` {type, text, block_id, block_offset}, `reasoning.delta` {text}, `tool.start` \
 {id, name, input, display_name, blocks}, `tool.done` {id, name, output, duration_ms, error, \
-sources, display_name, blocks}; then exactly one of `response.done` {id, usage, stop_reason, \
+sources, display_name, blocks}, and for a run whose calls need a person's approval `tool.approval` {id, conversation_id, calls: [{id, name, arguments}]} followed by `response.done` with `stop_reason: \"approval_required\"` (decide with `POST /v1/response/{id}/approval`); then exactly one of `response.done` {id, usage, stop_reason, \
 sources, blocks, ttft_ms, model_calls, compression (when compression acted), silent_exit, silent_exit_reason, rounds, conversation_id, \
 node_ids}, `response.cancelled` {id, partial_content} or `response.error` {id, code, message, \
 details}. Without streaming: one JSON body. With `background`, leaving the stream does not \
@@ -71,7 +71,7 @@ attached; follow it with `GET /v1/response/{id}/events`", body = BackgroundRespo
         (status = 408, description = "The body did not arrive within the body read timeout", body = crate::ErrorBody),
         (status = 413, description = "The body is larger than the server's limit", body = crate::ErrorBody),
         (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::ErrorBody),
-        (status = 422, description = "A field cannot be honoured; `details.fields` names each. Or a media URL of the input or the stored history cannot be fetched for a provider that needs its bytes (`invalid_media_url`, the message names the URL)", body = crate::ErrorBody),
+        (status = 422, description = "A field cannot be honoured; `details.fields` names each (a `require_approval` entry that is not a tool selector is named by its index). A run that could pause for approval but never be resumed (`approval_unavailable`: no store, a text `features.tool_mode`, or a key in the request, which is never stored). Or a media URL of the input or the stored history cannot be fetched for a provider that needs its bytes (`invalid_media_url`, the message names the URL)", body = crate::ErrorBody),
         (status = 429, description = "The caller's concurrency limit is reached; see `Retry-After`", body = crate::ErrorBody),
         (status = 503, description = "The server is shutting down", body = crate::ErrorBody),
     ),
