@@ -23,7 +23,7 @@ use service::{Principal, ServiceError};
 use tracing::Instrument as _;
 use utoipa::ToSchema;
 
-use super::resume::Paused;
+use super::resume::{Paused, document};
 use crate::api::chat_shell::handlers::{Answer, parse};
 use crate::api::chat_shell::replay::store_error;
 use crate::api::chat_shell::run::Sent;
@@ -146,12 +146,14 @@ pub(crate) async fn decide_response(
         }));
     }
     let (decisions, stray) = decisions(request.decisions);
-    let paused = Paused::rebuild(&app, run).await.map_err(|reason| {
+    let cannot = |reason: String| {
         ApiError::internal(format!(
             "response `{id}` cannot be resumed: {reason}; it stays paused"
         ))
-    })?;
-    check(&paused.document.paused, &decisions, &stray)?;
+    };
+    // Checked before anything is rebuilt or taken: a bad body changes nothing.
+    check(&document(&run).map_err(cannot)?.paused, &decisions, &stray)?;
+    let paused = Paused::rebuild(&app, run).await.map_err(cannot)?;
 
     let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
     let (taken, worker) = match records.take_paused(&id, caller).await {
