@@ -783,3 +783,130 @@ async fn a_paused_run_is_replayed_to_its_pause_and_cancelled_at_once() {
     assert_eq!(error["details"]["status"], "cancelled");
     server.stop().await;
 }
+
+/// The recorded OpenAI tool round, its model calling `multiply` once (call id `first`), again
+/// (call id `second`), then answering: a run with two tool rounds.
+async fn two_rounds(mock: &wiremock::MockServer) {
+    let call = String::from_utf8(support::fixture("openai/chat_stream_tool_call.sse")).unwrap();
+    let bodies = [
+        call.replace("call_1EYWDzueHEp8OsB8jJSEp7WB", "first"),
+        call.replace("call_1EYWDzueHEp8OsB8jJSEp7WB", "second"),
+        String::from_utf8(support::fixture("openai/chat_stream_text_after_tool.sse")).unwrap(),
+    ];
+    let counter = std::sync::atomic::AtomicUsize::new(0);
+    wiremock::Mock::given(wiremock::matchers::method("POST"))
+        .and(wiremock::matchers::path("/v1/chat/completions"))
+        .respond_with(move |_: &wiremock::Request| {
+            let i = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            wiremock::ResponseTemplate::new(200)
+                .set_body_raw(bodies[i.min(bodies.len() - 1)].clone(), "text/event-stream")
+        })
+        .mount(mock)
+        .await;
+}
+
+/// A server on `mock` logging into `dir`, and the two-round run's first stream, paused on
+/// `first`: the response id.
+async fn paused_on_first(mock: &wiremock::MockServer, dir: &TempDir) -> (TestServer, String) {
+    two_rounds(mock).await;
+    let mut config = support::keyed(mock);
+    config.service.store = dir.path().join("runs.db").to_str().unwrap().to_owned();
+    let server = TestServer::start(config).await;
+    let body = json!({
+        "model_config": {"model_id": "gpt-4o-mini"},
+        "input": {"text": "What is 1231 * 2331?"},
+        "tools": {"builtin": {"calculator": {"enabled": true}}},
+        "require_approval": ["multiply"],
+    });
+    let first = frames(&text(post(&server, &body, None).await).await);
+    assert_eq!(only(&first, "tool.approval")["calls"][0]["id"], "first");
+    let id = data_of(&first[0])["id"].as_str().unwrap().to_owned();
+    (server, id)
+}
+
+#[tokio::test]
+async fn approved_always_a_tool_runs_in_later_rounds_without_asking() {
+    let mock = wiremock::MockServer::start().await;
+    let dir = TempDir::new().unwrap();
+    let (server, id) = paused_on_first(&mock, &dir).await;
+    let resumed = frames(
+        &text(
+            decide(
+                &server,
+                &id,
+                &json!({"decisions": {"first": {"decision": "approve_always"}}}),
+                None,
+            )
+            .await,
+        )
+        .await,
+    );
+    // Both rounds' calls were answered, the second without a pause.
+    let done: Vec<Value> = resumed
+        .iter()
+        .filter(|frame| name_of(frame) == "tool.done")
+        .map(|frame| data_of(frame)["id"].clone())
+        .collect();
+    assert_eq!(done, [json!("first"), json!("second")]);
+    assert!(!names(&resumed).contains(&"tool.approval"), "{resumed:#?}");
+    let end = data_of(resumed.last().unwrap());
+    assert_eq!(end["stop_reason"], "end_turn");
+    assert_eq!(support::received(&mock).await.len(), 3);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn approved_once_a_tool_pauses_the_run_again_in_a_later_round() {
+    let mock = wiremock::MockServer::start().await;
+    let dir = TempDir::new().unwrap();
+    let (server, id) = paused_on_first(&mock, &dir).await;
+    let again = frames(
+        &text(
+            decide(
+                &server,
+                &id,
+                &json!({"decisions": {"first": {"decision": "approve"}}}),
+                None,
+            )
+            .await,
+        )
+        .await,
+    );
+    assert_eq!(only(&again, "tool.done")["id"], "first");
+    assert_eq!(only(&again, "tool.approval")["calls"][0]["id"], "second");
+    let pause = data_of(again.last().unwrap());
+    assert_eq!(name_of(again.last().unwrap()), "response.done");
+    assert_eq!(pause["stop_reason"], "approval_required");
+    assert_eq!(
+        record(&server, &id, Principal::SHARED).await.status,
+        RunStatus::Paused
+    );
+    // The first decision does not fit the second pause.
+    let stale = decide(
+        &server,
+        &id,
+        &json!({"decisions": {"first": {"decision": "approve"}}}),
+        None,
+    )
+    .await;
+    assert_eq!(stale.status(), 400);
+    let last = frames(
+        &text(
+            decide(
+                &server,
+                &id,
+                &json!({"decisions": {"second": {"decision": "approve"}}}),
+                None,
+            )
+            .await,
+        )
+        .await,
+    );
+    assert_eq!(only(&last, "tool.done")["id"], "second");
+    assert_eq!(data_of(last.last().unwrap())["stop_reason"], "end_turn");
+    // One stream, numbered throughout.
+    let whole = frames(&replay(&server, &id, None).await);
+    let ids: Vec<u64> = whole.iter().map(|frame| id_of(frame)).collect();
+    assert_eq!(ids, (0..whole.len() as u64).collect::<Vec<_>>());
+    server.stop().await;
+}
