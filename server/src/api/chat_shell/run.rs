@@ -279,7 +279,9 @@ fn note(log: &RequestLog, event: &AgentEvent, output_seen: &mut bool) {
             *output_seen = true;
             log.first_output();
         }
-        AgentEvent::ResponseDone { usage, .. } => log.usage(usage),
+        AgentEvent::ResponseDone { usage, .. } | AgentEvent::ApprovalRequired { usage, .. } => {
+            log.usage(usage);
+        }
         _ => {}
     }
 }
