@@ -8,6 +8,8 @@ mod background;
 mod background_agent;
 #[path = "chat_completions.rs"]
 mod chat_completions;
+#[path = "chat_shell_approval.rs"]
+mod chat_shell_approval;
 #[path = "chat_shell_runs.rs"]
 mod chat_shell_runs;
 #[path = "embeddings.rs"]

@@ -277,6 +277,7 @@ async fn health_and_openapi() {
         "/v1/response",
         "/v1/response/{id}/cancel",
         "/v1/response/{id}/events",
+        "/v1/response/{id}/approval",
         "/health",
         "/openapi.json",
     ] {
@@ -302,6 +303,7 @@ async fn health_and_openapi() {
             "max_tokens",
             "metadata",
             "model_config",
+            "require_approval",
             "response_format",
             "session_id",
             "system",

@@ -24,8 +24,10 @@ use utoipa::ToSchema;
 
 use crate::api::failure::{FailureKind, provider_error};
 
+mod approval;
 mod blocks;
 
+pub use approval::{PendingCallPayload, ToolApprovalEvent};
 pub use blocks::{Block, TextBlock, TextStatus, ToolBlock, ToolStatus};
 
 /// One event of the stream; serialising it gives the JSON of its `data:` line.
@@ -42,6 +44,9 @@ pub enum ChatShellEvent {
     ToolStart(ToolStartEvent),
     /// `tool.done`.
     ToolDone(ToolDoneEvent),
+    /// `tool.approval`: calls wait for a person's decision (then `response.done` with
+    /// `stop_reason: "approval_required"`).
+    Approval(ToolApprovalEvent),
     /// `response.done`.
     Done(ResponseDoneEvent),
     /// `response.cancelled`.
@@ -81,6 +86,41 @@ impl ChatShellEncoder {
             _ => {}
         }
         frame
+    }
+
+    /// Every frame of `event`, in order: one, but two for a run that paused for approval
+    /// (`tool.approval`, then the `response.done` that ends its stream with
+    /// `stop_reason: "approval_required"`).
+    pub fn encode_all(&mut self, event: &AgentEvent) -> Vec<ChatShellEvent> {
+        let first = self.encode(event);
+        let AgentEvent::ApprovalRequired {
+            id, usage, outcome, ..
+        } = event
+        else {
+            return vec![first];
+        };
+        let done = ResponseDoneEvent {
+            id: id.clone(),
+            usage: UsagePayload::from(usage),
+            stop_reason: StopReasonName::ApprovalRequired,
+            sources: Some(
+                std::mem::take(&mut self.sources)
+                    .into_vec()
+                    .into_iter()
+                    .map(SourcePayload::from)
+                    .collect(),
+            ),
+            blocks: self.blocks.snapshot(),
+            ttft_ms: outcome.ttft().map(millis),
+            model_calls: ModelCallPayload::of(outcome),
+            silent_exit: false,
+            silent_exit_reason: None,
+            rounds: outcome.rounds,
+            conversation_id: approval::conversation_id(outcome),
+            node_ids: approval::node_ids(outcome),
+            compression: outcome.compression_notice().map(CompressionPayload::from),
+        };
+        vec![first, ChatShellEvent::Done(done)]
     }
 
     /// The sources of `event`, as its frame carries them: what a search tool's `tool.done`
@@ -223,6 +263,9 @@ impl ChatShellEvent {
             AgentEvent::ResponseError { id, error } => {
                 ChatShellEvent::Error(ResponseErrorEvent::new(id.clone(), error))
             }
+            AgentEvent::ApprovalRequired {
+                id, calls, outcome, ..
+            } => ChatShellEvent::Approval(ToolApprovalEvent::new(id, calls, outcome)),
             // `AgentEvent` may grow; a new event is a server change, never a malformed frame.
             other => ChatShellEvent::Error(ResponseErrorEvent {
                 id: String::new(),
@@ -241,6 +284,7 @@ impl ChatShellEvent {
             ChatShellEvent::Reasoning(_) => "reasoning.delta",
             ChatShellEvent::ToolStart(_) => "tool.start",
             ChatShellEvent::ToolDone(_) => "tool.done",
+            ChatShellEvent::Approval(_) => "tool.approval",
             ChatShellEvent::Done(_) => "response.done",
             ChatShellEvent::Cancelled(_) => "response.cancelled",
             ChatShellEvent::Error(_) => "response.error",
@@ -250,21 +294,25 @@ impl ChatShellEvent {
     /// Replaces the conversation id of `response.done` (a client sees its own id, never the
     /// stored, namespaced one).
     pub fn set_conversation_id(&mut self, client_id: &str) {
-        if let ChatShellEvent::Done(done) = self
-            && done.conversation_id.is_some()
-        {
-            done.conversation_id = Some(client_id.to_owned());
+        let conversation = match self {
+            ChatShellEvent::Done(done) => &mut done.conversation_id,
+            ChatShellEvent::Approval(approval) => &mut approval.conversation_id,
+            _ => return,
+        };
+        if conversation.is_some() {
+            *conversation = Some(client_id.to_owned());
         }
     }
 
     /// The `(SSE event name, schema component name)` of every event, in stream order.
-    pub(crate) fn names() -> [(&'static str, &'static str); 8] {
+    pub(crate) fn names() -> [(&'static str, &'static str); 9] {
         [
             ("response.start", "ResponseStartEvent"),
             ("content.delta", "ContentDeltaEvent"),
             ("reasoning.delta", "ReasoningDeltaEvent"),
             ("tool.start", "ToolStartEvent"),
             ("tool.done", "ToolDoneEvent"),
+            ("tool.approval", "ToolApprovalEvent"),
             ("response.done", "ResponseDoneEvent"),
             ("response.cancelled", "ResponseCancelledEvent"),
             ("response.error", "ResponseErrorEvent"),
@@ -426,6 +474,9 @@ pub enum StopReasonName {
     MaxTokens,
     /// A tool ended the run without a reply: a normal end.
     SilentExit,
+    /// Tool calls wait for a person's decision (`tool.approval` listed them): the run is
+    /// paused until `POST /v1/response/{id}/approval` decides them.
+    ApprovalRequired,
 }
 
 impl From<StopReason> for StopReasonName {
@@ -447,6 +498,7 @@ impl StopReasonName {
             StopReasonName::ToolLimit => "tool_limit",
             StopReasonName::MaxTokens => "max_tokens",
             StopReasonName::SilentExit => "silent_exit",
+            StopReasonName::ApprovalRequired => "approval_required",
         }
     }
 }

@@ -45,18 +45,21 @@ impl Modify for SseEvents {
             "description": "One server-sent event: `event: <name>` and `data: <JSON payload>`.",
             "oneOf": events,
         }));
-        let content = openapi
-            .paths
-            .paths
-            .get_mut("/v1/response")
-            .and_then(|item| item.post.as_mut())
-            .and_then(|operation| operation.responses.responses.get_mut("200"))
-            .and_then(|response| match response {
-                RefOr::T(response) => response.content.get_mut("text/event-stream"),
-                RefOr::Ref(_) => None,
-            });
-        if let Some(RefOr::T(content)) = content {
-            content.schema = Some(event);
+        // A resumed response streams the same events as one that starts.
+        for path in ["/v1/response", "/v1/response/{id}/approval"] {
+            let content = openapi
+                .paths
+                .paths
+                .get_mut(path)
+                .and_then(|item| item.post.as_mut())
+                .and_then(|operation| operation.responses.responses.get_mut("200"))
+                .and_then(|response| match response {
+                    RefOr::T(response) => response.content.get_mut("text/event-stream"),
+                    RefOr::Ref(_) => None,
+                });
+            if let Some(RefOr::T(content)) = content {
+                content.schema = Some(event.clone());
+            }
         }
     }
 }
@@ -74,11 +77,13 @@ mod tests {
     #[test]
     fn the_document_describes_every_event() {
         let doc = document();
-        let content = &doc["paths"]["/v1/response"]["post"]["responses"]["200"]["content"];
-        let events = content["text/event-stream"]["schema"]["oneOf"]
-            .as_array()
-            .unwrap();
-        assert_eq!(events.len(), ChatShellEvent::names().len());
+        for path in ["/v1/response", "/v1/response/{id}/approval"] {
+            let content = &doc["paths"][path]["post"]["responses"]["200"]["content"];
+            let events = content["text/event-stream"]["schema"]["oneOf"]
+                .as_array()
+                .unwrap();
+            assert_eq!(events.len(), ChatShellEvent::names().len(), "{path}");
+        }
         for (_, component) in ChatShellEvent::names() {
             assert!(
                 doc["components"]["schemas"][component]["properties"].is_object(),
@@ -87,7 +92,13 @@ mod tests {
         }
         assert_eq!(
             doc["components"]["schemas"]["StopReasonName"]["enum"],
-            json!(["end_turn", "tool_limit", "max_tokens", "silent_exit"])
+            json!([
+                "end_turn",
+                "tool_limit",
+                "max_tokens",
+                "silent_exit",
+                "approval_required"
+            ])
         );
     }
 }

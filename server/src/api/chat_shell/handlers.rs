@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use agent_loop::AgentEvent;
+use agent_loop::approval::ApprovalGrants;
 use axum::Extension;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -20,8 +21,10 @@ use tokio_util::sync::DropGuard;
 use tracing::Instrument as _;
 
 use crate::api::body::{self, BodyError};
+use crate::api::chat_shell::approval;
 use crate::api::chat_shell::encode::{
-    ChatShellEncoder, ChatShellEvent, CompressionPayload, StopReasonName, UsagePayload,
+    ChatShellEncoder, ChatShellEvent, CompressionPayload, PendingCallPayload, StopReasonName,
+    UsagePayload,
 };
 use crate::api::chat_shell::plan::plan;
 use crate::api::chat_shell::record::StoredRequest;
@@ -52,7 +55,7 @@ of `id: <n>\\nevent: <name>\\ndata: <json>` frames, numbered from 0 (a client th
 resumes after its last `id` with `GET /v1/response/{id}/events` and `Last-Event-ID`): `response.start` {id, model, created}; then \
 `content.delta` {type, text, block_id, block_offset}, `reasoning.delta` {text}, `tool.start` \
 {id, name, input, display_name, blocks}, `tool.done` {id, name, output, duration_ms, error, \
-sources, display_name, blocks}; then exactly one of `response.done` {id, usage, stop_reason, \
+sources, display_name, blocks}, and for a run whose calls need a person's approval `tool.approval` {id, conversation_id, calls: [{id, name, arguments}]} followed by `response.done` with `stop_reason: \"approval_required\"` (decide with `POST /v1/response/{id}/approval`); then exactly one of `response.done` {id, usage, stop_reason, \
 sources, blocks, ttft_ms, model_calls, compression (when compression acted), silent_exit, silent_exit_reason, rounds, conversation_id, \
 node_ids}, `response.cancelled` {id, partial_content} or `response.error` {id, code, message, \
 details}. Without streaming: one JSON body. With `background`, leaving the stream does not \
@@ -68,7 +71,7 @@ attached; follow it with `GET /v1/response/{id}/events`", body = BackgroundRespo
         (status = 408, description = "The body did not arrive within the body read timeout", body = crate::ErrorBody),
         (status = 413, description = "The body is larger than the server's limit", body = crate::ErrorBody),
         (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::ErrorBody),
-        (status = 422, description = "A field cannot be honoured; `details.fields` names each. Or a media URL of the input or the stored history cannot be fetched for a provider that needs its bytes (`invalid_media_url`, the message names the URL)", body = crate::ErrorBody),
+        (status = 422, description = "A field cannot be honoured; `details.fields` names each (a `require_approval` entry that is not a tool selector is named by its index). A run that could pause for approval but never be resumed (`approval_unavailable`: no store, a text `features.tool_mode`, or a key in the request, which is never stored). Or a media URL of the input or the stored history cannot be fetched for a provider that needs its bytes (`invalid_media_url`, the message names the URL)", body = crate::ErrorBody),
         (status = 429, description = "The caller's concurrency limit is reached; see `Retry-After`", body = crate::ErrorBody),
         (status = 503, description = "The server is shutting down", body = crate::ErrorBody),
     ),
@@ -117,6 +120,12 @@ pub(crate) async fn create_response(
             json!({"fields": [{"field": "background", "reason": "the server stores no runs"}]}),
         ));
     }
+    // The request as a record keeps it: its secrets left out.
+    let kept = StoredRequest::new(&body);
+    let approval = approval::policy(&app, &planned);
+    if approval.is_some() {
+        approval::check_resumable(records.is_some(), &planned, &kept)?;
+    }
     // The limit is checked before any work and before any event: a refused request is a
     // plain 429, never a stream that starts and then fails.
     let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
@@ -154,27 +163,37 @@ pub(crate) async fn create_response(
         .instrument(span.clone())
         .await
         .map_err(run_error)?;
+    let prepared = match &approval {
+        Some(policy) => prepared
+            .with_approval(policy.clone(), ApprovalGrants::new())
+            .map_err(run_error)?,
+        None => prepared,
+    };
     // The run's record, once the run can start: its events are stored there, and another
     // replica reads, cancels or continues it through it. Only a background run is ever
     // continued from its record: a foreground one's keeps no copy of the request (its input
-    // may be megabytes of attachments).
-    let request = if planned.background {
-        StoredRequest::new(&body)
-    } else {
-        StoredRequest::new(b"null")
-    };
+    // may be megabytes of attachments), unless the run pauses for approval, whose record
+    // then keeps it to resume from.
     let stored = StoredRequest {
         request_id: planned.request_id.clone(),
         conversation: conversation.stored.as_str().to_owned(),
         client_conversation: client_conversation.clone(),
         owner,
         offered_bases: app.service.knowledge_bases(caller).to_vec(),
-        ..request
+        ..kept
     };
     let worker = match records {
         Some(records) => {
             let owner = app.service.owner(caller);
-            let run = new_run(&response_id, owner, planned.background, &stored)?;
+            let spec = if planned.background {
+                stored.clone()
+            } else {
+                StoredRequest {
+                    request: serde_json::Value::Null,
+                    ..stored.clone()
+                }
+            };
+            let run = new_run(&response_id, owner, planned.background, &spec)?;
             Some(start_record(records, run).await?)
         }
         None => None,
@@ -193,6 +212,7 @@ pub(crate) async fn create_response(
         registration,
         log: Some(log),
         watch,
+        request: approval.map(|_| stored),
     };
     app.service.runs().spawn(
         async move {
@@ -201,57 +221,76 @@ pub(crate) async fn create_response(
         }
         .instrument(span),
     );
+    let answer = Answer {
+        id: response_id,
+        request_id: planned.request_id,
+        conversation_id: client_conversation,
+        streaming: planned.streaming,
+        status: RunStatus::Queued,
+    };
     if planned.background {
-        return Ok(background_answer(
-            receiver,
-            planned.streaming,
-            response_id,
-            client_conversation,
-            &planned.request_id,
-        ));
+        return Ok(answer.background(receiver));
     }
-    // Dropping the answer (the client disconnected, or the handler was dropped) cancels a
-    // foreground run: the model stream is closed and running tools are stopped.
-    let disconnect = cancel.drop_guard();
-
-    if !planned.streaming {
-        let answer = collect(receiver.map(|sent| sent.event)).await;
-        drop(disconnect);
-        return answer.map(|mut body| {
-            if body.conversation_id.is_some() {
-                body.conversation_id = Some(client_conversation);
-            }
-            with_request_id(axum::Json(body), &planned.request_id)
-        });
-    }
-    let answer = sse::response(receiver, move |sent: Sent, frames| {
-        let _keep_until_the_stream_is_dropped = &disconnect;
-        frames.raw(&sent.frame);
-    });
-    Ok(with_request_id(answer, &planned.request_id))
+    answer.foreground(receiver, cancel).await
 }
 
-/// The answer to a background run: its events, which the client may leave without stopping
-/// it, or at once `202` with its id and status.
-fn background_answer(
-    receiver: mpsc::Receiver<Sent>,
-    streaming: bool,
-    id: String,
-    conversation_id: String,
-    request_id: &str,
-) -> Response {
-    if streaming {
-        let answer = sse::response(receiver, |sent: Sent, frames| frames.raw(&sent.frame));
-        return with_request_id(answer, request_id);
+/// How a run's events are answered to the client that started (or resumed) it.
+pub(crate) struct Answer {
+    /// The response id.
+    pub(crate) id: String,
+    /// The request id (`X-Request-ID`).
+    pub(crate) request_id: String,
+    /// The conversation as the client names it.
+    pub(crate) conversation_id: String,
+    /// Whether the client reads the events as they come (else one JSON body).
+    pub(crate) streaming: bool,
+    /// The run's status for a background answer without events.
+    pub(crate) status: RunStatus,
+}
+
+impl Answer {
+    /// The answer to a background run: its events, which the client may leave without
+    /// stopping it, or at once `202` with its id and status.
+    pub(crate) fn background(self, receiver: mpsc::Receiver<Sent>) -> Response {
+        if self.streaming {
+            let answer = sse::response(receiver, |sent: Sent, frames| frames.raw(&sent.frame));
+            return with_request_id(answer, &self.request_id);
+        }
+        // Nobody reads the events here: the run stores them and goes on.
+        drop(receiver);
+        let body = BackgroundResponse {
+            id: self.id,
+            status: self.status.as_str().to_owned(),
+            conversation_id: self.conversation_id,
+        };
+        with_request_id((StatusCode::ACCEPTED, axum::Json(body)), &self.request_id)
     }
-    // Nobody reads the events here: the run stores them and goes on.
-    drop(receiver);
-    let body = BackgroundResponse {
-        id,
-        status: RunStatus::Queued.as_str().to_owned(),
-        conversation_id,
-    };
-    with_request_id((StatusCode::ACCEPTED, axum::Json(body)), request_id)
+
+    /// The answer to a foreground run: its events, or one JSON body once it ends. Dropping
+    /// the answer (the client disconnected, or the handler was dropped) cancels the run
+    /// through `cancel`: the model stream is closed and running tools are stopped.
+    pub(crate) async fn foreground(
+        self,
+        receiver: mpsc::Receiver<Sent>,
+        cancel: CancellationToken,
+    ) -> Result<Response, ApiError> {
+        let disconnect = cancel.drop_guard();
+        if !self.streaming {
+            let answer = collect(receiver.map(|sent| sent.event)).await;
+            drop(disconnect);
+            return answer.map(|mut body| {
+                if body.conversation_id.is_some() {
+                    body.conversation_id = Some(self.conversation_id);
+                }
+                with_request_id(axum::Json(body), &self.request_id)
+            });
+        }
+        let answer = sse::response(receiver, move |sent: Sent, frames| {
+            let _keep_until_the_stream_is_dropped = &disconnect;
+            frames.raw(&sent.frame);
+        });
+        Ok(with_request_id(answer, &self.request_id))
+    }
 }
 
 /// Creates the record of `run`, held by this replica.
@@ -303,7 +342,8 @@ fn owner_error(error: OwnerError) -> ApiError {
     }
 }
 
-pub(crate) fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {
+/// `body` as a `T` (a Chat Shell request), or the answer naming what is wrong with it.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     body::parse(body).map_err(|error| match error {
         BodyError::Field { path, reason } => {
             ApiError::unprocessable("invalid_field", format!("`{path}`: {reason}"))
@@ -323,7 +363,7 @@ pub(crate) fn parse(body: &[u8]) -> Result<ResponseRequest, ApiError> {
     })
 }
 
-fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
+pub(crate) fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
     let mut response = response.into_response();
     let headers = response.headers_mut();
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -334,14 +374,17 @@ fn with_request_id(response: impl IntoResponse, request_id: &str) -> Response {
 }
 
 /// The run's events folded into one answer.
-async fn collect(
+pub(crate) async fn collect(
     mut events: impl Stream<Item = AgentEvent> + Unpin,
 ) -> Result<ResponseBody, ApiError> {
     let mut body = ResponseBody::default();
     let mut reasoning = String::new();
     let mut encoder = ChatShellEncoder::default();
     while let Some(event) = events.next().await {
-        let frame = encoder.encode(&event);
+        let mut frames = encoder.encode_all(&event).into_iter();
+        let Some(frame) = frames.next() else {
+            continue;
+        };
         match event {
             AgentEvent::ResponseStart { id, model, created } => {
                 body.id = id;
@@ -403,6 +446,23 @@ async fn collect(
                 body.reasoning = (!reasoning.is_empty()).then_some(reasoning);
                 return Ok(body);
             }
+            AgentEvent::ApprovalRequired { calls, .. } => {
+                if let Some(ChatShellEvent::Done(done)) = frames.next() {
+                    body.sources = done.sources.unwrap_or_default();
+                    body.blocks = done.blocks;
+                    body.ttft_ms = done.ttft_ms;
+                    body.model_calls = done.model_calls;
+                    body.usage = done.usage;
+                    body.rounds = done.rounds;
+                    body.conversation_id = done.conversation_id;
+                    body.node_ids = done.node_ids;
+                    body.compression = done.compression;
+                }
+                body.stop_reason = StopReasonName::ApprovalRequired;
+                body.pending_approvals = calls.iter().map(PendingCallPayload::from).collect();
+                body.reasoning = (!reasoning.is_empty()).then_some(reasoning);
+                return Ok(body);
+            }
             AgentEvent::ResponseCancelled {
                 id,
                 partial_content,
@@ -433,8 +493,13 @@ async fn collect(
 }
 
 /// The HTTP answer for a run that could not start.
-fn run_error(error: RunError) -> ApiError {
+pub(crate) fn run_error(error: RunError) -> ApiError {
     match &error {
+        RunError::Agent(agent)
+            if matches!(**agent, agent_loop::AgentError::ApprovalNeedsNativeTools) =>
+        {
+            ApiError::unprocessable("approval_unavailable", error.to_string())
+        }
         RunError::Model(provider)
             if matches!(
                 **provider,

@@ -1,6 +1,7 @@
 //! Chat Shell: `POST /v1/response` (the agent's events as server-sent events, or one JSON
 //! body; in the background with `background`), `GET /v1/response/{id}/events` (the stored
-//! events after `Last-Event-ID`, then the live ones) and `POST /v1/response/{id}/cancel`.
+//! events after `Last-Event-ID`, then the live ones), `POST /v1/response/{id}/cancel` and
+//! `POST /v1/response/{id}/approval` (the decisions a paused run waits for).
 //!
 //! - `schema`: the request ([`ResponseRequest`](schema::ResponseRequest)) and answer types.
 //! - `plan`: a request to the service's `RunSpec`, each field honoured or refused.
@@ -9,7 +10,10 @@
 //!   record keeps of the request; `takeover`: continuing a run another replica left.
 //! - `handlers`, `replay`, `cancel`: the handlers; `events`: the events in the OpenAPI
 //!   document.
+//! - `approval`: tool approval: a run paused on calls a person must decide about, and
+//!   `POST /v1/response/{id}/approval` continuing it.
 
+mod approval;
 mod cancel;
 pub mod encode;
 mod events;
@@ -37,7 +41,11 @@ pub(crate) fn router(app: &App) -> Routes {
             layers::json_body(app, post(handlers::create_response)),
         )
         .route("/v1/response/{id}/events", get(replay::response_events))
-        .route("/v1/response/{id}/cancel", post(cancel::cancel_response));
+        .route("/v1/response/{id}/cancel", post(cancel::cancel_response))
+        .route(
+            "/v1/response/{id}/approval",
+            layers::json_body(app, post(approval::decide::decide_response)),
+        );
     layers::authenticated(app, routes)
 }
 
@@ -47,17 +55,23 @@ pub(crate) fn router(app: &App) -> Routes {
     paths(
         handlers::create_response,
         replay::response_events,
-        cancel::cancel_response
+        cancel::cancel_response,
+        approval::decide::decide_response
     ),
     components(schemas(
         schema::ResponseRequest,
         schema::ResponseBody,
         schema::BackgroundResponse,
+        approval::ApprovalRequest,
+        approval::DecisionBody,
+        approval::DecisionName,
+        encode::PendingCallPayload,
         encode::ResponseStartEvent,
         encode::ContentDeltaEvent,
         encode::ReasoningDeltaEvent,
         encode::ToolStartEvent,
         encode::ToolDoneEvent,
+        encode::ToolApprovalEvent,
         encode::ResponseDoneEvent,
         encode::ResponseCancelledEvent,
         encode::ResponseErrorEvent,

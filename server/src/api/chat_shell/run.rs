@@ -3,7 +3,7 @@
 //! handed to the client, if one is attached. What a client that comes back later is replayed
 //! (`GET /v1/response/{id}/events`) is therefore what a live client was sent, byte for byte.
 
-use agent_loop::{AgentEvent, AgentStream, StopReason};
+use agent_loop::{AgentEvent, AgentOutcome, AgentStream, StopReason};
 use axum::body::Bytes;
 use conversation_tree::runs::{Run, RunStatus};
 use conversation_tree::{NodeId, ResponseStatus};
@@ -12,7 +12,9 @@ use futures::{SinkExt as _, StreamExt as _};
 use service::{Registration, RunWorker};
 use tokio_util::sync::DropGuard;
 
+use crate::api::chat_shell::approval::PausedDocument;
 use crate::api::chat_shell::encode::{ChatShellEncoder, ChatShellEvent};
+use crate::api::chat_shell::record::StoredRequest;
 use crate::api::request_log::RequestLog;
 use crate::api::sse::Frames;
 
@@ -81,8 +83,9 @@ impl Outgoing {
         }
     }
 
-    /// The frame of `event`, numbered and stored; `None` for an event the stream already
-    /// holds (the `response.start` of a continued run), and for every event once this replica
+    /// The frames of `event`, numbered and stored (two for a pause: `tool.approval` and
+    /// `response.done`); empty for an event the stream already holds (the `response.start`
+    /// of a continued run); `None` for every event once this replica
     /// left the run to another (the server stops, or its lease was lost): the stream the
     /// client reads then ends without them, and a client that reconnects with its last id is
     /// given the continuing replica's events under the same numbers, as if no replica changed.
@@ -97,12 +100,17 @@ impl Outgoing {
         {
             self.last_node = Some(node);
         }
-        let mut frame = self.encoder.encode(event);
-        if self.continued && matches!(frame, ChatShellEvent::Start(_)) {
-            return None;
+        let mut bytes = Vec::new();
+        for mut frame in self.encoder.encode_all(event) {
+            if self.continued && matches!(frame, ChatShellEvent::Start(_)) {
+                // Nothing to send, but the event still reaches a client that folds the
+                // events into one answer (its id and model).
+                return Some(Bytes::new());
+            }
+            frame.set_conversation_id(&self.client_conversation);
+            bytes.extend_from_slice(&self.push(&frame));
         }
-        frame.set_conversation_id(&self.client_conversation);
-        Some(self.push(&frame))
+        Some(Bytes::from(bytes))
     }
 
     /// Numbers, writes and stores `frame`.
@@ -141,6 +149,45 @@ impl Outgoing {
         self.last_node = Some(node);
     }
 
+    /// Writes the frames still queued and the run's last node, and pauses the run on its
+    /// record until a person decides about its calls, with what resuming it takes: the
+    /// request (`request`) and the paused run `outcome` holds.
+    pub(crate) async fn pause(&mut self, request: Option<&StoredRequest>, outcome: &AgentOutcome) {
+        let (Some(request), Some(paused)) = (request, &outcome.approval) else {
+            // Refused up front (a run that can pause has both): never reached.
+            let error = "the run paused for approval, but it keeps nothing to resume it from";
+            self.finish(RunStatus::Failed, Some(error.to_owned())).await;
+            return;
+        };
+        let Some(worker) = self.worker.take() else {
+            tracing::warn!("a run paused for approval on a server that stores no runs");
+            return;
+        };
+        if let Some(node) = self.last_node
+            && let Err(error) = worker.recorded(node).await
+        {
+            tracing::warn!(%error, "could not record the run's last node");
+        }
+        let document = PausedDocument {
+            request: request.clone(),
+            paused: paused.clone(),
+            grants: outcome.grants.clone(),
+        };
+        let document = match serde_json::to_value(&document) {
+            Ok(document) => document,
+            Err(error) => {
+                let error = format!("the paused run cannot be written down: {error}");
+                if let Err(error) = worker.finish(RunStatus::Failed, Some(error)).await {
+                    tracing::warn!(%error, "could not record how the run ended");
+                }
+                return;
+            }
+        };
+        if let Err(error) = worker.pause(document).await {
+            tracing::warn!(%error, "could not record the run's pause");
+        }
+    }
+
     /// Writes the frames still queued, the run's last node and its end on its record.
     pub(crate) async fn finish(&mut self, status: RunStatus, error: Option<String>) {
         let Some(worker) = self.worker.take() else {
@@ -170,6 +217,9 @@ pub(crate) struct Drive {
     /// Ends, when dropped with the run, the watch that cancels it when its record is
     /// cancelled.
     pub(crate) watch: Option<DropGuard>,
+    /// The request as its record keeps it, body included: what a pause for approval stores
+    /// to resume the run (`None` when no call of the run can wait).
+    pub(crate) request: Option<StoredRequest>,
 }
 
 impl Drive {
@@ -185,7 +235,14 @@ impl Drive {
                 note(log, &event, &mut output_seen);
             }
             let frame = self.outgoing.frame(&event);
-            if let Some((logged, status, error)) = end_of(&event) {
+            if let AgentEvent::ApprovalRequired { outcome, .. } = &event {
+                // As an end: the pause is on the record before the client reads it, so the
+                // decisions it sends at once find the run paused. The paused answer is logged
+                // whole.
+                self.registration.settle(ResponseStatus::Completed);
+                self.outgoing.pause(self.request.as_ref(), outcome).await;
+                ended = true;
+            } else if let Some((logged, status, error)) = end_of(&event) {
                 // The run logs its end before its last event: a cancel racing it is told how
                 // it really ended, and a client that comes back as soon as it has the last
                 // event finds every event stored.
@@ -222,7 +279,9 @@ fn note(log: &RequestLog, event: &AgentEvent, output_seen: &mut bool) {
             *output_seen = true;
             log.first_output();
         }
-        AgentEvent::ResponseDone { usage, .. } => log.usage(usage),
+        AgentEvent::ResponseDone { usage, .. } | AgentEvent::ApprovalRequired { usage, .. } => {
+            log.usage(usage);
+        }
         _ => {}
     }
 }

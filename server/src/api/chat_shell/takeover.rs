@@ -13,19 +13,20 @@
 
 use std::sync::{Arc, Weak};
 
-use conversation_tree::runs::{Run, RunStatus};
+use conversation_tree::runs::{Run, RunMode, RunStatus};
 use conversation_tree::{ConversationId, NodeId};
 use futures::channel::mpsc;
 use service::runs::{self, Continuing};
-use service::{PreparedRun, Principal, Resume, RunWorker};
+use service::{Principal, Resume, RunWorker};
 use tracing::Instrument as _;
 
+use crate::api::chat_shell::approval;
 use crate::api::chat_shell::encode::{
     ChatShellEvent, ErrorCode, ErrorDetails, ResponseDoneEvent, ResponseErrorEvent, StopReasonName,
     UsagePayload,
 };
 use crate::api::chat_shell::handlers::follow_cancels;
-use crate::api::chat_shell::plan::plan;
+use crate::api::chat_shell::plan::{Planned, plan};
 use crate::api::chat_shell::record::StoredRequest;
 use crate::api::chat_shell::run::{Drive, Outgoing};
 use crate::api::chat_shell::schema::ResponseRequest;
@@ -40,7 +41,7 @@ pub(crate) fn label(response_id: &str) -> String {
 /// What comes next for a run taken over.
 enum Next {
     /// Its run, prepared to go on.
-    Run(Box<PreparedRun>),
+    Run(Box<approval::Prepared>),
     /// Its answer was whole: the node that holds it.
     Answered(NodeId),
 }
@@ -70,6 +71,16 @@ impl Resume for ChatShellResume {
         };
         let span = tracing::info_span!("response", response_id = %run.id, resumed = true);
         continue_run(app, run, worker).instrument(span).await;
+    }
+
+    /// Continues `run`, paused for approval past `approval.timeout`, with every pending call
+    /// rejected, to its end, with no client attached.
+    async fn expired(&self, run: Run, worker: RunWorker) {
+        let Some(app) = self.app.upgrade() else {
+            return;
+        };
+        let span = tracing::info_span!("response", response_id = %run.id, expired = true);
+        approval::expired(app, run, worker).instrument(span).await;
     }
 }
 
@@ -109,11 +120,12 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
                 .worker()
                 .map(|worker| follow_cancels(worker.cancel_token().clone(), cancel.clone()));
             let drive = Drive {
-                events: prepared.stream(cancel),
+                events: prepared.run.stream(cancel),
                 outgoing,
                 registration,
                 log: None,
                 watch,
+                request: prepared.pausable.then_some(stored),
             };
             // No client: the events are stored, and read with `GET /v1/response/{id}/events`.
             let (sender, receiver) = mpsc::channel(1);
@@ -144,7 +156,7 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
 }
 
 /// Ends the run `failed` for `reason`, with a `response.error` its followers read.
-async fn fail(mut outgoing: Outgoing, id: &str, reason: String) {
+pub(crate) async fn fail(mut outgoing: Outgoing, id: &str, reason: String) {
     tracing::warn!(%reason, "a taken-over run cannot be continued");
     outgoing.push(&ChatShellEvent::Error(ResponseErrorEvent {
         id: id.to_owned(),
@@ -161,6 +173,26 @@ async fn fail(mut outgoing: Outgoing, id: &str, reason: String) {
 
 /// The run `run` continues as, from its last logged answer; why it cannot, for people.
 async fn next(app: &App, run: &Run, stored: &StoredRequest) -> Result<Next, String> {
+    let mut planned = replan(app, run, stored)?;
+    let store = app.service.chat().store();
+    let read =
+        |error: conversation_tree::StoreError| format!("cannot read the conversation: {error}");
+    let last = runs::last_answer(store.as_ref(), &label(&run.id), run.last_node)
+        .await
+        .map_err(read)?;
+    match runs::continue_below(store.as_ref(), &mut planned.spec, last)
+        .await
+        .map_err(read)?
+    {
+        Continuing::Answered(node) => return Ok(Next::Answered(node)),
+        Continuing::Run => {}
+    }
+    Ok(Next::Run(Box::new(approval::prepare(app, planned).await?)))
+}
+
+/// The request `stored` of run `run` planned again as it was first: in its conversation, for
+/// its owner, under its response id; why it cannot be, for people.
+pub(crate) fn replan(app: &App, run: &Run, stored: &StoredRequest) -> Result<Planned, String> {
     if !stored.withheld.is_empty() {
         return Err(format!(
             "response `{}` was sent with {}, which the server never stores, so no other replica \
@@ -183,30 +215,13 @@ async fn next(app: &App, run: &Run, stored: &StoredRequest) -> Result<Next, Stri
             error.body().message
         )
     })?;
-    let store = app.service.chat().store();
     let conversation = ConversationId::new(&stored.conversation)
         .map_err(|error| format!("the stored conversation id is unusable: {error}"))?;
     planned.spec.conversation = Some(conversation);
     planned.spec.owner.clone_from(&stored.owner);
     planned.spec.response_id = Some(run.id.clone());
-    planned.spec.label = Some(label(&run.id));
-    let read =
-        |error: conversation_tree::StoreError| format!("cannot read the conversation: {error}");
-    let last = runs::last_answer(store.as_ref(), &label(&run.id), run.last_node)
-        .await
-        .map_err(read)?;
-    match runs::continue_below(store.as_ref(), &mut planned.spec, last)
-        .await
-        .map_err(read)?
-    {
-        Continuing::Answered(node) => return Ok(Next::Answered(node)),
-        Continuing::Run => {}
+    if run.mode == RunMode::Background {
+        planned.spec.label = Some(label(&run.id));
     }
-    let prepared = app
-        .service
-        .chat()
-        .prepare(planned.spec)
-        .await
-        .map_err(|error| format!("the run cannot be prepared again: {error}"))?;
-    Ok(Next::Run(Box::new(prepared)))
+    Ok(planned)
 }

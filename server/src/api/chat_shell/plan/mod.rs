@@ -15,6 +15,7 @@ pub use service::options::{
 
 use std::time::Duration;
 
+use agent_loop::approval::{ApprovalPolicy, Requirement, ToolSelector};
 use conversation_tree::ConversationId;
 use http::StatusCode;
 use providers::{ApiFormat, ModelInfo, Provider, RetryPolicy, Timeouts, ToolChoice};
@@ -54,6 +55,9 @@ pub struct Planned {
     pub request_id: String,
     /// The correlation labels of `metadata`, as `name=value` pairs, for the logs.
     pub labels: String,
+    /// The approvals the request adds to the operator's (`require_approval`): every call of
+    /// the tools it names waits for a person.
+    pub approval: ApprovalPolicy,
 }
 
 /// Fields that cannot be honoured, collected so that one answer names them all.
@@ -322,6 +326,7 @@ pub fn plan(
         .or_else(|| metadata.request_id.clone())
         .unwrap_or_else(new_request_id);
     let labels = labels(&metadata);
+    let approval = approval(&request.require_approval, &mut problems);
 
     if let Some(error) = problems.into_error() {
         return Err(error);
@@ -360,7 +365,23 @@ pub fn plan(
         background,
         request_id,
         labels,
+        approval,
     })
+}
+
+/// The policy of `require_approval`: every call of each named tool waits; each entry that is
+/// not a selector is a problem of its own.
+fn approval(selectors: &[String], problems: &mut Problems) -> ApprovalPolicy {
+    let mut policy = ApprovalPolicy::new();
+    for (index, text) in selectors.iter().enumerate() {
+        match text.parse::<ToolSelector>() {
+            Ok(selector) => policy = policy.require(selector, Requirement::Always),
+            Err(error) => {
+                problems.invalid(&format!("require_approval[{index}]"), &error.to_string())
+            }
+        }
+    }
+    policy
 }
 
 /// The tool protocol `features.tool_mode` and `features.text_format` ask for.

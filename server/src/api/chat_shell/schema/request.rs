@@ -88,6 +88,16 @@ pub struct ResponseRequest {
     /// started without a store (`--db none`) refuses it with 400.
     #[serde(default)]
     pub background: bool,
+    /// Tools whose calls wait for a person's approval in this run, on top of those the
+    /// operator's `approval` policy names (a request adds approvals, never removes one): a
+    /// tool name (`http_get`), every tool of an MCP server (`mcp:files`), one MCP tool
+    /// (`mcp:files/write_file`), or a name pattern (`*` for every tool). A call that needs
+    /// approval ends the stream with `tool.approval` and `response.done` whose `stop_reason`
+    /// is `approval_required`; decide with `POST /v1/response/{id}/approval`. Needs a server
+    /// that stores its runs and native tool calls (not `features.tool_mode: text`).
+    #[serde(default)]
+    #[schema(example = json!(["http_get", "mcp:files"]))]
+    pub require_approval: Vec<String>,
 }
 
 fn yes() -> bool {

@@ -5,7 +5,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::api::chat_shell::encode::{
-    Block, CompressionPayload, ModelCallPayload, StopReasonName, UsagePayload,
+    Block, CompressionPayload, ModelCallPayload, PendingCallPayload, StopReasonName, UsagePayload,
 };
 
 /// The answer of `POST /v1/response` when `features.streaming` is false: what the events of a
@@ -53,6 +53,10 @@ pub struct ResponseBody {
     pub ttft_ms: Option<u64>,
     /// Each model call of the run, in order, with its time to first token.
     pub model_calls: Vec<ModelCallPayload>,
+    /// With `stop_reason: "approval_required"`: the calls waiting for a person's decision, as
+    /// `tool.approval` lists them; decide with `POST /v1/response/{id}/approval`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending_approvals: Vec<PendingCallPayload>,
 }
 
 /// One tool call of a run, as `tool.start` and `tool.done` reported it.
