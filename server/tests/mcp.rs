@@ -217,23 +217,231 @@ async fn a_responses_mcp_tool_names_a_configured_server_and_never_carries_creden
 #[tokio::test]
 async fn an_mcp_approval_response_for_no_pending_request_is_refused_naming_every_id() {
     let server = serving(everything()).await;
+    let approvals = json!([
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": true},
+        {"type": "mcp_approval_response", "approval_request_id": "mcpr_2", "approve": false,
+         "reason": "not now"},
+    ]);
+    // Without the response it continues.
+    let (status, answer) = responses(&server, json!({"model": "echo", "input": approvals})).await;
+    assert_eq!(status, 400);
+    assert_eq!(answer["error"]["param"], "input[0].approval_request_id");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`previous_response_id`"), "{message}");
+    // Continuing a response that asked for no approval.
+    let (status, first) = responses(&server, json!({"model": "echo", "input": "hi"})).await;
+    assert_eq!(status, 200, "{first}");
     let (status, answer) = responses(
         &server,
-        json!({"model": "echo", "input": [
-            {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": true},
-            {"type": "mcp_approval_response", "approval_request_id": "mcpr_2", "approve": false,
-             "reason": "not now"},
-        ]}),
+        json!({"model": "echo", "previous_response_id": first["id"], "input": approvals}),
     )
     .await;
     assert_eq!(status, 400);
     assert_eq!(answer["error"]["param"], "input[0].approval_request_id");
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains(
-            "`mcpr_1` (`input[0].approval_request_id`), `mcpr_2` (`input[1].approval_request_id`)"
-        ),
+        message.contains("no MCP approval request is pending with the id(s) `mcpr_1`, `mcpr_2`"),
         "{message}"
     );
+    server.stop().await;
+}
+
+/// The echo model's input that calls `everything`'s `echo` tool with `message`.
+fn echo_call(message: &str) -> String {
+    json!({"tool_calls": [{"name": "everything__echo", "arguments": {"message": message}}]})
+        .to_string()
+}
+
+fn items_of<'a>(response: &'a Value, kind: &str) -> Vec<&'a Value> {
+    response["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|item| item["type"] == kind)
+        .collect()
+}
+
+/// OpenAI's remote MCP tool, run here: the tools are listed (`mcp_list_tools`), a call waits
+/// for approval (`mcp_approval_request`, the response `completed`), and a request with
+/// `previous_response_id` and an `mcp_approval_response` runs it (`mcp_call` with the
+/// server's real output) or declines it (the model reads the reason); a pause is answered once.
+#[tokio::test]
+async fn a_responses_mcp_call_waits_for_approval_and_runs_or_is_declined() {
+    let server = serving(everything()).await;
+    let tools = json!([{"type": "mcp", "server_label": "everything",
+                        "allowed_tools": ["echo", "get-sum"]}]);
+    let (status, paused) = responses(
+        &server,
+        json!({"model": "echo", "input": echo_call("hi"), "tools": tools}),
+    )
+    .await;
+    assert_eq!(status, 200, "{paused}");
+    assert_eq!(paused["status"], "completed");
+    let listed = items_of(&paused, "mcp_list_tools");
+    assert_eq!(listed.len(), 1, "{paused}");
+    assert_eq!(listed[0]["server_label"], "everything");
+    let names: Vec<&str> = listed[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 2, "only the allowed tools: {names:?}");
+    assert!(
+        names.contains(&"echo") && names.contains(&"get-sum"),
+        "{names:?}"
+    );
+    let echo = listed[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "echo")
+        .unwrap();
+    assert_eq!(
+        echo["input_schema"]["properties"]["message"]["type"],
+        "string"
+    );
+    let requests = items_of(&paused, "mcp_approval_request");
+    assert_eq!(requests.len(), 1, "{paused}");
+    assert_eq!(requests[0]["server_label"], "everything");
+    assert_eq!(requests[0]["name"], "echo");
+    let arguments: Value =
+        serde_json::from_str(requests[0]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(arguments, json!({"message": "hi"}));
+    assert!(
+        items_of(&paused, "mcp_call").is_empty(),
+        "nothing ran: {paused}"
+    );
+    let request_id = requests[0]["id"].as_str().unwrap().to_owned();
+
+    // GET shows it as it ended.
+    let got: Value = support::client()
+        .get(server.url(&format!("/v1/responses/{}", paused["id"].as_str().unwrap())))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(got["output"], paused["output"]);
+
+    // A wrong id is named, and the response stays paused for a right one.
+    let (status, answer) = responses(
+        &server,
+        json!({"model": "echo", "previous_response_id": paused["id"], "tools": tools, "input": [
+            {"type": "mcp_approval_response", "approval_request_id": "mcpr_nope", "approve": true},
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("`mcpr_nope`"), "{message}");
+    assert!(
+        message.contains(&format!(
+            "approval request `{request_id}` (everything__echo) has no `mcp_approval_response`"
+        )),
+        "{message}"
+    );
+
+    let approve = json!({"model": "echo", "previous_response_id": paused["id"], "tools": tools,
+        "input": [{"type": "mcp_approval_response", "approval_request_id": request_id, "approve": true}]});
+    let (status, ran) = responses(&server, approve.clone()).await;
+    assert_eq!(status, 200, "{ran}");
+    assert_eq!(ran["status"], "completed");
+    assert_eq!(ran["previous_response_id"], paused["id"]);
+    let calls = items_of(&ran, "mcp_call");
+    assert_eq!(calls.len(), 1, "{ran}");
+    assert_eq!(calls[0]["server_label"], "everything");
+    assert_eq!(calls[0]["name"], "echo");
+    assert_eq!(calls[0]["output"], "Echo: hi");
+    assert_eq!(calls[0]["approval_request_id"], request_id.as_str());
+    assert_eq!(calls[0]["status"], "completed");
+    let message = items_of(&ran, "message");
+    let text = message[0]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("Echo: hi"),
+        "the model read the output: {text}"
+    );
+    // Answered once.
+    let (status, again) = responses(&server, approve).await;
+    assert_eq!(status, 409, "{again}");
+    assert_eq!(again["error"]["code"], "approval_already_answered");
+
+    // Declined: nothing runs, and the model reads why.
+    let (_, paused) = responses(
+        &server,
+        json!({"model": "echo", "input": echo_call("secret"), "tools": tools}),
+    )
+    .await;
+    let request_id = items_of(&paused, "mcp_approval_request")[0]["id"].clone();
+    let (status, declined) = responses(
+        &server,
+        json!({"model": "echo", "previous_response_id": paused["id"], "tools": tools, "input": [
+            {"type": "mcp_approval_response", "approval_request_id": request_id, "approve": false,
+             "reason": "not that message"},
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{declined}");
+    let calls = items_of(&declined, "mcp_call");
+    assert_eq!(calls[0]["status"], "failed", "{declined}");
+    assert!(calls[0]["output"].is_null());
+    let error = calls[0]["error"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        error.contains("declined") && error.contains("not that message"),
+        "{error}"
+    );
+    let text = items_of(&declined, "message")[0]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.contains("not that message"), "{text}");
+    assert!(!text.contains("Echo: secret"), "{text}");
+    server.stop().await;
+}
+
+/// The stream of a response that waits: the documented MCP events, numbered, ending with
+/// `response.completed`.
+#[tokio::test]
+async fn a_streamed_responses_mcp_call_sends_the_documented_events() {
+    let server = serving(everything()).await;
+    let tools = json!([{"type": "mcp", "server_label": "everything", "require_approval": "never"}]);
+    let answer = support::client()
+        .post(server.url("/v1/responses"))
+        .json(&json!({"model": "echo", "input": echo_call("streamed"), "tools": tools, "stream": true}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let events = events(answer).await;
+    let names: Vec<&str> = events.iter().map(|event| event.name.as_str()).collect();
+    let at = |name: &str| {
+        names
+            .iter()
+            .position(|one| *one == name)
+            .unwrap_or_else(|| panic!("no {name} in {names:?}"))
+    };
+    assert!(at("response.created") < at("response.mcp_list_tools.in_progress"));
+    assert!(at("response.mcp_list_tools.completed") < at("response.mcp_call.in_progress"));
+    assert!(at("response.mcp_call_arguments.delta") < at("response.mcp_call_arguments.done"));
+    assert!(at("response.mcp_call_arguments.done") < at("response.mcp_call.completed"));
+    assert!(at("response.mcp_call.completed") < at("response.output_text.delta"));
+    assert_eq!(names.last(), Some(&"response.completed"));
+    for (seq, event) in events.iter().enumerate() {
+        assert_eq!(
+            event.data["sequence_number"], seq as u64,
+            "{:?}",
+            event.name
+        );
+    }
+    let done = events
+        .iter()
+        .find(|event| event.name == "response.mcp_call_arguments.done")
+        .unwrap();
+    let arguments: Value = serde_json::from_str(done.data["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(arguments, json!({"message": "streamed"}));
+    let last = &events.last().unwrap().data["response"];
+    let call = items_of(last, "mcp_call");
+    assert_eq!(call[0]["output"], "Echo: streamed");
     server.stop().await;
 }

@@ -116,10 +116,12 @@ pub(crate) fn response_call(request: CreateResponseRequest) -> Result<ResponsesC
             _ => messages.insert(0, Message::system(instructions.clone())),
         }
     }
-    if !messages.iter().any(|message| message.role != Role::System) {
+    // Answers to approval requests are what a continuation of a paused response answers.
+    if approvals.is_empty() && !messages.iter().any(|message| message.role != Role::System) {
         return Err(OpenAiError::invalid(
             "input",
-            "`input` holds nothing to answer; send a message or a function call output",
+            "`input` holds nothing to answer; send a message, a function call output or an \
+             `mcp_approval_response`",
         ));
     }
     let mut echoed_tools = Vec::new();

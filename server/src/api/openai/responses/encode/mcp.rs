@@ -70,8 +70,9 @@ impl ResponseEncoder {
                 output_index,
             },
         );
-        if let OutputItem::McpCall { arguments: args, .. } =
-            &mut self.response.output[output_index]
+        if let OutputItem::McpCall {
+            arguments: args, ..
+        } = &mut self.response.output[output_index]
         {
             arguments.clone_into(args);
         }

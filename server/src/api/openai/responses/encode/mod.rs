@@ -12,9 +12,9 @@ mod stream;
 
 pub use logprobs::{OutputLogprob, OutputTopLogprob, TextLogprob, TextTopLogprob};
 pub use object::{
-    IncompleteDetails, InputTokensDetails, ItemStatus, McpCallError, McpListedTool, OutputItem, OutputText, OutputTokensDetails,
-    ResponseFailure, ResponseObject, ResponseState, ResponseUsage, SummaryText, encrypted_content,
-    reasoning_block,
+    IncompleteDetails, InputTokensDetails, ItemStatus, McpCallError, McpListedTool, OutputItem,
+    OutputText, OutputTokensDetails, ResponseFailure, ResponseObject, ResponseState, ResponseUsage,
+    SummaryText, encrypted_content, reasoning_block,
 };
 pub use settings::{DEFAULT_TEMPERATURE, ReasoningSettings, ResponseSettings, TextSettings};
 pub use stream::{EventKind, ResponseEncoder, ResponseEvent};

@@ -331,10 +331,12 @@ pub(crate) fn request_policy(servers: &[McpDeclaration]) -> ApprovalPolicy {
         match &server.require_approval {
             RequireApproval::Never => {}
             RequireApproval::Always => {
-                policy = policy.require(ToolSelector::McpServer(label.clone()), Requirement::Always);
+                policy =
+                    policy.require(ToolSelector::McpServer(label.clone()), Requirement::Always);
             }
             RequireApproval::Named { always, never } => {
-                policy = policy.require(ToolSelector::McpServer(label.clone()), Requirement::Always);
+                policy =
+                    policy.require(ToolSelector::McpServer(label.clone()), Requirement::Always);
                 for name in never {
                     policy = policy.require(tool(name), Requirement::Never);
                 }

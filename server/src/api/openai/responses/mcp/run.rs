@@ -417,7 +417,8 @@ impl Drive {
                     message: stopped.clone(),
                 },
             );
-            self.end(End::Status(RunStatus::Failed, Some(stopped))).await;
+            self.end(End::Status(RunStatus::Failed, Some(stopped)))
+                .await;
             send(client, out).await;
         }
         self.encoder.response().clone()
@@ -439,9 +440,9 @@ impl Drive {
                 let (label, tool) = self.split(&name);
                 let arguments = input.to_string();
                 let request = self.requested.get(&id).cloned();
-                let (index, out) =
-                    self.encoder
-                        .mcp_call_start(&label, &tool, &arguments, request);
+                let (index, out) = self
+                    .encoder
+                    .mcp_call_start(&label, &tool, &arguments, request);
                 self.calls.insert(id, index);
                 (out, None)
             }
@@ -472,7 +473,7 @@ impl Drive {
                     ));
                 }
                 self.log.usage(&outcome.usage);
-                out.extend(self.encoder.encode(StreamEvent::Usage(outcome.usage.clone())));
+                out.extend(self.encoder.encode(StreamEvent::Usage(outcome.usage)));
                 out.extend(self.encoder.encode(StreamEvent::Done {
                     finish: FinishReason::Stop,
                 }));
@@ -481,8 +482,7 @@ impl Drive {
                         paused,
                         servers: self.servers.clone(),
                         approvals,
-                        response: serde_json::to_value(self.encoder.response())
-                            .unwrap_or_default(),
+                        response: serde_json::to_value(self.encoder.response()).unwrap_or_default(),
                     })),
                     None => End::Status(RunStatus::Completed, None),
                 };
