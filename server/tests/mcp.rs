@@ -385,6 +385,8 @@ async fn a_responses_mcp_call_waits_for_approval_and_runs_or_is_declined() {
     assert_eq!(status, 200, "{declined}");
     let calls = items_of(&declined, "mcp_call");
     assert_eq!(calls[0]["status"], "failed", "{declined}");
+    // The item shows what came of the answer the client sent: it names the request.
+    assert_eq!(calls[0]["approval_request_id"], request_id, "{declined}");
     assert!(calls[0]["output"].is_null());
     let error = calls[0]["error"]["content"][0]["text"].as_str().unwrap();
     assert!(

@@ -132,10 +132,10 @@ pub(crate) async fn answer(
     let mut requested = BTreeMap::new();
     let events = match resumed {
         Some((paused, decisions)) => {
-            for (call, decision) in decisions.iter() {
-                if decision.approves() {
-                    requested.insert(call.to_owned(), approval_request_id(call));
-                }
+            // A declined call's `mcp_call` names its request too: the client matches each
+            // answer it sent to the item that shows what came of it.
+            for (call, _) in decisions.iter() {
+                requested.insert(call.to_owned(), approval_request_id(call));
             }
             prepared
                 .agent()
@@ -382,7 +382,7 @@ struct Drive {
     servers: Vec<McpDeclaration>,
     /// The `mcp_list_tools` items to send first.
     listed: Vec<(String, Vec<McpListedTool>)>,
-    /// The approval request each approved call answered, by call id.
+    /// The approval request each decided call answered, by call id.
     requested: BTreeMap<String, String>,
     /// Each `mcp_call` in flight, by call id: its position in `output`.
     calls: HashMap<String, usize>,
