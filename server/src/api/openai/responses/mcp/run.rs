@@ -82,6 +82,9 @@ pub(crate) async fn answer(
         id, call, begun, ..
     } = prepared;
     let previous = begun.previous_response_id.clone();
+    if !begun.store {
+        refuse_unstored_pause(app, &mcp)?;
+    }
     // A continuation takes the paused response first: what it runs is that run's.
     let (servers, resumed) = match (&previous, mcp.approvals.is_empty()) {
         (Some(previous), false) => {
@@ -189,6 +192,28 @@ pub(crate) async fn answer(
     Ok(handlers::json(response))
 }
 
+/// Refuses a `store: false` response that could wait for approval: a paused response is kept
+/// until it is answered (its run, its calls and the conversation so far), which `store: false`
+/// asks never to happen. A continuation runs under the paused response's policy, so it may
+/// wait again.
+fn refuse_unstored_pause(app: &App, mcp: &McpRun) -> Result<(), OpenAiError> {
+    let policy = app
+        .service
+        .approval_policy()
+        .clone()
+        .with_request(super::request_policy(&mcp.servers));
+    if mcp.approvals.is_empty() && policy.is_never() {
+        return Ok(());
+    }
+    Err(OpenAiError::invalid(
+        "store",
+        "`store: false` keeps nothing, but a response whose MCP calls wait for approval is kept \
+         until they are answered: leave `store` out (or `true`), or give each `mcp` tool \
+         `require_approval: \"never\"` (the operator's approval policy may still ask for some \
+         tools)",
+    ))
+}
+
 /// The `mcp_list_tools` items of `servers`: each server's tools the model may call.
 fn listings(app: &App, servers: &[McpDeclaration]) -> Vec<(String, Vec<McpListedTool>)> {
     servers
@@ -279,8 +304,17 @@ async fn take(
         .get(previous, caller)
         .await
         .map_err(run_store_failed)?
-        .filter(|run| run.protocol == RunProtocol::Responses)
-        .ok_or_else(|| not_pending(&format!("response `{previous}` asked for no approval")))?;
+        .filter(|run| run.protocol == RunProtocol::Responses);
+    let Some(run) = run else {
+        // Another caller's response (or none) is not found, as for any continuation: whether
+        // it exists is not told.
+        if handlers::stored(app, caller, previous).await?.is_none() {
+            return Err(handlers::not_found(previous).with_param("previous_response_id"));
+        }
+        return Err(not_pending(&format!(
+            "response `{previous}` asked for no approval"
+        )));
+    };
     let document = document_of(&run)
         .ok_or_else(|| not_pending(&format!("response `{previous}` asked for no approval")))?;
     if run.status != RunStatus::Paused {
@@ -288,8 +322,20 @@ async fn take(
     }
     let mut problems = Vec::new();
     let mut decisions = Decisions::new();
+    // Where each request was answered first: a second answer (even the same one) is refused,
+    // as which of two differing answers counts would be a guess.
+    let mut answered: HashMap<&str, &str> = HashMap::new();
     for approval in approvals {
-        match document.approvals.get(&approval.approval_request_id) {
+        let id = approval.approval_request_id.as_str();
+        if let Some(first) = answered.get(id) {
+            problems.push(format!(
+                "`{}.approval_request_id` answers `{id}` again (`{first}` answered it already)",
+                approval.field
+            ));
+            continue;
+        }
+        answered.insert(id, &approval.field);
+        match document.approvals.get(id) {
             Some(call) => {
                 let decision = if approval.approve {
                     Decision::Approve
