@@ -131,7 +131,9 @@ pub(crate) async fn answer(
     registration.show(begun.clone());
     let mut requested = BTreeMap::new();
     let events = match resumed {
-        Some((paused, decisions)) => {
+        Some((mut paused, decisions)) => {
+            // The continuation is a response of its own: its answers carry its id.
+            paused.label = begun.store.then(|| id.clone());
             for (call, decision) in decisions.iter() {
                 if decision.approves() {
                     requested.insert(call.to_owned(), approval_request_id(call));
@@ -279,12 +281,20 @@ async fn take(
         .get(previous, caller)
         .await
         .map_err(run_store_failed)?
-        .filter(|run| run.protocol == RunProtocol::Responses)
-        .ok_or_else(|| not_pending(&format!("response `{previous}` asked for no approval")))?;
+        .filter(|run| run.protocol == RunProtocol::Responses);
+    let Some(run) = run else {
+        // A response of the caller's that kept no run record asked for nothing.
+        if handlers::stored(app, caller, previous).await?.is_some() {
+            return Err(not_pending(&format!(
+                "response `{previous}` asked for no approval"
+            )));
+        }
+        return Err(handlers::not_found(previous).with_param("previous_response_id"));
+    };
     let document = document_of(&run)
         .ok_or_else(|| not_pending(&format!("response `{previous}` asked for no approval")))?;
     if run.status != RunStatus::Paused {
-        return Err(decided(previous, run.status));
+        return Err(decided(previous, &run));
     }
     let mut problems = Vec::new();
     let mut decisions = Decisions::new();
@@ -337,7 +347,16 @@ async fn take(
     let (run, worker) = match records.take_paused(previous, caller).await {
         Ok(Some(taken)) => taken,
         Ok(None) => return Err(not_pending("it is not a response of yours")),
-        Err(ServiceError::RunNotPaused { status, .. }) => return Err(decided(previous, status)),
+        Err(ServiceError::RunNotPaused { .. }) => {
+            let run = records
+                .get(previous, caller)
+                .await
+                .map_err(run_store_failed)?;
+            return Err(match run {
+                Some(run) => decided(previous, &run),
+                None => not_pending("it is not a response of yours"),
+            });
+        }
         Err(error) => return Err(run_store_failed(error)),
     };
     if let Err(error) = worker.finish(RunStatus::Completed, None).await {
@@ -347,17 +366,21 @@ async fn take(
     Ok((document, decisions))
 }
 
-/// The 409 of a paused response another request already continued.
-fn decided(previous: &str, status: RunStatus) -> OpenAiError {
-    OpenAiError::new(
-        StatusCode::CONFLICT,
-        "approval_already_answered",
-        format!(
+/// The 409 of a paused response another request already continued, or whose approval
+/// requests expired.
+fn decided(previous: &str, run: &Run) -> OpenAiError {
+    let message = match &run.error {
+        Some(error) if run.status == RunStatus::Completed => {
+            format!("response `{previous}` is over: {error}; ask again in a new response")
+        }
+        _ => format!(
             "the approval requests of response `{previous}` were answered already (its run is \
-             {status}): another request continued it; continue from that request's response"
+             {}): another request continued it; continue from that request's response",
+            run.status
         ),
-    )
-    .with_param("previous_response_id")
+    };
+    OpenAiError::new(StatusCode::CONFLICT, "approval_already_answered", message)
+        .with_param("previous_response_id")
 }
 
 /// The paused document a run record keeps, if it paused.
