@@ -195,3 +195,53 @@ async fn a_response_paused_on_one_replica_is_approved_on_another() {
     a.stop().await;
     b.stop().await;
 }
+
+/// An agent alias's own tools, under the operator's approval policy, follow the same items:
+/// the call waits as an `mcp_approval_request` under the alias's name, and runs once approved.
+#[tokio::test]
+async fn an_agent_alias_call_waits_for_approval_under_the_alias_name() {
+    let dir = TempDir::new().unwrap();
+    let mut config = sqlite(&dir);
+    config.service.agents = [(
+        "skein/calc".to_owned(),
+        service::config::AgentAlias {
+            model: "echo".into(),
+            tools: vec!["calculator".into()],
+            ..Default::default()
+        },
+    )]
+    .into_iter()
+    .collect();
+    config.service.approval = serde_saphyr::from_str("tools:\n  calculator: always\n").unwrap();
+    let server = TestServer::start(config).await;
+    let input = json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]});
+    let (status, paused) = respond(
+        &server,
+        &json!({"model": "skein/calc", "input": input.to_string()}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{paused}");
+    let output = paused["output"].as_array().unwrap();
+    assert_eq!(output.len(), 1, "{paused}");
+    assert_eq!(output[0]["type"], "mcp_approval_request");
+    assert_eq!(output[0]["server_label"], "skein/calc");
+    assert_eq!(output[0]["name"], "calculator");
+    let request = output[0]["id"].as_str().unwrap();
+    let (status, ran) = respond(
+        &server,
+        &json!({"model": "skein/calc", "previous_response_id": paused["id"], "input": [
+            {"type": "mcp_approval_response", "approval_request_id": request, "approve": true},
+        ]}),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{ran}");
+    let result: Value = serde_json::from_str(ran_output(&ran)).unwrap();
+    assert_eq!(result["result"], 42.0);
+    server.stop().await;
+}
+
+fn ran_output(response: &Value) -> &str {
+    ran(response).as_str().unwrap()
+}

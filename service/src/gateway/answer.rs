@@ -326,8 +326,13 @@ impl Service {
         }
     }
 
-    /// The run spec of an agent alias answering `call`, and the request fields left out.
-    fn agent_spec(
+    /// The run spec of an agent alias answering `call`, and the request fields left out: what
+    /// a front end runs itself when it shows the alias's tool activity.
+    ///
+    /// # Errors
+    ///
+    /// As [`Service::call`]'s, for a model or option the run cannot use.
+    pub fn agent_spec(
         &self,
         agent: &AgentAlias,
         call: GatewayCall,

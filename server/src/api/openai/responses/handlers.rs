@@ -80,7 +80,23 @@ pub(crate) async fn create_response(
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
     let mut prepared = prepare(&app, caller, request, id, Some(&log)).await?;
     let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
-    if let Some(mcp) = prepared.mcp.take() {
+    // An agent alias whose tool calls may wait for approval shows its tool activity, as the
+    // items of an `mcp` tool, so that a call can wait for the client's answer.
+    if prepared.mcp.is_none()
+        && !background
+        && !app.service.approval_policy().is_never()
+        && let Some(agent) = prepared.agent.clone()
+    {
+        prepared.mcp = Some(super::mcp::run::McpRun {
+            servers: Vec::new(),
+            approvals: Vec::new(),
+            alias: Some(agent),
+        });
+    }
+    if let Some(mut mcp) = prepared.mcp.take() {
+        if mcp.alias.is_none() {
+            mcp.alias = prepared.agent.clone();
+        }
         if background {
             return Err(OpenAiError::invalid(
                 "background",

@@ -24,6 +24,8 @@ use service::runs::{NewRun, Run, RunMode, RunProtocol, RunStatus};
 use service::{Principal, RunWorker, ServiceError};
 use tracing::Instrument as _;
 
+use service::config::AgentAlias;
+
 use super::McpDeclaration;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::gateway_error;
@@ -47,6 +49,9 @@ pub(crate) struct McpRun {
     /// The `mcp_approval_response` items: with them, the response continues the paused one
     /// `previous_response_id` names.
     pub(crate) approvals: Vec<Approval>,
+    /// The agent alias that answers, its tools the operator's (none: the model with the
+    /// declared servers' tools).
+    pub(crate) alias: Option<AgentAlias>,
 }
 
 /// What a paused response's run record keeps: all a replica needs to continue it.
@@ -94,10 +99,11 @@ pub(crate) async fn answer(
         .iter()
         .map(|server| (server.server_label.clone(), server.allowed_tools.clone()))
         .collect();
-    let (mut spec, _) = app
-        .service
-        .mcp_run_spec(call, caller, &allowed)
-        .map_err(gateway_error)?;
+    let (mut spec, _) = match &mcp.alias {
+        Some(agent) => app.service.agent_spec(agent, call, caller),
+        None => app.service.mcp_run_spec(call, caller, &allowed),
+    }
+    .map_err(gateway_error)?;
     spec.label = begun.store.then(|| id.clone());
     let grants = resumed
         .as_ref()
@@ -146,6 +152,7 @@ pub(crate) async fn answer(
         None => prepared.stream(cancel.clone()),
     };
     let mut drive = Drive {
+        own_label: begun.model.clone(),
         encoder: ResponseEncoder::new(begun),
         events,
         servers,
@@ -400,6 +407,9 @@ fn unusable(error: &service::RunError) -> OpenAiError {
 
 /// A response's run, its events encoded and sent as they come.
 struct Drive {
+    /// The label of the calls of tools no declared server holds: an agent alias's own,
+    /// shown under the alias's name.
+    own_label: String,
     encoder: ResponseEncoder,
     events: AgentStream,
     servers: Vec<McpDeclaration>,
@@ -556,7 +566,7 @@ impl Drive {
                 let tool = on_server(&server.server_label, name)?;
                 Some((server.server_label.clone(), tool.to_owned()))
             })
-            .unwrap_or_else(|| (String::new(), name.to_owned()))
+            .unwrap_or_else(|| (self.own_label.clone(), name.to_owned()))
     }
 
     /// Records how the run ended (or that it paused).
@@ -642,5 +652,6 @@ pub(crate) fn plan(
     Ok(Some(McpRun {
         servers: declared.into_iter().map(|(_, server)| server).collect(),
         approvals,
+        alias: None,
     }))
 }
