@@ -257,7 +257,7 @@ pub(crate) async fn prepare(
         approvals,
         previous_response_id.as_deref(),
         agent.is_some(),
-        &call.request.messages,
+        &call.request,
     )?;
     if let Some(previous) = previous_response_id.as_ref().filter(|_| {
         // A continuation of a paused response resumes its run, which holds its history.

@@ -615,10 +615,22 @@ pub(crate) fn plan(
     approvals: Vec<Approval>,
     previous: Option<&str>,
     alias: bool,
-    messages: &[messages::Message],
+    request: &providers::ChatRequest,
 ) -> Result<Option<McpRun>, OpenAiError> {
+    let messages = &request.messages;
     if declared.is_empty() && approvals.is_empty() {
         return Ok(None);
+    }
+    if !request.tools.is_empty()
+        && let Some((index, _)) = declared.first()
+    {
+        return Err(OpenAiError::invalid(
+            format!("tools[{index}]"),
+            format!(
+                "`tools[{index}]`: `mcp` tools run here and `function` tools run by the client \
+                 are not served in one response yet; send them in separate requests"
+            ),
+        ));
     }
     if alias && let Some((index, _)) = declared.first() {
         return Err(OpenAiError::invalid(
