@@ -87,13 +87,15 @@ pub(crate) async fn answer(
         id, call, begun, ..
     } = prepared;
     let previous = begun.previous_response_id.clone();
-    // A continuation takes the paused response first: what it runs is that run's.
-    let (servers, resumed) = match (&previous, mcp.approvals.is_empty()) {
-        (Some(previous), false) => {
-            let (document, decisions) = take(app, caller, previous, &mcp.approvals).await?;
-            (document.servers.clone(), Some((document.paused, decisions)))
-        }
-        _ => (mcp.servers, None),
+    // A continuation runs what the paused response ran: its decisions are checked against
+    // it first, and it is taken only once the new run is ready.
+    let continued = match (&previous, mcp.approvals.is_empty()) {
+        (Some(previous), false) => Some(decide(app, caller, previous, &mcp.approvals).await?),
+        _ => None,
+    };
+    let servers = match &continued {
+        Some((document, _)) => document.servers.clone(),
+        None => mcp.servers,
     };
     let allowed: Vec<(String, Option<Vec<String>>)> = servers
         .iter()
@@ -105,9 +107,9 @@ pub(crate) async fn answer(
     }
     .map_err(gateway_error)?;
     spec.label = begun.store.then(|| id.clone());
-    let grants = resumed
+    let grants = continued
         .as_ref()
-        .map(|(paused, _)| paused.grants.clone())
+        .map(|(document, _)| document.paused.grants.clone())
         .unwrap_or_default();
     let policy = app
         .service
@@ -127,10 +129,16 @@ pub(crate) async fn answer(
             .with_approval(policy, grants)
             .map_err(|error| unusable(&error))?
     };
-    let listed = if resumed.is_some() {
+    let listed = if continued.is_some() {
         Vec::new()
     } else {
         listings(app, &servers)
+    };
+    let resumed = match (continued, &previous) {
+        (Some((_, decisions)), Some(previous)) => {
+            Some((take(app, caller, previous).await?, decisions))
+        }
+        _ => None,
     };
     let worker = record(app, caller, &begun).await?;
     let (cancel, registration) = app.service.runs().register(&[&id], caller);
@@ -258,11 +266,9 @@ async fn record(
     Ok(Some(worker))
 }
 
-/// Takes the paused response `previous` of `caller` for the decisions `approvals` carry:
-/// checked first (every unknown or missing approval named at once, the response left
-/// paused), then taken once across replicas, and its record ended `completed` (its answer
-/// was whole: the calls' results come in this new response).
-async fn take(
+/// The paused response `previous` of `caller` and the decisions `approvals` carry, checked
+/// (every unknown or missing approval named at once; the response stays paused).
+async fn decide(
     app: &App,
     caller: Principal,
     previous: &str,
@@ -351,26 +357,39 @@ async fn take(
             ),
         ));
     }
+    Ok((document, decisions))
+}
+
+/// Takes the paused response `previous` of `caller`, once across replicas, and ends its
+/// record `completed` (its answer was whole: the calls' results come in the new response);
+/// the paused run it held.
+async fn take(app: &App, caller: Principal, previous: &str) -> Result<PausedRun, OpenAiError> {
+    let records = super::super::stored_run::records(app)?;
+    let gone = || handlers::not_found(previous).with_param("previous_response_id");
     let (run, worker) = match records.take_paused(previous, caller).await {
         Ok(Some(taken)) => taken,
-        Ok(None) => return Err(not_pending("it is not a response of yours")),
+        Ok(None) => return Err(gone()),
         Err(ServiceError::RunNotPaused { .. }) => {
             let run = records
                 .get(previous, caller)
                 .await
                 .map_err(run_store_failed)?;
-            return Err(match run {
-                Some(run) => decided(previous, &run),
-                None => not_pending("it is not a response of yours"),
-            });
+            return Err(run.map_or_else(gone, |run| decided(previous, &run)));
         }
         Err(error) => return Err(run_store_failed(error)),
     };
     if let Err(error) = worker.finish(RunStatus::Completed, None).await {
         tracing::warn!(run = %run.id, %error, "could not end a decided response's record");
     }
-    let document = document_of(&run).unwrap_or(document);
-    Ok((document, decisions))
+    document_of(&run)
+        .map(|document| document.paused)
+        .ok_or_else(|| {
+            OpenAiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                format!("response `{previous}` was paused, but what resumes it cannot be read"),
+            )
+        })
 }
 
 /// The 409 of a paused response another request already continued, or whose approval
