@@ -245,3 +245,49 @@ async fn an_agent_alias_call_waits_for_approval_under_the_alias_name() {
 fn ran_output(response: &Value) -> &str {
     ran(response).as_str().unwrap()
 }
+
+/// Chat Completions cannot ask the client about a call: an agent alias's call the operator's
+/// policy asks about is declined, never run, and the model reads where it could be asked.
+#[tokio::test]
+async fn chat_completions_decline_a_call_that_needs_approval() {
+    let dir = TempDir::new().unwrap();
+    let mut config = sqlite(&dir);
+    config.service.agents = [(
+        "skein/calc".to_owned(),
+        service::config::AgentAlias {
+            model: "echo".into(),
+            tools: vec!["calculator".into()],
+            ..Default::default()
+        },
+    )]
+    .into_iter()
+    .collect();
+    config.service.approval = serde_saphyr::from_str("tools:\n  calculator: always\n").unwrap();
+    let server = TestServer::start(config).await;
+    let input = json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]});
+    let answer: Value = support::client()
+        .post(server.url("/v1/chat/completions"))
+        .json(&json!({"model": "skein/calc", "messages": [{"role": "user", "content": input.to_string()}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let text = answer["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{answer}"));
+    let report: Value = serde_json::from_str(text).unwrap();
+    let output = report["tool_results"][0]["output"].as_str().unwrap();
+    assert!(
+        output.starts_with("The user declined this tool call."),
+        "{output}"
+    );
+    assert!(
+        output.contains("which this API cannot ask for; it was not run"),
+        "{output}"
+    );
+    assert!(!output.contains("42"), "{output}");
+    assert_eq!(answer["choices"][0]["finish_reason"], "stop");
+    server.stop().await;
+}
