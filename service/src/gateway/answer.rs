@@ -460,9 +460,7 @@ fn declining(
                         usage,
                         outcome,
                     } => {
-                        let Some(paused) = outcome.approval.clone() else {
-                            return None;
-                        };
+                        let paused = outcome.approval.clone()?;
                         before += usage;
                         let decisions = Decisions::reject_all(&calls, CANNOT_ASK);
                         current = agent
