@@ -233,10 +233,11 @@ fn check(paused: &PausedRun, decisions: &Decisions, stray: &[String]) -> Result<
         .iter()
         .map(|call| json!({"id": call.id, "name": call.name}))
         .collect();
+    let count = problems.len();
+    let problems = crate::api::error::capped(problems);
     Err(ApiError::invalid_request(format!(
-        "the decisions do not fit the paused response ({} problem(s)): {}; send one decision per \
-         pending call",
-        problems.len(),
+        "the decisions do not fit the paused response ({count} problem(s)): {}; send one decision \
+         per pending call",
         problems.join("; ")
     ))
     .with_details(json!({"problems": problems, "pending": pending})))

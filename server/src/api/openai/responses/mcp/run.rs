@@ -347,13 +347,13 @@ async fn decide(
         }
     }
     if !problems.is_empty() {
+        let count = problems.len();
         return Err(OpenAiError::invalid(
             first(),
             format!(
-                "the approvals do not fit response `{previous}` ({} problem(s)): {}; answer each \
-                 of its `mcp_approval_request` items once",
-                problems.len(),
-                problems.join("; ")
+                "the approvals do not fit response `{previous}` ({count} problem(s)): {}; answer \
+                 each of its `mcp_approval_request` items once",
+                crate::api::error::capped(problems).join("; ")
             ),
         ));
     }
