@@ -94,9 +94,9 @@ pub struct StoreLog {
     /// stored path is not what the model reads, and the first walk goes from the roots.
     anchor_first: Option<Option<Message>>,
     /// The label every answer carries, logged or reused: it ends on the last one.
-    label: Option<String>,
+    pub(crate) label: Option<String>,
     /// The conversation's owner, should one of the logged answers create it.
-    owner: Option<String>,
+    pub(crate) owner: Option<String>,
     /// A summary the next logged answer's request was sent with, stored with that answer.
     summary: Option<PathSummary>,
 }

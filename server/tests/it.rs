@@ -46,6 +46,8 @@ mod request_fields;
 mod request_log;
 #[path = "responses.rs"]
 mod responses;
+#[path = "responses_approval.rs"]
+mod responses_approval;
 #[path = "responses_echo.rs"]
 mod responses_echo;
 #[path = "routes.rs"]

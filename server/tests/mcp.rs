@@ -551,3 +551,20 @@ async fn a_paused_response_is_answered_only_by_its_token_once_per_request_and_ke
     assert_eq!(items_of(&ran, "mcp_call")[0]["output"], "Echo: hi");
     server.stop().await;
 }
+
+/// `mcp` tools beside the client's own function tools are refused, never half served.
+#[tokio::test]
+async fn mcp_tools_beside_function_tools_are_refused_naming_the_mcp_entry() {
+    let server = serving(everything()).await;
+    let (status, answer) = responses(
+        &server,
+        json!({"model": "echo", "input": "hi", "tools": [
+            {"type": "function", "name": "lookup"},
+            {"type": "mcp", "server_label": "everything"},
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    assert_eq!(answer["error"]["param"], "tools[1]");
+    server.stop().await;
+}

@@ -55,19 +55,17 @@ async fn two_postgres_replicas() -> (Service, Service) {
 
 /// A foreground run of `principal`.
 fn owned_run(service: &Service, principal: Principal, id: &str) -> NewRun {
-    NewRun::new(
-        id,
-        service.owner(principal),
-        RunProtocol::Responses,
-        RunMode::Foreground,
-        serde_json::json!({"model": "echo"}),
-    )
+    run_of(service, principal, id, RunMode::Foreground)
 }
 
 fn new_run(service: &Service, id: &str, mode: RunMode) -> NewRun {
+    run_of(service, Principal::SHARED, id, mode)
+}
+
+fn run_of(service: &Service, principal: Principal, id: &str, mode: RunMode) -> NewRun {
     NewRun::new(
         id,
-        service.owner(Principal::SHARED),
+        service.owner(principal),
         RunProtocol::Responses,
         mode,
         serde_json::json!({"model": "echo"}),

@@ -205,6 +205,16 @@ pub struct PausedRun {
     #[cfg(feature = "store")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node: Option<NodeId>,
+    /// The label the run's answers carried ([`AgentInput::labelled`](crate::AgentInput::labelled)):
+    /// the resumed run's answers carry it too. A front end that resumes a run under a new id
+    /// (a continuation that is a response of its own) sets its own here before resuming.
+    #[cfg(feature = "store")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// The owner the run's answers were logged for: the resumed run's are too.
+    #[cfg(feature = "store")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 impl PausedRun {

@@ -100,6 +100,16 @@ impl Inner {
             )),
             (None, _) => None,
         };
+        #[cfg(feature = "store")]
+        let log = log.map(|mut log| {
+            if let Some(label) = paused.label.clone() {
+                log = log.label(label);
+            }
+            if let Some(owner) = paused.owner.clone() {
+                log = log.owner(owner);
+            }
+            log
+        });
         let context = ConversationContext::start(
             system,
             paused.messages,
@@ -190,6 +200,10 @@ impl Run<'_> {
             conversation_id: outcome.conversation_id.clone(),
             #[cfg(feature = "store")]
             node: answer.node,
+            #[cfg(feature = "store")]
+            label: self.log.as_ref().and_then(|log| log.label.clone()),
+            #[cfg(feature = "store")]
+            owner: self.log.as_ref().and_then(|log| log.owner.clone()),
         });
         outcome
     }

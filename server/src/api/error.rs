@@ -133,3 +133,36 @@ pub enum ServerError {
     #[error("the server failed: {0}")]
     Io(#[from] std::io::Error),
 }
+
+/// The most problems an error lists: a body with thousands of wrong entries is told about the
+/// first ones and how many more, not answered with a message of megabytes.
+const MOST_PROBLEMS: usize = 20;
+
+/// `problems`, at most [`MOST_PROBLEMS`] of them, the last saying how many were left out.
+pub(crate) fn capped(mut problems: Vec<String>) -> Vec<String> {
+    if problems.len() > MOST_PROBLEMS {
+        let more = problems.len() - MOST_PROBLEMS;
+        problems.truncate(MOST_PROBLEMS);
+        problems.push(format!("and {more} more"));
+    }
+    problems
+}
+
+#[cfg(test)]
+mod capped_tests {
+    use super::capped;
+
+    #[test]
+    fn a_long_list_keeps_its_first_problems_and_says_how_many_more() {
+        let problems: Vec<String> = (0..5001)
+            .map(|i| format!("`c{i}` is not pending"))
+            .collect();
+        let shown = capped(problems);
+        assert_eq!(shown.len(), 21);
+        assert_eq!(shown[0], "`c0` is not pending");
+        assert_eq!(shown[19], "`c19` is not pending");
+        assert_eq!(shown[20], "and 4981 more");
+        let few = vec!["one".to_owned(), "two".to_owned()];
+        assert_eq!(capped(few.clone()), few);
+    }
+}

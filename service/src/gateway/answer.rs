@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use agent_loop::approval::{ApprovalGrants, Decisions};
 use agent_loop::{AgentError, AgentEvent, CancellationToken, StopReason};
 use conversation_tree::{NodeId, ResponseStatus, Reuse};
 use futures::StreamExt as _;
@@ -326,8 +327,13 @@ impl Service {
         }
     }
 
-    /// The run spec of an agent alias answering `call`, and the request fields left out.
-    fn agent_spec(
+    /// The run spec of an agent alias answering `call`, and the request fields left out: what
+    /// a front end runs itself when it shows the alias's tool activity.
+    ///
+    /// # Errors
+    ///
+    /// As [`Service::call`]'s, for a model or option the run cannot use.
+    pub fn agent_spec(
         &self,
         agent: &AgentAlias,
         call: GatewayCall,
@@ -407,19 +413,77 @@ impl Service {
         cancel: CancellationToken,
         meter: Meter,
     ) -> Result<Events, GatewayError> {
-        let prepared = self
-            .chat()
-            .prepare(spec)
-            .await
-            .map_err(|error| GatewayError::Agent {
-                name: name.to_owned(),
-                error: Box::new(error),
-            })?;
-        Ok(prepared
-            .stream(cancel)
+        let agent_error = |error| GatewayError::Agent {
+            name: name.to_owned(),
+            error: Box::new(error),
+        };
+        let mut prepared = self.chat().prepare(spec).await.map_err(agent_error)?;
+        // These answers have no way to ask the client about a call: the operator's policy
+        // still holds, and a call it asks about is declined, saying where it can be asked.
+        let policy = self.approval_policy();
+        if !policy.is_never() {
+            prepared = prepared
+                .with_approval(policy.clone(), ApprovalGrants::new())
+                .map_err(agent_error)?;
+        }
+        let agent = prepared.agent().clone();
+        let events = declining(agent, prepared.stream(cancel.clone()), cancel);
+        Ok(events
             .flat_map(move |event| futures::stream::iter(agent_events(event, &meter)))
             .boxed())
     }
+}
+
+/// What the model reads of a call declined because its answer cannot ask anyone.
+pub(crate) const CANNOT_ASK: &str = "this call needs a person's approval, which this API cannot ask \
+     for; it was not run (the OpenAI Responses API and the Chat Shell API ask the client)";
+
+/// The events of `events`, a run of `agent`, with each pause for approval answered at once
+/// with every waiting call declined ([`CANNOT_ASK`]) and the run going on, until it ends.
+fn declining(
+    agent: agent_loop::Agent,
+    events: agent_loop::AgentStream,
+    cancel: CancellationToken,
+) -> impl futures::Stream<Item = AgentEvent> + Send + 'static {
+    // The usage of the rounds before each pause, which the resumed run does not count.
+    let start = (events.boxed(), providers::Usage::default());
+    futures::stream::unfold(Some(start), move |state| {
+        let agent = agent.clone();
+        let cancel = cancel.clone();
+        async move {
+            let (mut current, mut before) = state?;
+            loop {
+                match current.next().await? {
+                    AgentEvent::ApprovalRequired {
+                        id,
+                        calls,
+                        usage,
+                        outcome,
+                    } => {
+                        let paused = outcome.approval.clone()?;
+                        before += usage;
+                        let decisions = Decisions::reject_all(&calls, CANNOT_ASK);
+                        current = agent
+                            .resume_stream(paused, decisions, Some(id), cancel.clone())
+                            // The resumed run says it began again: this answer began once.
+                            .filter(|event| {
+                                std::future::ready(!matches!(
+                                    event,
+                                    AgentEvent::ResponseStart { .. }
+                                ))
+                            })
+                            .boxed();
+                    }
+                    mut event => {
+                        if let AgentEvent::ResponseDone { usage, .. } = &mut event {
+                            *usage += before;
+                        }
+                        return Some((event, Some((current, before))));
+                    }
+                }
+            }
+        }
+    })
 }
 
 /// How an agent alias's run taken over goes on ([`Service::resume_agent`]).

@@ -159,7 +159,7 @@ async fn sweep_pauses(weak: &Weak<Shared>) -> bool {
                 break;
             }
         };
-        tracing::info!(run = %run.id, replica = %shared.replica, "nobody decided about a paused run in time: its calls are rejected and it goes on");
+        tracing::info!(run = %run.id, replica = %shared.replica, "nobody decided about a paused run in time: its protocol answers its calls as rejected");
         let worker = match RunWorker::taken(Arc::clone(&shared), &run) {
             Ok(worker) => worker,
             Err(error) => {

@@ -84,14 +84,7 @@ pub(crate) async fn create_response(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    if app.service.runs().is_draining() {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting_down",
-            "the server is shutting down; retry on another instance",
-        )
-        .with_retry_after(app.config.retry_after()));
-    }
+    refuse_when_draining(&app)?;
     let body = body.map_err(|rejection| {
         let code = match rejection.status() {
             StatusCode::PAYLOAD_TOO_LARGE => "payload_too_large",
@@ -316,6 +309,20 @@ fn new_run(
     let spec = serde_json::to_value(stored)
         .map_err(|error| ApiError::internal(format!("cannot record the run: {error}")))?;
     Ok(NewRun::new(id, owner, RunProtocol::ChatShell, mode, spec))
+}
+
+/// A 503 while the server stops: a new run (or a decided one) would be cut off; the client
+/// asks another replica.
+pub(crate) fn refuse_when_draining(app: &App) -> Result<(), ApiError> {
+    if app.service.runs().is_draining() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down; retry on another instance",
+        )
+        .with_retry_after(app.config.retry_after()));
+    }
+    Ok(())
 }
 
 /// Cancels `local` (the run's token here) when `record` is cancelled: a cancel asked on

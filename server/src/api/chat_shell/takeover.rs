@@ -17,7 +17,8 @@ use conversation_tree::runs::{Run, RunMode, RunStatus};
 use conversation_tree::{ConversationId, NodeId};
 use futures::channel::mpsc;
 use service::runs::{self, Continuing};
-use service::{Principal, Resume, RunWorker};
+use service::{CancellationToken, Principal, Registration, Resume, RunWorker};
+use tokio_util::sync::DropGuard;
 use tracing::Instrument as _;
 
 use crate::api::chat_shell::approval;
@@ -106,19 +107,8 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
     outgoing.started().await;
     match next(&app, &run, &stored).await {
         Ok(Next::Run(prepared)) => {
-            // A run whose token is no longer configured goes on as the shared principal:
-            // its conversation keeps the stored owner (`spec.owner`) all the same.
-            let owner = app
-                .service
-                .principal_of(&run.owner)
-                .unwrap_or(Principal::SHARED);
-            let (cancel, registration) = app
-                .service
-                .runs()
-                .register(&[&stored.request_id, &run.id], owner);
-            let watch = outgoing
-                .worker()
-                .map(|worker| follow_cancels(worker.cancel_token().clone(), cancel.clone()));
+            let (cancel, registration, watch) =
+                register_continued(&app, &run, &stored.request_id, &outgoing);
             let drive = Drive {
                 events: prepared.run.stream(cancel),
                 outgoing,
@@ -224,4 +214,26 @@ pub(crate) fn replan(app: &App, run: &Run, stored: &StoredRequest) -> Result<Pla
         planned.spec.label = Some(label(&run.id));
     }
     Ok(planned)
+}
+
+/// Registers `run`, continued here (taken over, or decided), among the runs in flight under
+/// its request id and its id, and has a cancel of its record reach it: its token, its
+/// registration, and the watch that ends with it.
+pub(crate) fn register_continued(
+    app: &App,
+    run: &Run,
+    request_id: &str,
+    outgoing: &Outgoing,
+) -> (CancellationToken, Registration, Option<DropGuard>) {
+    // A run whose token is no longer configured goes on as the shared principal: its
+    // conversation keeps the stored owner (`spec.owner`) all the same.
+    let owner = app
+        .service
+        .principal_of(&run.owner)
+        .unwrap_or(Principal::SHARED);
+    let (cancel, registration) = app.service.runs().register(&[request_id, &run.id], owner);
+    let watch = outgoing
+        .worker()
+        .map(|worker| follow_cancels(worker.cancel_token().clone(), cancel.clone()));
+    (cancel, registration, watch)
 }

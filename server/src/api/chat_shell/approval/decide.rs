@@ -24,7 +24,7 @@ use tracing::Instrument as _;
 use utoipa::ToSchema;
 
 use super::resume::{Paused, document};
-use crate::api::chat_shell::handlers::{Answer, parse};
+use crate::api::chat_shell::handlers::{Answer, parse, refuse_when_draining};
 use crate::api::chat_shell::replay::store_error;
 use crate::api::chat_shell::run::Sent;
 use crate::api::error::ApiError;
@@ -113,14 +113,7 @@ pub(crate) async fn decide_response(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    if app.service.runs().is_draining() {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting_down",
-            "the server is shutting down; retry on another instance",
-        )
-        .with_retry_after(app.config.retry_after()));
-    }
+    refuse_when_draining(&app)?;
     let body = body.map_err(|rejection| {
         ApiError::new(rejection.status(), "invalid_request", rejection.body_text())
     })?;
@@ -240,10 +233,11 @@ fn check(paused: &PausedRun, decisions: &Decisions, stray: &[String]) -> Result<
         .iter()
         .map(|call| json!({"id": call.id, "name": call.name}))
         .collect();
+    let count = problems.len();
+    let problems = crate::api::error::capped(problems);
     Err(ApiError::invalid_request(format!(
-        "the decisions do not fit the paused response ({} problem(s)): {}; send one decision per \
-         pending call",
-        problems.len(),
+        "the decisions do not fit the paused response ({count} problem(s)): {}; send one decision \
+         per pending call",
         problems.join("; ")
     ))
     .with_details(json!({"problems": problems, "pending": pending})))

@@ -11,13 +11,12 @@ use agent_loop::approval::{ApprovalGrants, Decisions};
 use conversation_tree::runs::Run;
 use futures::channel::mpsc;
 use service::runs::TIMED_OUT_REASON;
-use service::{CancellationToken, PreparedRun, Principal, RunWorker};
+use service::{CancellationToken, PreparedRun, RunWorker};
 
 use super::PausedDocument;
-use crate::api::chat_shell::handlers::follow_cancels;
 use crate::api::chat_shell::plan::Planned;
 use crate::api::chat_shell::run::{Drive, Outgoing};
-use crate::api::chat_shell::takeover::{fail, replan};
+use crate::api::chat_shell::takeover::{fail, register_continued, replan};
 use crate::api::request_log::RequestLog;
 use crate::api::state::App;
 
@@ -126,19 +125,8 @@ impl Paused {
         }
         let request = document.request;
         let outgoing = Outgoing::continuing(worker, request.client_conversation.clone(), &run);
-        // A run whose token is no longer configured goes on as the shared principal: its
-        // conversation keeps the stored owner all the same.
-        let owner = app
-            .service
-            .principal_of(&run.owner)
-            .unwrap_or(Principal::SHARED);
-        let (cancel, registration) = app
-            .service
-            .runs()
-            .register(&[&request.request_id, &run.id], owner);
-        let watch = outgoing
-            .worker()
-            .map(|worker| follow_cancels(worker.cancel_token().clone(), cancel.clone()));
+        let (cancel, registration, watch) =
+            register_continued(app, &run, &request.request_id, &outgoing);
         let events = prepared.run.agent().resume_stream(
             document.paused,
             decisions,

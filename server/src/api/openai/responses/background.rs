@@ -250,6 +250,20 @@ impl ResumeResponses {
 
 #[async_trait]
 impl Resume for ResumeResponses {
+    /// A response that waited for approvals past `approval.timeout`: its answer was whole
+    /// (it ended `completed` with its approval requests), so nothing more is sent; its
+    /// record ends, and a later `mcp_approval_response` is told the requests expired and
+    /// their calls never ran.
+    async fn expired(&self, run: Run, worker: RunWorker) {
+        let reason = format!(
+            "its approval requests expired: {}; their calls did not run",
+            service::runs::TIMED_OUT_REASON
+        );
+        if let Err(error) = worker.finish(RunStatus::Completed, Some(reason)).await {
+            tracing::warn!(run = %run.id, %error, "could not end an expired response");
+        }
+    }
+
     async fn resume(&self, run: Run, worker: RunWorker) {
         // A server going away: the run's lease expires, and another replica continues it.
         let Some(app) = self.app.upgrade() else {

@@ -46,14 +46,14 @@ use crate::api::state::App;
     tag = "openai",
     request_body = CreateResponseRequest,
     responses(
-        (status = 200, description = "With `stream: true`: a `text/event-stream` of Responses events (`response.created` … `response.completed`), each with its `sequence_number`. Without: one `response` object.",
+        (status = 200, description = "With `stream: true`: a `text/event-stream` of Responses events (`response.created` … `response.completed`), each with its `sequence_number`. Without: one `response` object. With `mcp` tools (operator-configured servers, run here): `mcp_list_tools`, `mcp_call` and `mcp_approval_request` items (streamed with `response.mcp_list_tools.*`, `response.mcp_call.*` and `response.mcp_call_arguments.*`); a response whose calls wait ends `completed`, and `mcp_approval_response` input items with `previous_response_id` continue it.",
             content((crate::api::openai::responses::encode::ResponseEvent = "text/event-stream"), (ResponseObject = "application/json"))),
         (status = 400, description = "A field cannot be honoured; `error.param` names it", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 401, description = "Missing or invalid bearer token", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 403, description = "No tokens configured and the client is not on loopback, a `Host` that is not this server's, or a cross-origin request", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 404, description = "`previous_response_id` names no response of this caller, or the model's provider has no key on this server", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 408, description = "The body did not arrive within the body read timeout", body = crate::api::openai::error::OpenAiErrorBody),
-        (status = 409, description = "The answer was cancelled before it was whole (a cancel request, or the server shutting down); what it had produced is kept", body = crate::api::openai::error::OpenAiErrorBody),
+        (status = 409, description = "The answer was cancelled before it was whole (a cancel request, or the server shutting down); what it had produced is kept. Or (`approval_already_answered`) the response `previous_response_id` names had its MCP approval requests answered already, by another request, or they expired", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 413, description = "The body is larger than the server's limit", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 415, description = "The body is not sent as `Content-Type: application/json`", body = crate::api::openai::error::OpenAiErrorBody),
         (status = 422, description = "An agent alias cannot run", body = crate::api::openai::error::OpenAiErrorBody),
@@ -80,7 +80,23 @@ pub(crate) async fn create_response(
     let id = format!("resp_{}", uuid::Uuid::new_v4().simple());
     let mut prepared = prepare(&app, caller, request, id, Some(&log)).await?;
     let permit = crate::api::limit::admit(&app.limit, caller, app.config.retry_after()).await?;
-    if let Some(mcp) = prepared.mcp.take() {
+    // An agent alias whose tool calls may wait for approval shows its tool activity, as the
+    // items of an `mcp` tool, so that a call can wait for the client's answer.
+    if prepared.mcp.is_none()
+        && !background
+        && !app.service.approval_policy().is_never()
+        && let Some(agent) = prepared.agent.clone()
+    {
+        prepared.mcp = Some(super::mcp::run::McpRun {
+            servers: Vec::new(),
+            approvals: Vec::new(),
+            alias: Some(agent),
+        });
+    }
+    if let Some(mut mcp) = prepared.mcp.take() {
+        if mcp.alias.is_none() {
+            mcp.alias = prepared.agent.clone();
+        }
         if background {
             return Err(OpenAiError::invalid(
                 "background",
@@ -241,7 +257,7 @@ pub(crate) async fn prepare(
         approvals,
         previous_response_id.as_deref(),
         agent.is_some(),
-        &call.request.messages,
+        &call.request,
     )?;
     if let Some(previous) = previous_response_id.as_ref().filter(|_| {
         // A continuation of a paused response resumes its run, which holds its history.

@@ -24,6 +24,8 @@ use service::runs::{NewRun, Run, RunMode, RunProtocol, RunStatus};
 use service::{Principal, RunWorker, ServiceError};
 use tracing::Instrument as _;
 
+use service::config::AgentAlias;
+
 use super::McpDeclaration;
 use crate::api::openai::error::OpenAiError;
 use crate::api::openai::gateway::gateway_error;
@@ -47,6 +49,9 @@ pub(crate) struct McpRun {
     /// The `mcp_approval_response` items: with them, the response continues the paused one
     /// `previous_response_id` names.
     pub(crate) approvals: Vec<Approval>,
+    /// The agent alias that answers, its tools the operator's (none: the model with the
+    /// declared servers' tools).
+    pub(crate) alias: Option<AgentAlias>,
 }
 
 /// What a paused response's run record keeps: all a replica needs to continue it.
@@ -85,26 +90,29 @@ pub(crate) async fn answer(
     if !begun.store {
         refuse_unstored_pause(app, &mcp)?;
     }
-    // A continuation takes the paused response first: what it runs is that run's.
-    let (servers, resumed) = match (&previous, mcp.approvals.is_empty()) {
-        (Some(previous), false) => {
-            let (document, decisions) = take(app, caller, previous, &mcp.approvals).await?;
-            (document.servers.clone(), Some((document.paused, decisions)))
-        }
-        _ => (mcp.servers, None),
+    // A continuation runs what the paused response ran: its decisions are checked against
+    // it first, and it is taken only once the new run is ready.
+    let continued = match (&previous, mcp.approvals.is_empty()) {
+        (Some(previous), false) => Some(decide(app, caller, previous, &mcp.approvals).await?),
+        _ => None,
+    };
+    let servers = match &continued {
+        Some((document, _)) => document.servers.clone(),
+        None => mcp.servers,
     };
     let allowed: Vec<(String, Option<Vec<String>>)> = servers
         .iter()
         .map(|server| (server.server_label.clone(), server.allowed_tools.clone()))
         .collect();
-    let (mut spec, _) = app
-        .service
-        .mcp_run_spec(call, caller, &allowed)
-        .map_err(gateway_error)?;
+    let (mut spec, _) = match &mcp.alias {
+        Some(agent) => app.service.agent_spec(agent, call, caller),
+        None => app.service.mcp_run_spec(call, caller, &allowed),
+    }
+    .map_err(gateway_error)?;
     spec.label = begun.store.then(|| id.clone());
-    let grants = resumed
+    let grants = continued
         .as_ref()
-        .map(|(paused, _)| paused.grants.clone())
+        .map(|(document, _)| document.paused.grants.clone())
         .unwrap_or_default();
     let policy = app
         .service
@@ -124,17 +132,25 @@ pub(crate) async fn answer(
             .with_approval(policy, grants)
             .map_err(|error| unusable(&error))?
     };
-    let listed = if resumed.is_some() {
+    let listed = if continued.is_some() {
         Vec::new()
     } else {
         listings(app, &servers)
+    };
+    let resumed = match (continued, &previous) {
+        (Some((_, decisions)), Some(previous)) => {
+            Some((take(app, caller, previous).await?, decisions))
+        }
+        _ => None,
     };
     let worker = record(app, caller, &begun).await?;
     let (cancel, registration) = app.service.runs().register(&[&id], caller);
     registration.show(begun.clone());
     let mut requested = BTreeMap::new();
     let events = match resumed {
-        Some((paused, decisions)) => {
+        Some((mut paused, decisions)) => {
+            // The continuation is a response of its own: its answers carry its id.
+            paused.label = begun.store.then(|| id.clone());
             // A declined call's `mcp_call` names its request too: the client matches each
             // answer it sent to the item that shows what came of it.
             for (call, _) in decisions.iter() {
@@ -147,6 +163,7 @@ pub(crate) async fn answer(
         None => prepared.stream(cancel.clone()),
     };
     let mut drive = Drive {
+        own_label: begun.model.clone(),
         encoder: ResponseEncoder::new(begun),
         events,
         servers,
@@ -274,11 +291,9 @@ async fn record(
     Ok(Some(worker))
 }
 
-/// Takes the paused response `previous` of `caller` for the decisions `approvals` carry:
-/// checked first (every unknown or missing approval named at once, the response left
-/// paused), then taken once across replicas, and its record ended `completed` (its answer
-/// was whole: the calls' results come in this new response).
-async fn take(
+/// The paused response `previous` of `caller` and the decisions `approvals` carry, checked
+/// (every unknown or missing approval named at once; the response stays paused).
+async fn decide(
     app: &App,
     caller: Principal,
     previous: &str,
@@ -306,19 +321,18 @@ async fn take(
         .map_err(run_store_failed)?
         .filter(|run| run.protocol == RunProtocol::Responses);
     let Some(run) = run else {
-        // Another caller's response (or none) is not found, as for any continuation: whether
-        // it exists is not told.
-        if handlers::stored(app, caller, previous).await?.is_none() {
-            return Err(handlers::not_found(previous).with_param("previous_response_id"));
+        // A response of the caller's that kept no run record asked for nothing.
+        if handlers::stored(app, caller, previous).await?.is_some() {
+            return Err(not_pending(&format!(
+                "response `{previous}` asked for no approval"
+            )));
         }
-        return Err(not_pending(&format!(
-            "response `{previous}` asked for no approval"
-        )));
+        return Err(handlers::not_found(previous).with_param("previous_response_id"));
     };
     let document = document_of(&run)
         .ok_or_else(|| not_pending(&format!("response `{previous}` asked for no approval")))?;
     if run.status != RunStatus::Paused {
-        return Err(decided(previous, run.status));
+        return Err(decided(previous, &run));
     }
     let mut problems = Vec::new();
     let mut decisions = Decisions::new();
@@ -370,40 +384,66 @@ async fn take(
         }
     }
     if !problems.is_empty() {
+        let count = problems.len();
         return Err(OpenAiError::invalid(
             first(),
             format!(
-                "the approvals do not fit response `{previous}` ({} problem(s)): {}; answer each \
-                 of its `mcp_approval_request` items once",
-                problems.len(),
-                problems.join("; ")
+                "the approvals do not fit response `{previous}` ({count} problem(s)): {}; answer \
+                 each of its `mcp_approval_request` items once",
+                crate::api::error::capped(problems).join("; ")
             ),
         ));
     }
+    Ok((document, decisions))
+}
+
+/// Takes the paused response `previous` of `caller`, once across replicas, and ends its
+/// record `completed` (its answer was whole: the calls' results come in the new response);
+/// the paused run it held.
+async fn take(app: &App, caller: Principal, previous: &str) -> Result<PausedRun, OpenAiError> {
+    let records = super::super::stored_run::records(app)?;
+    let gone = || handlers::not_found(previous).with_param("previous_response_id");
     let (run, worker) = match records.take_paused(previous, caller).await {
         Ok(Some(taken)) => taken,
-        Ok(None) => return Err(not_pending("it is not a response of yours")),
-        Err(ServiceError::RunNotPaused { status, .. }) => return Err(decided(previous, status)),
+        Ok(None) => return Err(gone()),
+        Err(ServiceError::RunNotPaused { .. }) => {
+            let run = records
+                .get(previous, caller)
+                .await
+                .map_err(run_store_failed)?;
+            return Err(run.map_or_else(gone, |run| decided(previous, &run)));
+        }
         Err(error) => return Err(run_store_failed(error)),
     };
     if let Err(error) = worker.finish(RunStatus::Completed, None).await {
         tracing::warn!(run = %run.id, %error, "could not end a decided response's record");
     }
-    let document = document_of(&run).unwrap_or(document);
-    Ok((document, decisions))
+    document_of(&run)
+        .map(|document| document.paused)
+        .ok_or_else(|| {
+            OpenAiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "server_error",
+                format!("response `{previous}` was paused, but what resumes it cannot be read"),
+            )
+        })
 }
 
-/// The 409 of a paused response another request already continued.
-fn decided(previous: &str, status: RunStatus) -> OpenAiError {
-    OpenAiError::new(
-        StatusCode::CONFLICT,
-        "approval_already_answered",
-        format!(
+/// The 409 of a paused response another request already continued, or whose approval
+/// requests expired.
+fn decided(previous: &str, run: &Run) -> OpenAiError {
+    let message = match &run.error {
+        Some(error) if run.status == RunStatus::Completed => {
+            format!("response `{previous}` is over: {error}; ask again in a new response")
+        }
+        _ => format!(
             "the approval requests of response `{previous}` were answered already (its run is \
-             {status}): another request continued it; continue from that request's response"
+             {}): another request continued it; continue from that request's response",
+            run.status
         ),
-    )
-    .with_param("previous_response_id")
+    };
+    OpenAiError::new(StatusCode::CONFLICT, "approval_already_answered", message)
+        .with_param("previous_response_id")
 }
 
 /// The paused document a run record keeps, if it paused.
@@ -423,6 +463,9 @@ fn unusable(error: &service::RunError) -> OpenAiError {
 
 /// A response's run, its events encoded and sent as they come.
 struct Drive {
+    /// The label of the calls of tools no declared server holds: an agent alias's own,
+    /// shown under the alias's name.
+    own_label: String,
     encoder: ResponseEncoder,
     events: AgentStream,
     servers: Vec<McpDeclaration>,
@@ -579,7 +622,7 @@ impl Drive {
                 let tool = on_server(&server.server_label, name)?;
                 Some((server.server_label.clone(), tool.to_owned()))
             })
-            .unwrap_or_else(|| (String::new(), name.to_owned()))
+            .unwrap_or_else(|| (self.own_label.clone(), name.to_owned()))
     }
 
     /// Records how the run ended (or that it paused).
@@ -628,10 +671,22 @@ pub(crate) fn plan(
     approvals: Vec<Approval>,
     previous: Option<&str>,
     alias: bool,
-    messages: &[messages::Message],
+    request: &providers::ChatRequest,
 ) -> Result<Option<McpRun>, OpenAiError> {
+    let messages = &request.messages;
     if declared.is_empty() && approvals.is_empty() {
         return Ok(None);
+    }
+    if !request.tools.is_empty()
+        && let Some((index, _)) = declared.first()
+    {
+        return Err(OpenAiError::invalid(
+            format!("tools[{index}]"),
+            format!(
+                "`tools[{index}]`: `mcp` tools run here and `function` tools run by the client \
+                 are not served in one response yet; send them in separate requests"
+            ),
+        ));
     }
     if alias && let Some((index, _)) = declared.first() {
         return Err(OpenAiError::invalid(
@@ -665,5 +720,6 @@ pub(crate) fn plan(
     Ok(Some(McpRun {
         servers: declared.into_iter().map(|(_, server)| server).collect(),
         approvals,
+        alias: None,
     }))
 }
