@@ -385,6 +385,8 @@ async fn a_responses_mcp_call_waits_for_approval_and_runs_or_is_declined() {
     assert_eq!(status, 200, "{declined}");
     let calls = items_of(&declined, "mcp_call");
     assert_eq!(calls[0]["status"], "failed", "{declined}");
+    // The item shows what came of the answer the client sent: it names the request.
+    assert_eq!(calls[0]["approval_request_id"], request_id, "{declined}");
     assert!(calls[0]["output"].is_null());
     let error = calls[0]["error"]["content"][0]["text"].as_str().unwrap();
     assert!(
@@ -443,6 +445,110 @@ async fn a_streamed_responses_mcp_call_sends_the_documented_events() {
     let last = &events.last().unwrap().data["response"];
     let call = items_of(last, "mcp_call");
     assert_eq!(call[0]["output"], "Echo: streamed");
+    server.stop().await;
+}
+
+/// `POST /v1/responses` with `body` as `token`: the status and the JSON answer.
+async fn responses_as(
+    server: &TestServer,
+    token: &str,
+    body: Value,
+) -> (reqwest::StatusCode, Value) {
+    let answer = support::client()
+        .post(server.url("/v1/responses"))
+        .bearer_auth(token)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    (answer.status(), answer.json().await.unwrap())
+}
+
+/// What a client may get wrong when answering a paused response: each is refused with the
+/// field named, and the response stays paused for the right answer.
+#[tokio::test]
+async fn a_paused_response_is_answered_only_by_its_token_once_per_request_and_kept() {
+    let (owner, other) = ("sk-owner-0123456789", "sk-other-0123456789");
+    let server = TestServer::start(ServerConfig {
+        service: ServiceConfig {
+            mcp_servers: vec![everything()],
+            ..ServiceConfig::default()
+        },
+        tokens: [owner, other]
+            .iter()
+            .map(|token| server::schema::Secret::new(*token))
+            .collect(),
+        ..ServerConfig::default()
+    })
+    .await;
+    let tools = json!([{"type": "mcp", "server_label": "everything"}]);
+    let (status, paused) = responses_as(
+        &server,
+        owner,
+        json!({"model": "echo", "input": echo_call("hi"), "tools": tools}),
+    )
+    .await;
+    assert_eq!(status, 200, "{paused}");
+    let request_id = items_of(&paused, "mcp_approval_request")[0]["id"].clone();
+    let answer = |approvals: Value| json!({"model": "echo", "previous_response_id": paused["id"], "input": approvals});
+    let approve = json!({"type": "mcp_approval_response", "approval_request_id": request_id,
+                         "approve": true});
+
+    // Another token's response is not found, as for any continuation.
+    let (status, refused) = responses_as(&server, other, answer(json!([approve]))).await;
+    assert_eq!(status, 404, "{refused}");
+    assert_eq!(refused["error"]["param"], "previous_response_id");
+
+    // Two answers to one request: which one counts would be a guess.
+    let decline = json!({"type": "mcp_approval_response", "approval_request_id": request_id,
+                         "approve": false, "reason": "no"});
+    let (status, refused) = responses_as(&server, owner, answer(json!([approve, decline]))).await;
+    assert_eq!(status, 400, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!(
+            "`input[1].approval_request_id` answers `{}` again (`input[0]` answered it already)",
+            request_id.as_str().unwrap()
+        )),
+        "{message}"
+    );
+
+    // `store: false` cannot pause (the pause is kept), nor answer one (it may pause again).
+    let (status, refused) = responses_as(
+        &server,
+        owner,
+        json!({"model": "echo", "input": echo_call("hi"), "tools": tools, "store": false}),
+    )
+    .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["param"], "store");
+    let mut unstored = answer(json!([approve]));
+    unstored["store"] = json!(false);
+    let (status, refused) = responses_as(&server, owner, unstored).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["param"], "store");
+    // Without asking, `store: false` runs as usual.
+    let (status, ran) = responses_as(
+        &server,
+        owner,
+        json!({"model": "echo", "input": echo_call("hi"), "store": false,
+               "tools": [{"type": "mcp", "server_label": "everything", "require_approval": "never"}]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{ran}");
+    assert_eq!(items_of(&ran, "mcp_call")[0]["output"], "Echo: hi");
+
+    // Through all of that the response stayed paused: of two answers sent at once, one runs
+    // the call and the other is told it came second.
+    let (first, second) = tokio::join!(
+        responses_as(&server, owner, answer(json!([approve]))),
+        responses_as(&server, owner, answer(json!([approve]))),
+    );
+    let mut statuses = [first.0.as_u16(), second.0.as_u16()];
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 409], "{first:?} {second:?}");
+    let ran = if first.0 == 200 { first.1 } else { second.1 };
+    assert_eq!(items_of(&ran, "mcp_call")[0]["output"], "Echo: hi");
     server.stop().await;
 }
 

@@ -4,6 +4,8 @@ Run by `cargo xtask openai-sdk`, which starts the servers and sets:
   SKEIN_URL          the server whose providers are the replay server (`replay.py`)
   SKEIN_KEYLESS_URL  a server with no provider key or endpoint (only `echo` answers)
   SKEIN_TOKEN        the bearer token both accept
+The main server also runs the reference MCP server `@modelcontextprotocol/server-everything`
+as `everything`, the label of the Responses `mcp` tool checks.
 
 Each check talks to Skein through the SDK only and asserts on the objects the SDK returns.
 Expected values are those of the recordings the replay server answers with (named next to each
@@ -807,6 +809,214 @@ def responses_background_poll_and_resume(client):
     else:
         raise CheckFailed("background with store=False was accepted")
     return f"{created.id}: queued -> completed, {len(full)} events, tail after {after} equal"
+
+
+# --- The Responses `mcp` tool, run here against server-everything ------------------------------
+
+# The MCP server the xtask configures: `@modelcontextprotocol/server-everything` over stdio.
+EVERYTHING = "everything"
+# Its `echo` tool answers `Echo: {message}` (its dist/tools/echo.js).
+ECHO_TOOL = "echo"
+
+
+def echo_call(message):
+    """The echo model's input that makes it call `everything`'s `echo` tool with `message` (the
+    model names a tool as Skein offers it, `{server}__{tool}`); once the results are in, it
+    answers with a JSON report of them."""
+    return json.dumps(
+        {"tool_calls": [{"name": f"{EVERYTHING}__{ECHO_TOOL}", "arguments": {"message": message}}]}
+    )
+
+
+def mcp_tool(**fields):
+    return {"type": "mcp", "server_label": EVERYTHING, **fields}
+
+
+def items(response, kind):
+    return [item for item in response.output if item.type == kind]
+
+
+def approval(request_id, approve, reason=None):
+    item = {"type": "mcp_approval_response", "approval_request_id": request_id, "approve": approve}
+    if reason is not None:
+        item["reason"] = reason
+    return item
+
+
+def paused_echo(client, message):
+    """A response whose `echo` call with `message` waits for approval (the default policy of an
+    `mcp` tool is to ask), checked as OpenAI documents it: the server's tools listed, one
+    approval request for the call, nothing run; the response and its approval request."""
+    response = client.responses.create(model="echo", input=echo_call(message), tools=[mcp_tool()])
+    expect_equal(response.status, "completed", "status of a response waiting for approval")
+    expect_equal(items(response, "mcp_call"), [], "mcp_call items before approval")
+    requests = items(response, "mcp_approval_request")
+    expect_equal(len(requests), 1, "mcp_approval_request items")
+    request = requests[0]
+    expect_equal(request.server_label, EVERYTHING, "approval request server_label")
+    expect_equal(request.name, ECHO_TOOL, "approval request name")
+    expect_equal(arguments_of(request.arguments), {"message": message}, "approval arguments")
+    return response, request
+
+
+@check
+def responses_mcp_approval_requested_and_retrieved(client):
+    response, request = paused_echo(client, "hi")
+    listed = items(response, "mcp_list_tools")
+    expect_equal(len(listed), 1, "mcp_list_tools items")
+    expect_equal(listed[0].server_label, EVERYTHING, "mcp_list_tools server_label")
+    expect(listed[0].error is None, f"listing failed: {listed[0].error}")
+    tools = {tool.name: tool for tool in listed[0].tools}
+    expect(ECHO_TOOL in tools, f"no echo among the listed tools {sorted(tools)}")
+    # server-everything's echo takes one string, `message`.
+    schema = tools[ECHO_TOOL].input_schema
+    expect_equal(schema.get("type"), "object", "echo input_schema type")
+    expect_equal(schema["properties"]["message"]["type"], "string", "echo `message` type")
+    expect("message" in schema.get("required", []), f"`message` not required in {schema}")
+    # Every listed tool is the server's own name, never Skein's `{server}__{tool}`.
+    prefixed = [name for name in tools if name.startswith(f"{EVERYTHING}__")]
+    expect_equal(prefixed, [], "listed tool names carrying the server prefix")
+
+    stored = client.responses.retrieve(response.id)
+    expect_equal(
+        [item.model_dump() for item in stored.output],
+        [item.model_dump() for item in response.output],
+        "the retrieved response's output",
+    )
+    expect_equal(stored.status, response.status, "the retrieved response's status")
+    return f"{len(tools)} tools listed, approval request {request.id} for echo, retrieve equal"
+
+
+@check
+def responses_mcp_approved_call_runs_once(client):
+    paused, request = paused_echo(client, "hi")
+    answer = [approval(request.id, True)]
+    ran = client.responses.create(
+        model="echo", previous_response_id=paused.id, input=answer, tools=[mcp_tool()]
+    )
+    expect_equal(ran.status, "completed", "status")
+    expect_equal(ran.previous_response_id, paused.id, "previous_response_id")
+    calls = items(ran, "mcp_call")
+    expect_equal(len(calls), 1, "mcp_call items")
+    call = calls[0]
+    expect_equal(call.server_label, EVERYTHING, "mcp_call server_label")
+    expect_equal(call.name, ECHO_TOOL, "mcp_call name")
+    expect_equal(arguments_of(call.arguments), {"message": "hi"}, "mcp_call arguments")
+    expect_equal(call.approval_request_id, request.id, "mcp_call approval_request_id")
+    expect_equal(call.output, "Echo: hi", "mcp_call output (server-everything's echo)")
+    expect(call.error is None, f"an approved call failed: {call.error}")
+    expect("Echo: hi" in ran.output_text, f"the model did not read the output: {ran.output_text!r}")
+
+    # A pause is answered once: the same approval again is a conflict.
+    try:
+        client.responses.create(
+            model="echo", previous_response_id=paused.id, input=answer, tools=[mcp_tool()]
+        )
+    except openai.ConflictError as err:
+        expect_equal(err.status_code, 409, "status")
+        return f"{call.id}: {call.output!r}; the same approval again: ConflictError {err.code}"
+    raise CheckFailed("the same approval was accepted twice")
+
+
+@check
+def responses_mcp_rejected_call_tells_the_model_why(client):
+    reason = "not that message"
+    paused, request = paused_echo(client, "secret")
+    declined = client.responses.create(
+        model="echo",
+        previous_response_id=paused.id,
+        input=[approval(request.id, False, reason)],
+        tools=[mcp_tool()],
+    )
+    calls = items(declined, "mcp_call")
+    expect_equal(len(calls), 1, "mcp_call items")
+    call = calls[0]
+    expect_equal(call.status, "failed", "status of a declined call")
+    expect_equal(call.approval_request_id, request.id, "mcp_call approval_request_id")
+    expect(call.output is None, f"a declined call has an output: {call.output!r}")
+    expect(call.error is not None, "a declined call has no error")
+    expect(reason in json.dumps(call.error.model_dump()), f"no reason in {call.error!r}")
+    text = declined.output_text
+    expect(reason in text, f"the model did not read the reason: {text!r}")
+    expect("Echo: secret" not in text, f"the declined call ran: {text!r}")
+    return f"{call.id}: failed ({call.error.type}), the model read {reason!r}"
+
+
+@check
+def responses_mcp_stream_without_approval(client):
+    events = list(
+        client.responses.create(
+            model="echo",
+            input=echo_call("streamed"),
+            tools=[mcp_tool(require_approval="never")],
+            stream=True,
+        )
+    )
+    types = [event.type for event in events]
+    expect_equal(
+        [event.sequence_number for event in events], list(range(len(events))), "sequence numbers"
+    )
+    # The documented MCP events, in the order a listing and a call make them.
+    wanted = [
+        "response.created",
+        "response.mcp_list_tools.in_progress",
+        "response.mcp_list_tools.completed",
+        "response.mcp_call.in_progress",
+        "response.mcp_call_arguments.delta",
+        "response.mcp_call_arguments.done",
+        "response.mcp_call.completed",
+        "response.completed",
+    ]
+    at = 0
+    for event_type in types:
+        if at < len(wanted) and event_type == wanted[at]:
+            at += 1
+    expect(at == len(wanted), f"{wanted[at:]} missing or out of order in {types}")
+    expect_equal(types[-1], "response.completed", "last event")
+    done = next(event for event in events if event.type == "response.mcp_call_arguments.done")
+    expect_equal(arguments_of(done.arguments), {"message": "streamed"}, "arguments.done")
+    final = events[-1].response
+    calls = items(final, "mcp_call")
+    expect_equal(len(calls), 1, "mcp_call items of the final response")
+    expect_equal(calls[0].output, "Echo: streamed", "mcp_call output")
+    expect(calls[0].approval_request_id is None, "a call needing no approval names a request")
+    expect_equal(items(final, "mcp_approval_request"), [], "approval requests")
+
+    # The SDK's own stream helper puts the same response together from the events.
+    helped = final_response(
+        client,
+        model="echo",
+        input=echo_call("helped"),
+        tools=[mcp_tool(require_approval="never")],
+    )
+    expect_equal(items(helped, "mcp_call")[0].output, "Echo: helped", "stream helper mcp_call")
+    return f"{len(events)} events, mcp_call output {calls[0].output!r}; stream helper agrees"
+
+
+@check
+def responses_mcp_unknown_approval_request(client):
+    paused, request = paused_echo(client, "hi")
+    unknown = "mcpr_not_issued"
+    try:
+        client.responses.create(
+            model="echo",
+            previous_response_id=paused.id,
+            input=[approval(unknown, True)],
+            tools=[mcp_tool()],
+        )
+    except openai.BadRequestError as err:
+        expect(unknown in err.message, f"the message does not name {unknown}: {err.message!r}")
+    else:
+        raise CheckFailed(f"an approval for {unknown} was accepted")
+    # The response is still waiting: the right id runs the call.
+    ran = client.responses.create(
+        model="echo",
+        previous_response_id=paused.id,
+        input=[approval(request.id, True)],
+        tools=[mcp_tool()],
+    )
+    expect_equal(items(ran, "mcp_call")[0].output, "Echo: hi", "output after a wrong id")
+    return f"BadRequestError naming {unknown}, then {request.id} ran"
 
 
 def main():

@@ -14,6 +14,8 @@
 //! and PyPI (no other network) and `node` + `npm` and `python3` with the `venv` module; when
 //! one is missing or unreachable the step fails and says which: the tests never skip.
 
+use std::path::PathBuf;
+
 use crate::cmd::target_dir;
 
 /// The server-everything entry point, relative to the npm prefix.
@@ -32,15 +34,23 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
         return Err(format!("`mcp-servers` takes no arguments, got `{extra}`"));
     }
     let dir = target_dir().join("xtask-mcp");
-    crate::npm::ensure(
-        "mcp",
-        &dir.join("node"),
-        EVERYTHING_ENTRY,
-        "mcp-servers node",
-        "needs node and npm, and the npm registry for @modelcontextprotocol/server-everything",
-    )?;
+    everything()?;
     crate::venv::ensure(&dir, "mcp/requirements.txt", "mcp-servers python")
         .map_err(|err| format!("{err} (the Python `mcp` SDK comes from PyPI)"))?;
     eprintln!("mcp-servers: installed under {}", dir.display());
     Ok(())
+}
+
+/// Installs server-everything when it is missing or its pinned files changed (the node half of
+/// [`run`]); the path of its entry point, which `node <entry> stdio` starts.
+pub(crate) fn everything() -> Result<PathBuf, String> {
+    let prefix = target_dir().join("xtask-mcp").join("node");
+    crate::npm::ensure(
+        "mcp",
+        &prefix,
+        EVERYTHING_ENTRY,
+        "mcp-servers node",
+        "needs node and npm, and the npm registry for @modelcontextprotocol/server-everything",
+    )?;
+    Ok(prefix.join(EVERYTHING_ENTRY))
 }

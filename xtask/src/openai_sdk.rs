@@ -5,7 +5,10 @@
 //! the `skein` binary and starts two servers on free loopback ports, each with a temporary
 //! SQLite store and one bearer token (from a `--token-file`):
 //! - the main one, with dummy provider keys in its environment and every provider endpoint set
-//!   to the replay server (`--config`), so each model call is answered by a recording;
+//!   to the replay server (`--config`), so each model call is answered by a recording, and the
+//!   reference MCP server `@modelcontextprotocol/server-everything` configured as `everything`
+//!   (stdio; installed as `cargo xtask mcp-servers` does when missing), for the Responses `mcp`
+//!   tool and its approval items;
 //! - a keyless one, with no provider key or endpoint, so a real model is refused by the server
 //!   itself (the SDK must see that as a 404).
 //!
@@ -53,9 +56,10 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     let dir = target_dir().join("xtask-openai-sdk");
     let python = crate::venv::ensure(&dir, "openai-sdk-requirements.txt", "openai SDK")
         .map(|bin| bin.join("python"))?;
+    let everything = crate::mcp_servers::everything()?;
     let binary = crate::cmd::build_skein()?;
     let run_dir = crate::cmd::fresh_run_dir(&dir)?;
-    let result = run_in(&python, &binary, &run_dir);
+    let result = run_in(&python, &binary, &everything, &run_dir);
     match result {
         Ok(()) => {
             let _ = fs::remove_dir_all(&run_dir);
@@ -71,7 +75,8 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 }
 
 /// Everything after the build, in `run_dir`; every process started is stopped on return.
-fn run_in(python: &Path, binary: &Path, run_dir: &Path) -> Result<(), String> {
+/// `everything` is server-everything's entry point.
+fn run_in(python: &Path, binary: &Path, everything: &Path, run_dir: &Path) -> Result<(), String> {
     let sdk_dir = crate::live::replay_dir();
     let replay = Replay::start(python, run_dir)?;
 
@@ -79,6 +84,7 @@ fn run_in(python: &Path, binary: &Path, run_dir: &Path) -> Result<(), String> {
     let token = crate::live::run_token("openai-sdk");
     let token_file = write(run_dir, "tokens.txt", &format!("{token}\n"))?;
     let main_config = crate::live::replay_config(run_dir, "skein.yaml", replay.port)?;
+    add_everything(&main_config, everything)?;
     let keyless_config = write(run_dir, "skein-keyless.yaml", "shutdown_grace_secs: 5\n")?;
     let mut servers = [
         Skein::start(Setup {
@@ -117,6 +123,22 @@ fn run_in(python: &Path, binary: &Path, run_dir: &Path) -> Result<(), String> {
     } else {
         Err(failures.join("\n"))
     }
+}
+
+/// Adds server-everything, started as `node <entry> stdio`, to the configuration file `config`
+/// as the MCP server `everything` (the label the client's `mcp` tools name).
+fn add_everything(config: &Path, entry: &Path) -> Result<(), String> {
+    let mut file = fs::OpenOptions::new()
+        .append(true)
+        .open(config)
+        .map_err(|err| format!("{}: {err}", config.display()))?;
+    // A YAML double-quoted scalar takes the escapes of a Rust `Debug` string.
+    writeln!(
+        file,
+        "mcp_servers:\n  - name: everything\n    command: node\n    args: [{:?}, stdio]",
+        entry.to_string_lossy()
+    )
+    .map_err(|err| format!("{}: {err}", config.display()))
 }
 
 /// Runs `client.py` against `main` (and `keyless_url`), restarting `main` when it asks, and

@@ -87,6 +87,9 @@ pub(crate) async fn answer(
         id, call, begun, ..
     } = prepared;
     let previous = begun.previous_response_id.clone();
+    if !begun.store {
+        refuse_unstored_pause(app, &mcp)?;
+    }
     // A continuation runs what the paused response ran: its decisions are checked against
     // it first, and it is taken only once the new run is ready.
     let continued = match (&previous, mcp.approvals.is_empty()) {
@@ -148,10 +151,10 @@ pub(crate) async fn answer(
         Some((mut paused, decisions)) => {
             // The continuation is a response of its own: its answers carry its id.
             paused.label = begun.store.then(|| id.clone());
-            for (call, decision) in decisions.iter() {
-                if decision.approves() {
-                    requested.insert(call.to_owned(), approval_request_id(call));
-                }
+            // A declined call's `mcp_call` names its request too: the client matches each
+            // answer it sent to the item that shows what came of it.
+            for (call, _) in decisions.iter() {
+                requested.insert(call.to_owned(), approval_request_id(call));
             }
             prepared
                 .agent()
@@ -204,6 +207,28 @@ pub(crate) async fn answer(
     })?;
     drop(disconnect);
     Ok(handlers::json(response))
+}
+
+/// Refuses a `store: false` response that could wait for approval: a paused response is kept
+/// until it is answered (its run, its calls and the conversation so far), which `store: false`
+/// asks never to happen. A continuation runs under the paused response's policy, so it may
+/// wait again.
+fn refuse_unstored_pause(app: &App, mcp: &McpRun) -> Result<(), OpenAiError> {
+    let policy = app
+        .service
+        .approval_policy()
+        .clone()
+        .with_request(super::request_policy(&mcp.servers));
+    if mcp.approvals.is_empty() && policy.is_never() {
+        return Ok(());
+    }
+    Err(OpenAiError::invalid(
+        "store",
+        "`store: false` keeps nothing, but a response whose MCP calls wait for approval is kept \
+         until they are answered: leave `store` out (or `true`), or give each `mcp` tool \
+         `require_approval: \"never\"` (the operator's approval policy may still ask for some \
+         tools)",
+    ))
 }
 
 /// The `mcp_list_tools` items of `servers`: each server's tools the model may call.
@@ -311,8 +336,20 @@ async fn decide(
     }
     let mut problems = Vec::new();
     let mut decisions = Decisions::new();
+    // Where each request was answered first: a second answer (even the same one) is refused,
+    // as which of two differing answers counts would be a guess.
+    let mut answered: HashMap<&str, &str> = HashMap::new();
     for approval in approvals {
-        match document.approvals.get(&approval.approval_request_id) {
+        let id = approval.approval_request_id.as_str();
+        if let Some(first) = answered.get(id) {
+            problems.push(format!(
+                "`{}.approval_request_id` answers `{id}` again (`{first}` answered it already)",
+                approval.field
+            ));
+            continue;
+        }
+        answered.insert(id, &approval.field);
+        match document.approvals.get(id) {
             Some(call) => {
                 let decision = if approval.approve {
                     Decision::Approve
@@ -434,7 +471,7 @@ struct Drive {
     servers: Vec<McpDeclaration>,
     /// The `mcp_list_tools` items to send first.
     listed: Vec<(String, Vec<McpListedTool>)>,
-    /// The approval request each approved call answered, by call id.
+    /// The approval request each decided call answered, by call id.
     requested: BTreeMap<String, String>,
     /// Each `mcp_call` in flight, by call id: its position in `output`.
     calls: HashMap<String, usize>,
