@@ -568,3 +568,32 @@ async fn mcp_tools_beside_function_tools_are_refused_naming_the_mcp_entry() {
     assert_eq!(answer["error"]["param"], "tools[1]");
     server.stop().await;
 }
+
+/// Approval request ids are unique across responses, as OpenAI's are, though the model gives
+/// the same call id in each: one response's request cannot be answered in another.
+#[tokio::test]
+async fn approval_request_ids_are_unique_across_responses() {
+    let server = serving(everything()).await;
+    let tools = json!([{"type": "mcp", "server_label": "everything"}]);
+    let mut paused = Vec::new();
+    for _ in 0..2 {
+        let (status, response) = responses(
+            &server,
+            json!({"model": "echo", "input": echo_call("hi"), "tools": tools}),
+        )
+        .await;
+        assert_eq!(status, 200, "{response}");
+        let request = items_of(&response, "mcp_approval_request")[0]["id"].clone();
+        paused.push((response["id"].clone(), request));
+    }
+    assert_ne!(paused[0].1, paused[1].1);
+    let (status, answer) = responses(
+        &server,
+        json!({"model": "echo", "previous_response_id": paused[0].0, "tools": tools, "input": [
+            {"type": "mcp_approval_response", "approval_request_id": paused[1].1, "approve": true},
+        ]}),
+    )
+    .await;
+    assert_eq!(status, 400, "{answer}");
+    server.stop().await;
+}

@@ -67,9 +67,21 @@ pub(crate) struct PausedDocument {
     pub(crate) response: serde_json::Value,
 }
 
-/// The id of the approval request of call `call_id`.
-fn approval_request_id(call_id: &str) -> String {
-    format!("mcpr_{call_id}")
+/// A new approval request's id: unique across responses, as OpenAI's are (a call id is not:
+/// a model may give the same one in every response), so a client keeping approvals of several
+/// responses never mixes them up. The paused document maps it to its call.
+fn new_approval_request_id() -> String {
+    format!("mcpr_{}", uuid::Uuid::new_v4().simple())
+}
+
+impl PausedDocument {
+    /// The approval request that asked about call `call_id`.
+    fn request_of(&self, call_id: &str) -> Option<&str> {
+        self.approvals
+            .iter()
+            .find(|(_, call)| *call == call_id)
+            .map(|(request, _)| request.as_str())
+    }
 }
 
 /// Runs `prepared` (a response whose `mcp` tools this server runs), answering as a stream
@@ -100,6 +112,18 @@ pub(crate) async fn answer(
         Some((document, _)) => document.servers.clone(),
         None => mcp.servers,
     };
+    // A continued call's `mcp_call` names the request it answered (a declined one's too):
+    // the client matches each answer it sent to the item that shows what came of it.
+    let requested: BTreeMap<String, String> = continued
+        .as_ref()
+        .map(|(document, _)| {
+            document
+                .approvals
+                .iter()
+                .map(|(request, call)| (call.clone(), request.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
     let allowed: Vec<(String, Option<Vec<String>>)> = servers
         .iter()
         .map(|server| (server.server_label.clone(), server.allowed_tools.clone()))
@@ -146,16 +170,10 @@ pub(crate) async fn answer(
     let worker = record(app, caller, &begun).await?;
     let (cancel, registration) = app.service.runs().register(&[&id], caller);
     registration.show(begun.clone());
-    let mut requested = BTreeMap::new();
     let events = match resumed {
         Some((mut paused, decisions)) => {
             // The continuation is a response of its own: its answers carry its id.
             paused.label = begun.store.then(|| id.clone());
-            // A declined call's `mcp_call` names its request too: the client matches each
-            // answer it sent to the item that shows what came of it.
-            for (call, _) in decisions.iter() {
-                requested.insert(call.to_owned(), approval_request_id(call));
-            }
             prepared
                 .agent()
                 .resume_stream(paused, decisions, Some(id.clone()), cancel.clone())
@@ -374,7 +392,7 @@ async fn decide(
                 .map(|call| {
                     format!(
                         "approval request `{}` ({}) has no `mcp_approval_response`",
-                        approval_request_id(&call.id),
+                        document.request_of(&call.id).unwrap_or(&call.id),
                         call.name
                     )
                 }),
@@ -552,7 +570,7 @@ impl Drive {
                 let mut approvals = BTreeMap::new();
                 for call in &calls {
                     let (label, tool) = self.split(&call.name);
-                    let request = approval_request_id(&call.id);
+                    let request = new_approval_request_id();
                     approvals.insert(request.clone(), call.id.clone());
                     out.extend(self.encoder.mcp_approval_request(
                         request,
