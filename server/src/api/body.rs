@@ -74,7 +74,7 @@ where
         let inner = err.into_inner();
         match inner.classify() {
             serde_json::error::Category::Data => {
-                let reason = inner.to_string();
+                let reason = plain(inner.to_string());
                 match reason
                     .strip_prefix(FLATTENED_PATH)
                     .and_then(|rest| rest.split_once(FLATTENED_PATH))
@@ -93,6 +93,27 @@ where
             _ => BodyError::NotJson(inner.to_string()),
         }
     })
+}
+
+/// `reason` with serde's name of a Rust type (`expected struct ApprovalRequest`, `… with 2
+/// elements` for an array given in its place) said as a client reads the JSON: `expected an
+/// object`.
+fn plain(reason: String) -> String {
+    const STRUCT: &str = "expected struct ";
+    let Some(start) = reason.find(STRUCT) else {
+        return reason;
+    };
+    let rest = &reason[start + STRUCT.len()..];
+    let name_end = rest
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let mut rest = &rest[name_end..];
+    if let Some(after) = rest.strip_prefix(" with ")
+        && let Some(end) = after.find(" elements")
+    {
+        rest = &after[end + " elements".len()..];
+    }
+    format!("{}expected an object{rest}", &reason[..start])
 }
 
 /// A request that keeps the fields it does not define in an [`UnknownFields`].
@@ -158,4 +179,29 @@ where
             err.into_inner()
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain;
+
+    #[test]
+    fn a_rust_type_name_is_said_as_json() {
+        assert_eq!(
+            plain("invalid type: null, expected struct ApprovalRequest at line 1 column 4".into()),
+            "invalid type: null, expected an object at line 1 column 4"
+        );
+        assert_eq!(
+            plain(
+                "invalid length 0, expected struct ApprovalRequest with 2 elements at line 1 \
+                 column 2"
+                    .into()
+            ),
+            "invalid length 0, expected an object at line 1 column 2"
+        );
+        assert_eq!(
+            plain("unknown variant `maybe`, expected one of `approve`".into()),
+            "unknown variant `maybe`, expected one of `approve`"
+        );
+    }
 }
