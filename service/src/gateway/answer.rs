@@ -417,17 +417,20 @@ impl Service {
             name: name.to_owned(),
             error: Box::new(error),
         };
-        let mut prepared = self.chat().prepare(spec).await.map_err(agent_error)?;
+        let prepared = self.chat().prepare(spec).await.map_err(agent_error)?;
         // These answers have no way to ask the client about a call: the operator's policy
         // still holds, and a call it asks about is declined, saying where it can be asked.
         let policy = self.approval_policy();
-        if !policy.is_never() {
-            prepared = prepared
+        let events = if policy.is_never() {
+            // No call can pause: the events pass as they come, with no watch for a pause.
+            prepared.stream(cancel).boxed()
+        } else {
+            let prepared = prepared
                 .with_approval(policy.clone(), ApprovalGrants::new())
                 .map_err(agent_error)?;
-        }
-        let agent = prepared.agent().clone();
-        let events = declining(agent, prepared.stream(cancel.clone()), cancel);
+            let agent = prepared.agent().clone();
+            declining(agent, prepared.stream(cancel.clone()), cancel).boxed()
+        };
         Ok(events
             .flat_map(move |event| futures::stream::iter(agent_events(event, &meter)))
             .boxed())
