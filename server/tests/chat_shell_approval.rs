@@ -140,6 +140,12 @@ async fn decide(
 }
 
 /// Every stored event of response `id`, from the first.
+/// Approves the paused run `id`'s one call (`echo_call_1`): the resumed stream.
+async fn approve(server: &TestServer, id: &str) -> String {
+    let decisions = json!({"decisions": {"echo_call_1": {"decision": "approve"}}});
+    text(decide(server, id, &decisions, None).await).await
+}
+
 async fn replay(server: &TestServer, id: &str, last: Option<u64>) -> String {
     let mut request = client().get(server.url(&format!("/v1/response/{id}/events")));
     if let Some(last) = last {
@@ -243,16 +249,7 @@ async fn an_approved_call_runs_and_the_model_answers_in_the_same_response() {
     assert_eq!(run.status, RunStatus::Paused);
     assert!(run.decide_by.is_some(), "{run:?}");
 
-    let resumed = text(
-        decide(
-            &server,
-            &id,
-            &json!({"decisions": {"echo_call_1": {"decision": "approve"}}}),
-            None,
-        )
-        .await,
-    )
-    .await;
+    let resumed = approve(&server, &id).await;
     let second = frames(&resumed);
     // Numbered after the stored events, with no second `response.start`.
     let ids: Vec<u64> = second.iter().map(|frame| id_of(frame)).collect();
@@ -503,16 +500,7 @@ async fn a_paused_run_is_approved_after_a_restart_on_the_same_file() {
     first.stop().await;
 
     let second = TestServer::start(sqlite_config(&dir)).await;
-    let resumed = text(
-        decide(
-            &second,
-            &id,
-            &json!({"decisions": {"echo_call_1": {"decision": "approve"}}}),
-            None,
-        )
-        .await,
-    )
-    .await;
+    let resumed = approve(&second, &id).await;
     let after = frames(&resumed);
     assert_eq!(id_of(&after[0]), 3);
     assert_eq!(only(&after, "tool.done")["output"], SIX_TIMES_SEVEN);
@@ -616,16 +604,7 @@ mod postgres {
         let a = replica(&url).await;
         let b = replica(&url).await;
         let (before, id, conversation) = paused(&a, None).await;
-        let resumed = text(
-            decide(
-                &b,
-                &id,
-                &json!({"decisions": {"echo_call_1": {"decision": "approve"}}}),
-                None,
-            )
-            .await,
-        )
-        .await;
+        let resumed = approve(&b, &id).await;
         let after = frames(&resumed);
         assert_eq!(id_of(&after[0]), 3);
         assert_eq!(only(&after, "tool.done")["output"], SIX_TIMES_SEVEN);

@@ -201,20 +201,8 @@ async fn a_response_paused_on_one_replica_is_approved_on_another() {
 #[tokio::test]
 async fn an_agent_alias_call_waits_for_approval_under_the_alias_name() {
     let dir = TempDir::new().unwrap();
-    let mut config = sqlite(&dir);
-    config.service.agents = [(
-        "skein/calc".to_owned(),
-        service::config::AgentAlias {
-            model: "echo".into(),
-            tools: vec!["calculator".into()],
-            ..Default::default()
-        },
-    )]
-    .into_iter()
-    .collect();
-    config.service.approval = serde_saphyr::from_str("tools:\n  calculator: always\n").unwrap();
-    let server = TestServer::start(config).await;
-    let input = json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]});
+    let server = calculator_alias(&dir).await;
+    let input = calculator_call();
     let (status, paused) = respond(
         &server,
         &json!({"model": "skein/calc", "input": input.to_string()}),
@@ -242,16 +230,10 @@ async fn an_agent_alias_call_waits_for_approval_under_the_alias_name() {
     server.stop().await;
 }
 
-fn ran_output(response: &Value) -> &str {
-    ran(response).as_str().unwrap()
-}
-
-/// Chat Completions cannot ask the client about a call: an agent alias's call the operator's
-/// policy asks about is declined, never run, and the model reads where it could be asked.
-#[tokio::test]
-async fn chat_completions_decline_a_call_that_needs_approval() {
-    let dir = TempDir::new().unwrap();
-    let mut config = sqlite(&dir);
+/// A server with the alias `skein/calc` (the echo model with `calculator`), whose calls the
+/// operator's policy asks about.
+async fn calculator_alias(dir: &TempDir) -> TestServer {
+    let mut config = sqlite(dir);
     config.service.agents = [(
         "skein/calc".to_owned(),
         service::config::AgentAlias {
@@ -263,8 +245,25 @@ async fn chat_completions_decline_a_call_that_needs_approval() {
     .into_iter()
     .collect();
     config.service.approval = serde_saphyr::from_str("tools:\n  calculator: always\n").unwrap();
-    let server = TestServer::start(config).await;
-    let input = json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]});
+    TestServer::start(config).await
+}
+
+/// The echo model's input that calls the calculator on `6*7`.
+fn calculator_call() -> Value {
+    json!({"tool_calls": [{"name": "calculator", "arguments": {"expression": "6*7"}}]})
+}
+
+fn ran_output(response: &Value) -> &str {
+    ran(response).as_str().unwrap()
+}
+
+/// Chat Completions cannot ask the client about a call: an agent alias's call the operator's
+/// policy asks about is declined, never run, and the model reads where it could be asked.
+#[tokio::test]
+async fn chat_completions_decline_a_call_that_needs_approval() {
+    let dir = TempDir::new().unwrap();
+    let server = calculator_alias(&dir).await;
+    let input = calculator_call();
     let answer: Value = support::client()
         .post(server.url("/v1/chat/completions"))
         .json(&json!({"model": "skein/calc", "messages": [{"role": "user", "content": input.to_string()}]}))
