@@ -84,6 +84,7 @@ mod local;
 mod records;
 mod tasks;
 mod worker;
+mod writer;
 
 pub use config::{DEFAULT_BATCH, DEFAULT_LEASE_TTL, DEFAULT_RETENTION, RunsConfig};
 pub use continuing::{Continuing, continue_below, last_answer};
