@@ -257,3 +257,129 @@ impl RunEvents {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::AtomicBool;
+
+    use conversation_tree::SqliteStore;
+    use conversation_tree::runs::{NewRun, RunMode, RunProtocol, RunStore as _};
+    use tokio_util::sync::CancellationToken;
+
+    use super::*;
+
+    const WINDOW: Duration = Duration::from_millis(20);
+
+    fn held(id: &str) -> Arc<HeldRun> {
+        Arc::new(HeldRun {
+            id: id.to_owned(),
+            cancel: CancellationToken::new(),
+            lost: AtomicBool::new(false),
+            stop_renewing: CancellationToken::new(),
+        })
+    }
+
+    async fn store_with_runs(ids: &[String]) -> Arc<dyn Store> {
+        let store = SqliteStore::open_in_memory().await.unwrap();
+        for id in ids {
+            let spec = serde_json::json!({"model": "echo", "input": "Hi"});
+            store
+                .create_run(NewRun::new(
+                    id,
+                    "token:test",
+                    RunProtocol::Responses,
+                    RunMode::Background,
+                    spec,
+                ))
+                .await
+                .unwrap();
+        }
+        Arc::new(store)
+    }
+
+    fn frame(run: usize, seq: u64) -> Vec<u8> {
+        format!("event: delta\ndata: {{\"run\":{run},\"seq\":{seq}}}\n\n").into_bytes()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn interleaved_pushes_of_many_runs_are_stored_in_order_before_flush_returns() {
+        const RUNS: usize = 24;
+        const EVENTS: u64 = 60;
+        let ids: Vec<String> = (0..RUNS).map(|run| format!("resp_{run}")).collect();
+        let store = store_with_runs(&ids).await;
+        let writer = EventWriter::start(Arc::clone(&store), WINDOW);
+        let workers = ids.iter().enumerate().map(|(run, id)| {
+            let (writer, held) = (writer.clone(), held(id));
+            tokio::spawn(async move {
+                for seq in 0..EVENTS {
+                    writer.push(&held, RunEvent::new(seq, frame(run, seq)));
+                    if seq % 7 == run as u64 % 7 {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                }
+                writer.flush(&held).await;
+                assert!(!held.is_lost(), "{}", held.id);
+            })
+        });
+        let workers: Vec<_> = workers.collect();
+        for (run, worker) in workers.into_iter().enumerate() {
+            worker.await.unwrap();
+            // Flushed: every event is there, in order, without waiting for anything else.
+            let stored = store.events_after(&ids[run], None, 1000).await.unwrap();
+            let expected: Vec<RunEvent> = (0..EVENTS)
+                .map(|seq| RunEvent::new(seq, frame(run, seq)))
+                .collect();
+            assert_eq!(stored, expected, "{}", ids[run]);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_whose_events_collide_is_lost_alone() {
+        let ids = ["resp_taken".to_owned(), "resp_mine".to_owned()];
+        let store = store_with_runs(&ids).await;
+        // Another replica wrote the first run's first events.
+        store
+            .append_events("resp_taken", &[RunEvent::new(0, "event: theirs\n\n")])
+            .await
+            .unwrap();
+        let writer = EventWriter::start(Arc::clone(&store), WINDOW);
+        let (taken, mine) = (held("resp_taken"), held("resp_mine"));
+        for seq in 0..3 {
+            writer.push(&taken, RunEvent::new(seq, "event: ours\n\n"));
+            writer.push(&mine, RunEvent::new(seq, "event: mine\n\n"));
+        }
+        writer.flush(&taken).await;
+        writer.flush(&mine).await;
+        assert!(taken.is_lost() && taken.cancel.is_cancelled());
+        assert!(!mine.is_lost());
+        assert_eq!(store.last_seq("resp_taken").await.unwrap(), Some(0));
+        assert_eq!(store.last_seq("resp_mine").await.unwrap(), Some(2));
+
+        // A lost run's later events are dropped; the others' still stored.
+        writer.push(&taken, RunEvent::new(3, "event: ours\n\n"));
+        writer.push(&mine, RunEvent::new(3, "event: mine\n\n"));
+        writer.flush(&mine).await;
+        assert_eq!(store.last_seq("resp_taken").await.unwrap(), Some(0));
+        assert_eq!(store.last_seq("resp_mine").await.unwrap(), Some(3));
+    }
+
+    #[tokio::test]
+    async fn events_queued_when_the_last_worker_goes_are_still_stored() {
+        let ids = ["resp_dropped".to_owned()];
+        let store = store_with_runs(&ids).await;
+        let writer = EventWriter::start(Arc::clone(&store), WINDOW);
+        let run = held("resp_dropped");
+        for seq in 0..5 {
+            writer.push(&run, RunEvent::new(seq, "event: x\n\n"));
+        }
+        drop(writer);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while store.last_seq("resp_dropped").await.unwrap() != Some(4) {
+            assert!(
+                Instant::now() < deadline,
+                "the queued events were not stored"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
