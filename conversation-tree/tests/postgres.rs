@@ -42,6 +42,16 @@ impl Harness for PostgresHarness {
         )
     }
 
+    fn failing_event_insert_for(run: &str) -> String {
+        format!(
+            "CREATE FUNCTION fail_events_of_one_run() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN IF NEW.run_id = '{run}' THEN RAISE EXCEPTION 'injected failure'; END IF; \
+             RETURN NEW; END $$; \
+             CREATE TRIGGER fail_events_of_one_run BEFORE INSERT ON run_events \
+             FOR EACH ROW EXECUTE FUNCTION fail_events_of_one_run();"
+        )
+    }
+
     fn spec(&self) -> String {
         self.url.clone()
     }

@@ -44,6 +44,13 @@ impl Harness for SqliteHarness {
         )
     }
 
+    fn failing_event_insert_for(run: &str) -> String {
+        format!(
+            "CREATE TRIGGER fail_events_of_one_run BEFORE INSERT ON run_events \
+             WHEN NEW.run_id = '{run}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
+        )
+    }
+
     fn spec(&self) -> String {
         self.path().display().to_string()
     }

@@ -7,6 +7,7 @@
 //! async workers only wait for the database.
 
 mod listen;
+mod run_events;
 mod runs;
 mod schema;
 mod slots;

@@ -11,7 +11,7 @@ use tokio_postgres::Row;
 use super::{PostgresStore, listen, pg};
 use crate::runs::row::{self, RunRow};
 use crate::runs::{
-    self, Lease, MAX_EVENT_PAGE, NewRun, PurgeReport, Run, RunChange, RunChanges, RunEvent,
+    EventBatch, Lease, MAX_EVENT_PAGE, NewRun, PurgeReport, Run, RunChange, RunChanges, RunEvent,
     RunStatus, RunStore, RunUpdate,
 };
 use crate::{NodeId, Result, StoreError};
@@ -295,45 +295,16 @@ impl RunStore for PostgresStore {
         Ok(run)
     }
 
-    async fn append_events(&self, id: &str, events: &[RunEvent]) -> Result<Option<u64>> {
-        const OPERATION: &str = "storing a run's events";
-        row::check_run_id(id)?;
-        if events.is_empty() {
-            return self.last_seq(id).await;
+    async fn append_event_batches(
+        &self,
+        batches: &[EventBatch<'_>],
+    ) -> Result<Vec<Result<Option<u64>>>> {
+        if batches.is_empty() {
+            return Ok(Vec::new());
         }
-        self.writable(OPERATION)?;
-        let mut client = self.client(OPERATION).await?;
-        let tx = client.transaction().await.map_err(pg(OPERATION))?;
-        // The row lock serialises appends to one run, and nothing else.
-        let stored = tx
-            .query_opt("SELECT last_seq FROM runs WHERE id = $1 FOR UPDATE", &[&id])
-            .await
-            .map_err(pg(OPERATION))?
-            .ok_or_else(|| StoreError::UnknownRun { run: id.to_owned() })?;
-        let stored: Option<i64> = stored.try_get(0).map_err(pg(OPERATION))?;
-        let last = runs::check_batch(id, stored.and_then(|seq| u64::try_from(seq).ok()), events)?;
-        let seqs: Vec<i64> = events.iter().map(|event| db_int(event.seq)).collect();
-        let data: Vec<&[u8]> = events.iter().map(|event| event.data.as_slice()).collect();
-        tx.execute(
-            "INSERT INTO run_events (run_id, seq, data, created_utc) \
-             SELECT $1, seq, data, now() FROM UNNEST($2::bigint[], $3::bytea[]) AS e (seq, data)",
-            &[&id, &seqs, &data],
-        )
-        .await
-        .map_err(pg(OPERATION))?;
-        tx.execute(
-            "UPDATE runs SET last_seq = $2, updated_utc = now() WHERE id = $1",
-            &[&id, &db_int(last)],
-        )
-        .await
-        .map_err(pg(OPERATION))?;
-        let change = RunChange::Events {
-            run: id.to_owned(),
-            last_seq: last,
-        };
-        notify(&tx, OPERATION, &change).await?;
-        tx.commit().await.map_err(pg(OPERATION))?;
-        Ok(Some(last))
+        self.writable("storing runs' events")?;
+        let mut client = self.client("storing runs' events").await?;
+        super::run_events::append(&mut client, batches).await
     }
 
     async fn events_after(

@@ -29,30 +29,57 @@ impl RunEvent {
     }
 }
 
+/// One run's events, stored with other runs' in one transaction by
+/// [`RunStore::append_event_batches`](super::RunStore::append_event_batches).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventBatch<'a> {
+    /// The run.
+    pub run: &'a str,
+    /// Its next events, continuing the stored ones (see
+    /// [`RunStore::append_events`](super::RunStore::append_events)).
+    pub events: &'a [RunEvent],
+}
+
+impl<'a> EventBatch<'a> {
+    /// `events` of run `run`.
+    pub fn new(run: &'a str, events: &'a [RunEvent]) -> Self {
+        EventBatch { run, events }
+    }
+}
+
 /// Checks that `events` continue a run whose last stored event is `last`: numbered from
 /// `last + 1` (0 for a run without events), one more each, none repeated or skipped. Returns
 /// the new last sequence number.
 pub(crate) fn check_batch(run: &str, last: Option<u64>, events: &[RunEvent]) -> Result<u64> {
+    check_seqs(run, last, events.iter().map(|event| event.seq))
+}
+
+/// [`check_batch`] of the events numbered `seqs`.
+pub(crate) fn check_seqs(
+    run: &str,
+    last: Option<u64>,
+    seqs: impl IntoIterator<Item = u64>,
+) -> Result<u64> {
     let mut expected = last.map_or(0, |last| last + 1);
-    for event in events {
-        if event.seq < expected {
+    for seq in seqs {
+        if seq < expected {
             return Err(StoreError::DuplicateEvent {
                 run: run.to_owned(),
-                seq: event.seq,
+                seq,
                 expected,
             });
         }
-        if event.seq > expected {
+        if seq > expected {
             return Err(StoreError::EventGap {
                 run: run.to_owned(),
-                found: event.seq,
+                found: seq,
                 expected,
             });
         }
-        if i64::try_from(event.seq).is_err() {
+        if i64::try_from(seq).is_err() {
             return Err(StoreError::OutOfRange {
                 what: "an event sequence number",
-                value: event.seq,
+                value: seq,
             });
         }
         expected += 1;

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::{Lease, NewRun, PurgeReport, Run, RunChanges, RunEvent, RunUpdate};
+use super::{EventBatch, Lease, NewRun, PurgeReport, Run, RunChanges, RunEvent, RunUpdate};
 use crate::{Result, StoreError};
 
 /// Run records, their events and leases: implemented by both stores, and a supertrait of
@@ -66,7 +66,67 @@ pub trait RunStore: Send + Sync {
     /// [`StoreError::DuplicateEvent`] and [`StoreError::EventGap`] for a batch that does not
     /// continue the stored events (nothing of it is written), [`StoreError::UnknownRun`], and
     /// the store's own errors.
-    async fn append_events(&self, id: &str, events: &[RunEvent]) -> Result<Option<u64>>;
+    async fn append_events(&self, id: &str, events: &[RunEvent]) -> Result<Option<u64>> {
+        if events.is_empty() {
+            return self.last_seq(id).await;
+        }
+        let mut results = self
+            .append_event_batches(&[EventBatch::new(id, events)])
+            .await?;
+        // One result per batch: the only one is this run's.
+        results
+            .pop()
+            .unwrap_or_else(|| Err(StoreError::UnknownRun { run: id.to_owned() }))
+    }
+
+    /// Stores the events of many runs in one transaction, as [`append_events`](Self::append_events)
+    /// stores one run's: a replica writing the events of all its runs at once pays for one
+    /// transaction instead of one per run. Each run's batch is checked and written on its own
+    /// (within a savepoint): one that does not continue its run's stored events, names an
+    /// unknown run, or fails to be written, is left out, and the others are stored. Followers
+    /// are told of every run written ([`RunChange::Events`](super::RunChange::Events)).
+    ///
+    /// Returns one result per batch, in the order given: the run's last sequence number (an
+    /// empty batch writes nothing and returns the stored one), or why its batch was left out:
+    /// [`StoreError::DuplicateEvent`], [`StoreError::EventGap`], [`StoreError::UnknownRun`],
+    /// [`StoreError::InvalidRunName`], or the store's own error. Two batches of one run are
+    /// written in the order given, the second continuing the first.
+    ///
+    /// # Errors
+    ///
+    /// The store's own errors when the transaction as a whole fails (nothing is written), and
+    /// [`StoreError::ReadOnly`] for a read-only store.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use conversation_tree::runs::{EventBatch, NewRun, RunEvent, RunMode, RunProtocol, RunStore};
+    /// use conversation_tree::{SqliteStore, StoreError};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), StoreError> {
+    /// let store = SqliteStore::open_in_memory().await?;
+    /// for id in ["resp_a", "resp_b"] {
+    ///     let spec = serde_json::json!({"model": "echo", "input": "Hi"});
+    ///     store
+    ///         .create_run(NewRun::new(id, "token:4f1c", RunProtocol::Responses, RunMode::Background, spec))
+    ///         .await?;
+    /// }
+    /// let a = [RunEvent::new(0, "event: a0\n\n"), RunEvent::new(1, "event: a1\n\n")];
+    /// let b = [RunEvent::new(1, "event: b1\n\n")]; // event 0 is missing
+    /// let results = store
+    ///     .append_event_batches(&[EventBatch::new("resp_a", &a), EventBatch::new("resp_b", &b)])
+    ///     .await?;
+    /// assert_eq!(results[0].as_ref().ok(), Some(&Some(1)));
+    /// assert!(matches!(results[1], Err(StoreError::EventGap { found: 1, expected: 0, .. })));
+    /// assert_eq!(store.last_seq("resp_b").await?, None);
+    /// # Ok(())
+    /// # }
+    /// ```
+    async fn append_event_batches(
+        &self,
+        batches: &[EventBatch<'_>],
+    ) -> Result<Vec<Result<Option<u64>>>>;
 
     /// The run's events after sequence number `after` (`None`: from the first), in order, at
     /// most `limit` of them and never more than [`MAX_EVENT_PAGE`](super::MAX_EVENT_PAGE).

@@ -10,11 +10,11 @@ use jiff::Timestamp;
 use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 
-use super::{Ctx, SqliteStore};
+use super::{Ctx, SqliteStore, run_events};
 use crate::runs::row::{self, RunRow};
 use crate::runs::{
-    self, Clock, Lease, MAX_EVENT_PAGE, NewRun, PurgeReport, Run, RunChange, RunChanges, RunEvent,
-    RunStatus, RunStore, RunUpdate,
+    self, Clock, EventBatch, Lease, MAX_EVENT_PAGE, NewRun, PurgeReport, Run, RunChange,
+    RunChanges, RunEvent, RunStatus, RunStore, RunUpdate,
 };
 use crate::{Result, StoreError};
 
@@ -353,58 +353,26 @@ impl RunStore for SqliteStore {
         Ok(run)
     }
 
-    async fn append_events(&self, id: &str, events: &[RunEvent]) -> Result<Option<u64>> {
-        const OPERATION: &str = "storing a run's events";
-        row::check_run_id(id)?;
-        if events.is_empty() {
-            return self.last_seq(id).await;
+    async fn append_event_batches(
+        &self,
+        batches: &[EventBatch<'_>],
+    ) -> Result<Vec<Result<Option<u64>>>> {
+        if batches.is_empty() {
+            return Ok(Vec::new());
         }
-        let id = id.to_owned();
-        let events = events.to_vec();
+        let copied = run_events::CopiedBatches::new(batches);
         let now = self.clock.now().as_microsecond();
-        let (run, last) = self
-            .write(OPERATION, move |conn, ctx| {
-                in_write_tx(conn, ctx, OPERATION, |tx| {
-                    let stored: Option<Option<i64>> = tx
-                        .query_row("SELECT last_seq FROM runs WHERE id = ?1", [&id], |row| {
-                            row.get(0)
-                        })
-                        .optional()
-                        .map_err(ctx.sql(OPERATION))?;
-                    let stored =
-                        stored.ok_or_else(|| StoreError::UnknownRun { run: id.clone() })?;
-                    let last = runs::check_batch(
-                        &id,
-                        stored.and_then(|seq| u64::try_from(seq).ok()),
-                        &events,
-                    )?;
-                    let mut insert = tx
-                        .prepare_cached(
-                            "INSERT INTO run_events (run_id, seq, data, created_us) \
-                             VALUES (?1, ?2, ?3, ?4)",
-                        )
-                        .map_err(ctx.sql(OPERATION))?;
-                    for event in &events {
-                        // `check_batch` bounds every number by i64::MAX.
-                        let seq = i64::try_from(event.seq).unwrap_or(i64::MAX);
-                        insert
-                            .execute(params![id, seq, event.data, now])
-                            .map_err(ctx.sql(OPERATION))?;
-                    }
-                    tx.execute(
-                        "UPDATE runs SET last_seq = ?2, updated_us = ?3 WHERE id = ?1",
-                        params![id, i64::try_from(last).unwrap_or(i64::MAX), now],
-                    )
-                    .map_err(ctx.sql(OPERATION))?;
-                    Ok((id, last))
+        let (results, written) = self
+            .write(run_events::OPERATION, move |conn, ctx| {
+                in_write_tx(conn, ctx, run_events::OPERATION, |tx| {
+                    copied.append(tx, ctx, now)
                 })
             })
             .await?;
-        self.tell(RunChange::Events {
-            run,
-            last_seq: last,
-        });
-        Ok(Some(last))
+        for (run, last_seq) in written {
+            self.tell(RunChange::Events { run, last_seq });
+        }
+        Ok(results)
     }
 
     async fn events_after(

@@ -13,6 +13,7 @@ pub(crate) mod labels;
 pub(crate) mod metadata;
 pub(crate) mod owners;
 pub(crate) mod reliability;
+pub(crate) mod run_batches;
 pub(crate) mod runs;
 pub(crate) mod slots;
 pub(crate) mod summaries;
@@ -33,6 +34,8 @@ pub(crate) trait Harness: Send + Sync + Sized + 'static {
     async fn execute(&self, sql: &str);
     /// SQL that makes every later insert into `table` fail.
     fn failing_insert_trigger(table: &str) -> String;
+    /// SQL that makes every later insert of an event of run `run` fail, and no other.
+    fn failing_event_insert_for(run: &str) -> String;
     /// What a child process needs to open the same store (see [`open_spec`](Self::open_spec)).
     fn spec(&self) -> String;
     /// Opens the store a [`spec`](Self::spec) names.
@@ -94,6 +97,9 @@ macro_rules! suite {
             runs::leases_are_held_renewed_released_and_fenced,
             runs::followers_see_events_status_and_cancels,
             runs::purge_deletes_old_events_and_finished_runs,
+            run_batches::one_call_stores_many_runs_and_a_bad_batch_fails_alone,
+            run_batches::a_run_whose_events_cannot_be_written_fails_alone,
+            run_batches::interleaved_batches_of_many_runs_are_stored_complete_and_in_order,
             slots::racing_claims_across_replicas_win_exactly_the_limit,
             slots::slots_free_on_release_and_on_expiry_and_stay_fenced,
             slots::unusable_slot_names_are_refused,

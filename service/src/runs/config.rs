@@ -30,8 +30,9 @@ pub struct RunsConfig {
     /// are always kept.
     #[serde(deserialize_with = "duration")]
     pub retention: Duration,
-    /// How long a run's events wait before they are written in one batch (default 20 ms; a
-    /// batch is also written once it holds 64 events, and when the run ends).
+    /// How long events wait before they are written: the replica's event writer stores what
+    /// all its runs pushed within this window in one transaction (default 20 ms; sooner once
+    /// 1024 events are waiting, or when a run ends or pauses).
     #[serde(deserialize_with = "duration")]
     pub batch: Duration,
 }

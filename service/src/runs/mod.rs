@@ -4,13 +4,13 @@
 //!   protocol shows of each while it runs, and the tracker graceful shutdown waits on.
 //! - [`RunRecords`]: the runs kept in the store, shared by every replica of one database:
 //!   a run is created leased to this replica ([`RunRecords::start`]), its [`RunWorker`]
-//!   renews the lease every third of its time to live and stores the run's events in
-//!   batches off the served path; any replica reads it ([`RunRecords::get`]), follows its
+//!   renews the lease every third of its time to live and queues the run's events to the
+//!   replica's event writer, which stores them off the served path; any replica reads it ([`RunRecords::get`]), follows its
 //!   events live ([`RunRecords::follow`]) and cancels it ([`RunRecords::cancel`]).
 //!
 //! # A replica's tasks
 //!
-//! Each [`RunRecords`] has a name of its own (`replica-<uuid>`, logged at start) and three
+//! Each [`RunRecords`] has a name of its own (`replica-<uuid>`, logged at start) and these
 //! tasks:
 //!
 //! - **cancel listener**: one subscription to the store's changes; a cancel asked for on any
@@ -29,6 +29,11 @@
 //!   on any replica, once); one nobody decided about within `approval.timeout` is taken and
 //!   handed to its protocol's [`Resume::expired`], which continues it with every pending call
 //!   rejected ([`TIMED_OUT_REASON`]).
+//! - **event writer** (from the first worker): stores the events every [`RunWorker`] pushes,
+//!   what all the replica's runs pushed within [`RunsConfig::batch`] (or once 1024 wait, or
+//!   when a run ends or pauses) in one transaction, each run's batch checked on its own: a
+//!   run whose write collides with another replica's, or keeps failing, is given up alone.
+//!   [`RunWorker::finish`] and [`RunWorker::pause`] wait until the run's events are stored.
 //! - **retention**: at start and hourly, finished runs older than
 //!   [`RunsConfig::retention`] are deleted with their events.
 //!
@@ -84,6 +89,7 @@ mod local;
 mod records;
 mod tasks;
 mod worker;
+mod writer;
 
 pub use config::{DEFAULT_BATCH, DEFAULT_LEASE_TTL, DEFAULT_RETENTION, RunsConfig};
 pub use continuing::{Continuing, continue_below, last_answer};

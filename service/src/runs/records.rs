@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use super::config::RunsConfig;
 use super::local::Runs;
 use super::worker::{HeldRun, RunWorker};
+use super::writer::EventWriter;
 use crate::{Principal, ServiceError};
 
 /// The reason a pending call nobody decided about within `approval.timeout` is rejected
@@ -65,9 +66,26 @@ pub(crate) struct Shared {
     halted: CancellationToken,
     /// Whether the takeover task runs (from the first [`RunRecords::on_takeover`]).
     takeover: std::sync::atomic::AtomicBool,
+    /// The replica's event writer, started by its first worker.
+    writer: Mutex<Option<EventWriter>>,
 }
 
 impl Shared {
+    /// The replica's event writer, started on the current runtime when none runs yet (or
+    /// the runtime it ran on stopped).
+    pub(crate) fn event_writer(&self) -> EventWriter {
+        let mut writer = self.writer.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*writer {
+            Some(running) if !running.is_closed() => running.clone(),
+            _ => writer
+                .insert(EventWriter::start(
+                    Arc::clone(&self.store),
+                    self.config.batch,
+                ))
+                .clone(),
+        }
+    }
+
     pub(crate) fn hold(&self, id: &str, run: Arc<HeldRun>) {
         self.held
             .lock()
@@ -152,6 +170,7 @@ impl RunRecords {
             resumes: Mutex::new(HashMap::new()),
             halted: CancellationToken::new(),
             takeover: std::sync::atomic::AtomicBool::new(false),
+            writer: Mutex::new(None),
         });
         if tokio::runtime::Handle::try_current().is_ok() {
             // `skein serve` names the replica in its first line; embedders see it here.

@@ -1,30 +1,23 @@
 //! [`RunWorker`]: this replica's hold on one run while it runs it: the lease renewed in a
-//! task of its own, the events written in batches by another, the run's cancel token.
+//! task of its own, the events queued to the replica's event writer, the run's cancel token.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use conversation_tree::runs::{Lease, Run, RunEvent, RunMode, RunStatus, RunUpdate};
 use conversation_tree::{NodeId, StoreError};
-use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::records::Shared;
+use super::writer::EventWriter;
 use crate::ServiceError;
 
-/// A batch is written once it holds this many events, whatever its age.
-const BATCH_EVENTS: usize = 64;
-
-/// How often a batch the store refused for a passing reason is tried again before the run is
-/// given up (its events could not be kept).
-const WRITE_ATTEMPTS: u32 = 3;
-
-/// What the worker, its tasks and the replica's listener share about one run.
+/// What the worker, its tasks, the replica's listener and its event writer share about one
+/// run.
 #[derive(Debug)]
 pub(crate) struct HeldRun {
+    /// The run's id.
+    pub(crate) id: String,
     /// Cancelled by a cancel request (from any replica), a lost lease, or shutdown.
     pub(crate) cancel: CancellationToken,
     /// Set when the lease is lost (or the replica halted): nothing more is written.
@@ -41,7 +34,7 @@ impl HeldRun {
         self.cancel.cancel();
     }
 
-    fn is_lost(&self) -> bool {
+    pub(crate) fn is_lost(&self) -> bool {
         self.lost.load(Ordering::SeqCst)
     }
 }
@@ -49,8 +42,9 @@ impl HeldRun {
 /// This replica's hold on a run it runs ([`RunRecords::start`](super::RunRecords::start), or
 /// a run it took over): the lease, renewed every third of its time to live in a task of its
 /// own; the cancel token, cancelled when a cancel is asked for on any replica, when the lease
-/// is lost, or when the server stops; and the event writer, which stores the events
-/// [`push`](Self::push)ed in batches off the served path.
+/// is lost, or when the server stops; and its place in the replica's event writer, which
+/// stores the events [`push`](Self::push)ed by all the replica's runs in batches off the served
+/// path.
 ///
 /// Dropping it without [`finish`](Self::finish) stops renewing (the lease expires, and another
 /// replica takes the run over) after the queued events are written.
@@ -63,15 +57,15 @@ pub struct RunWorker {
     held: Arc<HeldRun>,
     lease: Arc<Mutex<Lease>>,
     next_seq: AtomicU64,
-    events: Option<mpsc::UnboundedSender<RunEvent>>,
-    writer: Option<JoinHandle<()>>,
+    writer: EventWriter,
 }
 
 impl RunWorker {
-    /// The worker of `run`, held under `lease`: registers it with the replica's listener and
-    /// starts its renewal and writer tasks.
+    /// The worker of `run`, held under `lease`: registers it with the replica's listener,
+    /// starts its renewal task, and writes its events with the replica's writer.
     pub(crate) fn new(shared: Arc<Shared>, run: &Run, lease: Lease) -> Self {
         let held = Arc::new(HeldRun {
+            id: run.id.clone(),
             cancel: shared.runs.run_token(),
             lost: AtomicBool::new(false),
             stop_renewing: CancellationToken::new(),
@@ -84,13 +78,7 @@ impl RunWorker {
             Arc::clone(&lease),
             Arc::clone(&held),
         ));
-        let (events, received) = mpsc::unbounded_channel();
-        let writer = tokio::spawn(write(
-            Arc::clone(&shared),
-            run.id.clone(),
-            received,
-            Arc::clone(&held),
-        ));
+        let writer = shared.event_writer();
         RunWorker {
             id: run.id.clone(),
             mode: run.mode,
@@ -99,8 +87,7 @@ impl RunWorker {
             shared,
             held,
             lease,
-            events: Some(events),
-            writer: Some(writer),
+            writer,
         }
     }
 
@@ -140,15 +127,13 @@ impl RunWorker {
     }
 
     /// Queues one event (the exact bytes of one SSE frame) under the next sequence number,
-    /// and returns that number; written in batches (every `batch` or 64 events) by a task, so
-    /// the caller never waits for the store.
+    /// and returns that number. The replica's event writer stores it with the events all its
+    /// runs pushed within `runs.batch` (or sooner, once 1024 are queued or a run ends), in
+    /// one transaction, so the caller never waits for the store.
     pub fn push(&self, frame: impl Into<Vec<u8>>) -> u64 {
         let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
-        if !self.is_abandoned()
-            && let Some(events) = &self.events
-        {
-            // The writer ends only after the sender is dropped: the send cannot fail.
-            let _ = events.send(RunEvent::new(seq, frame));
+        if !self.is_abandoned() {
+            self.writer.push(&self.held, RunEvent::new(seq, frame));
         }
         seq
     }
@@ -275,12 +260,9 @@ impl RunWorker {
             })
     }
 
-    /// Closes the event queue and waits for the writer to store what it holds.
+    /// Waits for the writer to store the events pushed so far (or to give the run up).
     async fn flush(&mut self) {
-        self.events = None;
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.await;
-        }
+        self.writer.flush(&self.held).await;
     }
 
     async fn update(&self, update: RunUpdate) -> Result<Run, ServiceError> {
@@ -294,8 +276,8 @@ impl RunWorker {
 
 impl Drop for RunWorker {
     fn drop(&mut self) {
-        // A worker dropped unfinished: its queued events are still written (the writer ends
-        // once the queue closes), and its lease is left to expire.
+        // A worker dropped unfinished: its queued events are still written (the writer holds
+        // them), and its lease is left to expire.
         self.held.stop_renewing.cancel();
         self.shared.release(&self.id, &self.held);
     }
@@ -325,58 +307,4 @@ async fn renew(shared: Arc<Shared>, id: String, lease: Arc<Mutex<Lease>>, held: 
             Err(error) => tracing::warn!(run = %id, %error, "could not renew the run's lease"),
         }
     }
-}
-
-/// Writes the run's events in batches: the first event of a batch waits at most
-/// `config.batch` for others, a batch holds at most [`BATCH_EVENTS`], and what is queued when
-/// the queue closes is written before the task ends.
-async fn write(
-    shared: Arc<Shared>,
-    id: String,
-    mut received: mpsc::UnboundedReceiver<RunEvent>,
-    held: Arc<HeldRun>,
-) {
-    let mut batch = Vec::with_capacity(BATCH_EVENTS);
-    let mut open = true;
-    while open {
-        match received.recv().await {
-            Some(event) => batch.push(event),
-            None => break,
-        }
-        let deadline = Instant::now() + shared.config.batch;
-        while batch.len() < BATCH_EVENTS {
-            match tokio::time::timeout_at(deadline, received.recv()).await {
-                Ok(Some(event)) => batch.push(event),
-                Ok(None) => {
-                    open = false;
-                    break;
-                }
-                Err(_) => break,
-            }
-        }
-        store_batch(&shared, &id, &held, &mut batch).await;
-    }
-}
-
-async fn store_batch(shared: &Shared, id: &str, held: &HeldRun, batch: &mut Vec<RunEvent>) {
-    let mut attempt = 0;
-    while !batch.is_empty() && !held.is_lost() {
-        attempt += 1;
-        match shared.store.append_events(id, batch).await {
-            Ok(_) => break,
-            Err(StoreError::DuplicateEvent { .. } | StoreError::EventGap { .. }) => {
-                tracing::warn!(run = %id, "another replica wrote the run's events: it runs it now; stopping");
-                held.lose();
-            }
-            Err(error) if attempt >= WRITE_ATTEMPTS => {
-                tracing::error!(run = %id, %error, "could not store the run's events; stopping it");
-                held.lose();
-            }
-            Err(error) => {
-                tracing::warn!(run = %id, %error, "could not store the run's events; trying again");
-                tokio::time::sleep(Duration::from_millis(100) * attempt).await;
-            }
-        }
-    }
-    batch.clear();
 }
