@@ -272,6 +272,91 @@ async fn dropping_the_stream_closes_the_connection() {
     );
 }
 
+/// A server that sends `deltas` text deltas `every` apart, then falls silent without ending
+/// the answer.
+async fn trickling_server(deltas: usize, every: Duration) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let Ok((mut socket, _)) = listener.accept().await else {
+            return;
+        };
+        let mut request = vec![0_u8; 65_536];
+        let _ = socket.read(&mut request).await;
+        let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+        if socket.write_all(head.as_bytes()).await.is_err() {
+            return;
+        }
+        for n in 0..deltas {
+            tokio::time::sleep(every).await;
+            let event = format!(
+                "data: {{\"id\":\"c\",\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{n} \"}}}}]}}\n\n"
+            );
+            let chunk = format!("{:x}\r\n{event}\r\n", event.len());
+            if socket.write_all(chunk.as_bytes()).await.is_err() {
+                return;
+            }
+        }
+        let mut buf = [0_u8; 1024];
+        let _ = tokio::time::timeout(Duration::from_secs(5), socket.read(&mut buf)).await;
+    });
+    url
+}
+
+/// The idle timeout counts from the last chunk: an answer whose chunks keep coming runs past
+/// it as long as it likes, and the silence after them ends it.
+#[tokio::test]
+async fn the_idle_timeout_counts_from_the_last_chunk() {
+    let url = trickling_server(8, Duration::from_millis(60)).await;
+    let mut cfg = support::config("gpt-4o", &url);
+    cfg.timeouts = Timeouts {
+        idle: Duration::from_millis(150),
+        ..Timeouts::default()
+    };
+    let model = model_from_config(&cfg).expect("builds");
+    let started = std::time::Instant::now();
+    let mut stream = model
+        .stream(ChatRequest::new(vec![Message::human("hi")]))
+        .await
+        .expect("starts");
+    let mut text = String::new();
+    let mut last_delta = started.elapsed();
+    let error = loop {
+        match stream.next().await {
+            Some(Ok(StreamEvent::TextDelta(delta))) => {
+                text.push_str(&delta);
+                last_delta = started.elapsed();
+            }
+            Some(Ok(_)) => {}
+            Some(Err(error)) => break error,
+            None => panic!("the stream ended without its timeout"),
+        }
+    };
+    let silence = started.elapsed() - last_delta;
+    assert_eq!(
+        text, "w0 w1 w2 w3 w4 w5 w6 w7 ",
+        "every chunk before the silence"
+    );
+    assert_eq!(
+        error,
+        ProviderError::Timeout {
+            provider: Provider::OpenAi,
+            phase: TimeoutPhase::Idle,
+            after: Duration::from_millis(150)
+        }
+    );
+    assert!(
+        silence >= Duration::from_millis(140),
+        "timed out {silence:?} after the last chunk, before the idle time"
+    );
+    assert!(
+        last_delta >= Duration::from_millis(400),
+        "the chunks came for {last_delta:?}, past the idle time"
+    );
+}
+
 #[tokio::test]
 async fn idle_and_first_byte_timeouts() {
     let (url, _server) = slow_server(FIRST).await;

@@ -11,6 +11,7 @@
 //! Everything else lives here once.
 
 mod client;
+mod idle;
 mod retry;
 pub(crate) mod sse;
 
@@ -359,18 +360,7 @@ fn body_stream(
     response: reqwest::Response,
     idle: Duration,
 ) -> impl futures::Stream<Item = Result<Bytes, ProviderError>> + Send + 'static {
-    futures::stream::try_unfold(response, move |mut response| async move {
-        match tokio::time::timeout(idle, response.chunk()).await {
-            Err(_) => Err(ProviderError::Timeout {
-                provider,
-                phase: TimeoutPhase::Idle,
-                after: idle,
-            }),
-            Ok(Err(err)) => Err(transport_error(provider, Duration::ZERO, err)),
-            Ok(Ok(Some(bytes))) => Ok(Some((bytes, response))),
-            Ok(Ok(None)) => Ok(None),
-        }
-    })
+    idle::IdleBody::new(provider, reqwest::Body::from(response), idle)
 }
 
 /// Reads a body up to `limit` bytes; `true` when it was longer. Reading stops at the limit:
