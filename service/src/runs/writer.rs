@@ -194,10 +194,14 @@ impl Window {
                         }
                     }
                 }
-                Err(error) => {
+                Err(error) if last_attempt => {
+                    tracing::error!(runs = self.runs.len(), %error, "could not store the runs' events; stopping them");
                     for run in &self.runs {
-                        run.refused(&error, last_attempt);
+                        run.run.lose();
                     }
+                }
+                Err(error) => {
+                    tracing::warn!(runs = self.runs.len(), %error, "could not store the runs' events; trying again");
                 }
             }
             self.drop_stored();
