@@ -18,6 +18,9 @@ use crate::ServiceError;
 pub(crate) struct HeldRun {
     /// The run's id.
     pub(crate) id: String,
+    /// Whether clients read its events from the store as they come (background), which
+    /// decides how soon the replica's event writer stores them.
+    pub(crate) mode: RunMode,
     /// Cancelled by a cancel request (from any replica), a lost lease, or shutdown.
     pub(crate) cancel: CancellationToken,
     /// Set when the lease is lost (or the replica halted): nothing more is written.
@@ -66,6 +69,7 @@ impl RunWorker {
     pub(crate) fn new(shared: Arc<Shared>, run: &Run, lease: Lease) -> Self {
         let held = Arc::new(HeldRun {
             id: run.id.clone(),
+            mode: run.mode,
             cancel: shared.runs.run_token(),
             lost: AtomicBool::new(false),
             stop_renewing: CancellationToken::new(),
