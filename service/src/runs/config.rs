@@ -30,9 +30,11 @@ pub struct RunsConfig {
     /// are always kept.
     #[serde(deserialize_with = "duration")]
     pub retention: Duration,
-    /// How long events wait before they are written: the replica's event writer stores what
-    /// all its runs pushed within this window in one transaction (default 20 ms; sooner once
-    /// 1024 events are waiting, or when a run ends or pauses).
+    /// How long a background run's events wait before they are written (default 20 ms): the
+    /// replica's event writer stores what its runs pushed in one transaction, a background
+    /// run's within this window, since its clients read them from the store as they come. A
+    /// foreground run's wait up to 250 ms (nobody reads them while the run streams to its
+    /// client); a run's are written at once when it ends or pauses.
     #[serde(deserialize_with = "duration")]
     pub batch: Duration,
 }

@@ -30,8 +30,9 @@
 //!   handed to its protocol's [`Resume::expired`], which continues it with every pending call
 //!   rejected ([`TIMED_OUT_REASON`]).
 //! - **event writer** (from the first worker): stores the events every [`RunWorker`] pushes,
-//!   what all the replica's runs pushed within [`RunsConfig::batch`] (or once 1024 wait, or
-//!   when a run ends or pauses) in one transaction, each run's batch checked on its own: a
+//!   many runs' in one transaction: a background run's within [`RunsConfig::batch`], a
+//!   foreground run's within 250 ms (nobody reads them while it streams), a run's at once
+//!   when it ends or pauses; each run's batch checked on its own: a
 //!   run whose write collides with another replica's, or keeps failing, is given up alone.
 //!   [`RunWorker::finish`] and [`RunWorker::pause`] wait until the run's events are stored.
 //! - **retention**: at start and hourly, finished runs older than

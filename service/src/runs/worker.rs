@@ -131,9 +131,10 @@ impl RunWorker {
     }
 
     /// Queues one event (the exact bytes of one SSE frame) under the next sequence number,
-    /// and returns that number. The replica's event writer stores it with the events all its
-    /// runs pushed within `runs.batch` (or sooner, once 1024 are queued or a run ends), in
-    /// one transaction, so the caller never waits for the store.
+    /// and returns that number. The replica's event writer stores it with other runs' events
+    /// in one transaction (a background run's within `runs.batch`, a foreground run's within
+    /// 250 ms, both at once when the run ends or pauses), so the caller never waits for the
+    /// store.
     pub fn push(&self, frame: impl Into<Vec<u8>>) -> u64 {
         let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
         if !self.is_abandoned() {
