@@ -1,6 +1,6 @@
 //! The driver: every round of every target at every concurrency, then the report.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bench::gateway_options::Options;
@@ -164,6 +164,15 @@ impl RowAt {
     }
 }
 
+/// The `skein` a row runs: the `--baseline-skein` build for a baseline row, else the tree's.
+fn skein_binary(options: &Options, baseline: bool) -> Option<&PathBuf> {
+    if baseline {
+        options.baseline_skein.as_ref()
+    } else {
+        options.skein.as_ref()
+    }
+}
+
 /// Starts the row's processes, measures, stops them.
 fn run_row(
     runtime: &tokio::runtime::Runtime,
@@ -184,10 +193,12 @@ fn run_row(
     let relay_binary =
         match kind {
             Kind::Direct => None,
-            Kind::SkeinResponse | Kind::SkeinChat | Kind::SkeinResponses => match &options.skein {
-                Some(path) => Some(path.clone()),
-                None => return skip("not measured: no --skein binary given".to_owned()),
-            },
+            Kind::SkeinResponse | Kind::SkeinChat | Kind::SkeinResponses => {
+                match skein_binary(options, baseline) {
+                    Some(path) => Some(path.clone()),
+                    None => return skip("not measured: no --skein binary given".to_owned()),
+                }
+            }
             Kind::Nginx => match &options.nginx {
                 Some(path) => Some(path.clone()),
                 None => {
@@ -288,4 +299,26 @@ fn run_row(
         row.note = Some(exits.join("; "));
     }
     Ok(row)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_baseline_row_runs_the_baseline_build() {
+        let options = Options {
+            skein: Some(PathBuf::from("/builds/after/skein")),
+            baseline_skein: Some(PathBuf::from("/builds/before/skein")),
+            ..Options::default()
+        };
+        assert_eq!(
+            skein_binary(&options, true),
+            Some(&PathBuf::from("/builds/before/skein"))
+        );
+        assert_eq!(
+            skein_binary(&options, false),
+            Some(&PathBuf::from("/builds/after/skein"))
+        );
+    }
 }
