@@ -9,8 +9,8 @@ use futures::StreamExt;
 use proptest::prelude::*;
 use providers::openai::{decode_chat_stream, decode_responses_stream};
 use providers::{
-    ChatRequest, FinishReason, Message, ModelConfig, Provider, ProviderError, RetryPolicy,
-    StreamEvent, TimeoutPhase, Timeouts, detect_provider, model_from_config,
+    ChatModel, ChatRequest, FinishReason, Message, ModelConfig, Provider, ProviderError,
+    RetryPolicy, StreamEvent, TimeoutPhase, Timeouts, detect_provider, model_from_config,
 };
 use support::{calls, decoded, fixture, split_at};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -272,6 +272,28 @@ async fn dropping_the_stream_closes_the_connection() {
     );
 }
 
+/// The idle timeout of [`model_with_idle_timeout`].
+const IDLE: Duration = Duration::from_millis(150);
+
+/// A model of the server at `url` whose stream times out after [`IDLE`] of silence.
+fn model_with_idle_timeout(url: &str) -> Box<dyn ChatModel> {
+    let mut cfg = support::config("gpt-4o", url);
+    cfg.timeouts = Timeouts {
+        idle: IDLE,
+        ..Timeouts::default()
+    };
+    model_from_config(&cfg).expect("builds")
+}
+
+/// The error of a stream silent for [`IDLE`].
+fn idle_timeout() -> ProviderError {
+    ProviderError::Timeout {
+        provider: Provider::OpenAi,
+        phase: TimeoutPhase::Idle,
+        after: IDLE,
+    }
+}
+
 /// A server that sends `deltas` text deltas `every` apart, then falls silent without ending
 /// the answer.
 async fn trickling_server(deltas: usize, every: Duration) -> String {
@@ -310,12 +332,7 @@ async fn trickling_server(deltas: usize, every: Duration) -> String {
 #[tokio::test]
 async fn the_idle_timeout_counts_from_the_last_chunk() {
     let url = trickling_server(8, Duration::from_millis(60)).await;
-    let mut cfg = support::config("gpt-4o", &url);
-    cfg.timeouts = Timeouts {
-        idle: Duration::from_millis(150),
-        ..Timeouts::default()
-    };
-    let model = model_from_config(&cfg).expect("builds");
+    let model = model_with_idle_timeout(&url);
     let started = std::time::Instant::now();
     let mut stream = model
         .stream(ChatRequest::new(vec![Message::human("hi")]))
@@ -339,14 +356,7 @@ async fn the_idle_timeout_counts_from_the_last_chunk() {
         text, "w0 w1 w2 w3 w4 w5 w6 w7 ",
         "every chunk before the silence"
     );
-    assert_eq!(
-        error,
-        ProviderError::Timeout {
-            provider: Provider::OpenAi,
-            phase: TimeoutPhase::Idle,
-            after: Duration::from_millis(150)
-        }
-    );
+    assert_eq!(error, idle_timeout());
     assert!(
         silence >= Duration::from_millis(140),
         "timed out {silence:?} after the last chunk, before the idle time"
@@ -360,25 +370,13 @@ async fn the_idle_timeout_counts_from_the_last_chunk() {
 #[tokio::test]
 async fn idle_and_first_byte_timeouts() {
     let (url, _server) = slow_server(FIRST).await;
-    let mut cfg = support::config("gpt-4o", &url);
-    cfg.timeouts = Timeouts {
-        idle: Duration::from_millis(150),
-        ..Timeouts::default()
-    };
-    let model = model_from_config(&cfg).expect("builds");
+    let model = model_with_idle_timeout(&url);
     let stream = model
         .stream(ChatRequest::new(vec![Message::human("hi")]))
         .await
         .expect("starts");
     let error = decoded(stream).await.expect_err("stalls");
-    assert_eq!(
-        error,
-        ProviderError::Timeout {
-            provider: Provider::OpenAi,
-            phase: TimeoutPhase::Idle,
-            after: Duration::from_millis(150)
-        }
-    );
+    assert_eq!(error, idle_timeout());
 
     let server = wiremock::MockServer::start().await;
     wiremock::Mock::given(wiremock::matchers::any())
