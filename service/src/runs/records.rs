@@ -86,18 +86,21 @@ impl Shared {
         }
     }
 
-    pub(crate) fn hold(&self, id: &str, run: Arc<HeldRun>) {
+    pub(crate) fn hold(&self, run: Arc<HeldRun>) {
         self.held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(id.to_owned(), run);
+            .insert(run.id.clone(), run);
     }
 
-    /// Forgets `run` (when it is still the one held under `id`).
-    pub(crate) fn release(&self, id: &str, run: &Arc<HeldRun>) {
+    /// Forgets `run` (when it is still the one held under its id).
+    pub(crate) fn release(&self, run: &Arc<HeldRun>) {
         let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        if held.get(id).is_some_and(|known| Arc::ptr_eq(known, run)) {
-            held.remove(id);
+        if held
+            .get(&run.id)
+            .is_some_and(|known| Arc::ptr_eq(known, run))
+        {
+            held.remove(&run.id);
         }
     }
 

@@ -54,8 +54,6 @@ impl HeldRun {
 #[derive(Debug)]
 pub struct RunWorker {
     shared: Arc<Shared>,
-    id: String,
-    mode: RunMode,
     status: Mutex<RunStatus>,
     held: Arc<HeldRun>,
     lease: Arc<Mutex<Lease>>,
@@ -74,7 +72,7 @@ impl RunWorker {
             lost: AtomicBool::new(false),
             stop_renewing: CancellationToken::new(),
         });
-        shared.hold(&run.id, Arc::clone(&held));
+        shared.hold(Arc::clone(&held));
         let lease = Arc::new(Mutex::new(lease));
         tokio::spawn(renew(
             Arc::clone(&shared),
@@ -84,8 +82,6 @@ impl RunWorker {
         ));
         let writer = shared.event_writer();
         RunWorker {
-            id: run.id.clone(),
-            mode: run.mode,
             status: Mutex::new(run.status),
             next_seq: AtomicU64::new(run.last_seq.map_or(0, |last| last + 1)),
             shared,
@@ -108,7 +104,7 @@ impl RunWorker {
 
     /// The run's id.
     pub fn id(&self) -> &str {
-        &self.id
+        &self.held.id
     }
 
     /// The run's token: cancelled when a cancel is asked for on any replica, when this
@@ -127,7 +123,8 @@ impl RunWorker {
     /// or the server is stopping and lets another replica continue it. Nothing pushed from
     /// then on is stored.
     pub fn is_abandoned(&self) -> bool {
-        self.held.is_lost() || (self.mode == RunMode::Background && self.shared.runs.releasing())
+        self.held.is_lost()
+            || (self.held.mode == RunMode::Background && self.shared.runs.releasing())
     }
 
     /// Queues one event (the exact bytes of one SSE frame) under the next sequence number,
@@ -188,7 +185,7 @@ impl RunWorker {
         self.flush().await;
         self.held.stop_renewing.cancel();
         let result = self.end(status, error).await;
-        self.shared.release(&self.id, &self.held);
+        self.shared.release(&self.held);
         result
     }
 
@@ -217,7 +214,7 @@ impl RunWorker {
             self.update(RunUpdate::new().paused(document, self.shared.approval_timeout))
                 .await
         };
-        self.shared.release(&self.id, &self.held);
+        self.shared.release(&self.held);
         result
     }
 
@@ -236,7 +233,7 @@ impl RunWorker {
                 .release_lease(&lease)
                 .await
                 .map_err(ServiceError::Runs)?;
-            tracing::info!(run = %self.id, "the server stops: its run is left for another replica");
+            tracing::info!(run = %self.held.id, "the server stops: its run is left for another replica");
             return self.stored().await;
         }
         if self.status() == RunStatus::Queued && !RunStatus::Queued.can_become(status) {
@@ -257,11 +254,11 @@ impl RunWorker {
     async fn stored(&self) -> Result<Run, ServiceError> {
         self.shared
             .store
-            .run(&self.id)
+            .run(&self.held.id)
             .await
             .map_err(ServiceError::Runs)?
             .ok_or_else(|| ServiceError::UnknownRun {
-                id: self.id.clone(),
+                id: self.held.id.clone(),
             })
     }
 
@@ -273,7 +270,7 @@ impl RunWorker {
     async fn update(&self, update: RunUpdate) -> Result<Run, ServiceError> {
         self.shared
             .store
-            .update_run(&self.id, update)
+            .update_run(&self.held.id, update)
             .await
             .map_err(ServiceError::Runs)
     }
@@ -284,7 +281,7 @@ impl Drop for RunWorker {
         // A worker dropped unfinished: its queued events are still written (the writer holds
         // them), and its lease is left to expire.
         self.held.stop_renewing.cancel();
-        self.shared.release(&self.id, &self.held);
+        self.shared.release(&self.held);
     }
 }
 
