@@ -162,12 +162,12 @@ async fn a_stopped_server_is_tried_again_by_a_later_run_not_by_every_one() {
 
 /// `POST /v1/responses` with `body`: the status and the JSON answer.
 async fn responses(server: &TestServer, body: Value) -> (reqwest::StatusCode, Value) {
-    let answer = support::client()
-        .post(server.url("/v1/responses"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    answered(support::client().post(server.url("/v1/responses")), body).await
+}
+
+/// `request` sent with `body`: the status and the JSON answer.
+async fn answered(request: reqwest::RequestBuilder, body: Value) -> (reqwest::StatusCode, Value) {
+    let answer = request.json(&body).send().await.unwrap();
     (answer.status(), answer.json().await.unwrap())
 }
 
@@ -454,14 +454,13 @@ async fn responses_as(
     token: &str,
     body: Value,
 ) -> (reqwest::StatusCode, Value) {
-    let answer = support::client()
-        .post(server.url("/v1/responses"))
-        .bearer_auth(token)
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
-    (answer.status(), answer.json().await.unwrap())
+    answered(
+        support::client()
+            .post(server.url("/v1/responses"))
+            .bearer_auth(token),
+        body,
+    )
+    .await
 }
 
 /// What a client may get wrong when answering a paused response: each is refused with the
