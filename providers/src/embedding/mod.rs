@@ -204,7 +204,7 @@ fn gemini(config: &ModelConfig) -> Result<Box<dyn EmbeddingModel>, ProviderError
     Err(disabled(config, "gemini"))
 }
 
-#[cfg(not(all(feature = "openai", feature = "gemini", feature = "testing")))]
+#[cfg(not(all(feature = "openai", feature = "gemini")))]
 fn disabled(config: &ModelConfig, feature: &'static str) -> ProviderError {
     ProviderError::FeatureDisabled {
         provider: config.provider(),
