@@ -50,11 +50,13 @@ impl<'a> EventBatch<'a> {
 /// Checks that `events` continue a run whose last stored event is `last`: numbered from
 /// `last + 1` (0 for a run without events), one more each, none repeated or skipped. Returns
 /// the new last sequence number.
+#[cfg(any(feature = "postgres", test))]
 pub(crate) fn check_batch(run: &str, last: Option<u64>, events: &[RunEvent]) -> Result<u64> {
     check_seqs(run, last, events.iter().map(|event| event.seq))
 }
 
-/// [`check_batch`] of the events numbered `seqs`.
+/// Checks that the events numbered `seqs` continue a run whose last stored event is `last`
+/// (see `check_batch`).
 pub(crate) fn check_seqs(
     run: &str,
     last: Option<u64>,

@@ -102,7 +102,9 @@ pub(crate) mod row;
 mod store;
 
 pub use events::{EventBatch, MAX_EVENT_PAGE, RunChange, RunChanges, RunEvent};
-pub(crate) use events::{broadcast_changes, check_batch, check_seqs};
+#[cfg(feature = "postgres")]
+pub(crate) use events::check_batch;
+pub(crate) use events::{broadcast_changes, check_seqs};
 pub use lease::{Clock, Lease, ManualClock, SystemClock};
 pub(crate) use lease::{add, sub};
 pub use record::{NewRun, PurgeReport, Run, RunMode, RunProtocol, RunStatus, RunUpdate};

@@ -1,9 +1,4 @@
-use std::time::Duration;
-
 use super::*;
-
-/// How long a slot outlives a replica that dies holding it, as `runs.lease_ttl` by default.
-const DEFAULT_SLOT_TTL: Duration = Duration::from_secs(10);
 
 #[tokio::test]
 async fn each_caller_has_its_own_slots_in_process() {
@@ -32,6 +27,10 @@ mod postgres {
     use super::*;
     use crate::store::StoreKind;
     use crate::{Secret, Service, ServiceConfig};
+
+    /// How long a slot outlives a replica that dies holding it, as `runs.lease_ttl` by
+    /// default.
+    const DEFAULT_SLOT_TTL: Duration = Duration::from_secs(10);
 
     /// A replica: a service of its own on the database at `url`, with tokens alpha and beta.
     async fn replica(url: &str) -> Service {
