@@ -322,19 +322,28 @@ impl fmt::Debug for AgentStream {
 impl Stream for AgentStream {
     type Item = AgentEvent;
 
+    /// The run's events are taken without leaving a waker with their channel while the run
+    /// is driven here: every event is sent from inside `driver.poll`, in this very call, so a
+    /// waker left there would only be woken by each event to poll the task once more for
+    /// nothing (a whole extra poll of the caller's task per text delta).
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
-        loop {
-            if let Poll::Ready(Some(event)) = self.events.poll_next_unpin(cx) {
-                return Poll::Ready(Some(event));
+        if let Ok(event) = self.events.try_recv() {
+            return Poll::Ready(Some(event));
+        }
+        let Some(driver) = self.driver.as_mut() else {
+            // The run is over and its sender gone: what is left drains, then the end.
+            return self.events.poll_next_unpin(cx);
+        };
+        match driver.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                self.driver = None;
+                self.events.poll_next_unpin(cx)
             }
-            let Some(driver) = self.driver.as_mut() else {
-                // The run is over and its sender gone: what is left drains, then the end.
-                return self.events.poll_next_unpin(cx);
-            };
-            match driver.as_mut().poll(cx) {
-                Poll::Ready(()) => self.driver = None,
-                Poll::Pending => return Poll::Pending,
-            }
+            // The driver left its wakers with what it waits for.
+            Poll::Pending => match self.events.try_recv() {
+                Ok(event) => Poll::Ready(Some(event)),
+                _ => Poll::Pending,
+            },
         }
     }
 }

@@ -88,7 +88,7 @@ pub use limit::{ConcurrencyLimit, LimitError, Slot};
 pub use model::{NoKey, resolve_model_config};
 pub use owner::{OwnedConversation, OwnerError};
 pub use principal::Principal;
-pub use runs::{Ending, Registration, Resume, RunRecords, RunWorker, Runs, RunsConfig};
+pub use runs::{Attached, Ending, Registration, Resume, RunRecords, RunWorker, Runs, RunsConfig};
 pub use service::Service;
 pub use spec::{DEFAULT_TOOL_ROUNDS, ModelRequest, RunInput, RunSpec, SectionFormat, ToolProtocol};
 

@@ -188,6 +188,11 @@ impl Runs {
         self.release.is_cancelled()
     }
 
+    /// The tracker graceful shutdown waits on.
+    pub(super) fn tracker(&self) -> &TaskTracker {
+        &self.tracker
+    }
+
     /// Runs `task` as a tracked run.
     pub fn spawn<F>(&self, task: F)
     where

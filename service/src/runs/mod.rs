@@ -1,7 +1,9 @@
 //! Runs, in flight and stored.
 //!
 //! - [`Runs`] (`local`): the runs in flight in this process: their cancel tokens, what a
-//!   protocol shows of each while it runs, and the tracker graceful shutdown waits on.
+//!   protocol shows of each while it runs, and the tracker graceful shutdown waits on. A run
+//!   is a task of its own ([`Runs::spawn`]) or is polled by the connection of the client that
+//!   reads it ([`Runs::attach`]), and becomes a task when that client leaves.
 //! - [`RunRecords`]: the runs kept in the store, shared by every replica of one database:
 //!   a run is created leased to this replica ([`RunRecords::start`]), its [`RunWorker`]
 //!   renews the lease every third of its time to live and queues the run's events to the
@@ -83,6 +85,7 @@
 //! # }).unwrap();
 //! ```
 
+mod attached;
 pub(crate) mod config;
 mod continuing;
 mod follow;
@@ -92,6 +95,7 @@ mod tasks;
 mod worker;
 mod writer;
 
+pub use attached::Attached;
 pub use config::{DEFAULT_BATCH, DEFAULT_LEASE_TTL, DEFAULT_RETENTION, RunsConfig};
 pub use continuing::{Continuing, continue_below, last_answer};
 pub use local::{Ending, Registration, Runs};

@@ -16,7 +16,9 @@ use futures::{Stream, StreamExt as _};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use providers::ProviderError;
 use serde_json::json;
-use service::{CancellationToken, OwnerError, Principal, RunError, RunRecords, RunWorker};
+use service::{
+    CancellationToken, OwnerError, Principal, RunError, RunRecords, RunWorker, Runs, Slot,
+};
 use tokio_util::sync::DropGuard;
 use tracing::Instrument as _;
 
@@ -28,7 +30,7 @@ use crate::api::chat_shell::encode::{
 };
 use crate::api::chat_shell::plan::plan;
 use crate::api::chat_shell::record::StoredRequest;
-use crate::api::chat_shell::run::{Drive, Outgoing, Sent};
+use crate::api::chat_shell::run::{AttachedRun, Drive, Outgoing, Sent};
 use crate::api::chat_shell::schema::{
     BackgroundResponse, ResponseBody, ResponseRequest, ToolActivity,
 };
@@ -198,7 +200,6 @@ pub(crate) async fn create_response(
     let watch = worker
         .as_ref()
         .map(|worker| follow_cancels(worker.cancel_token().clone(), cancel.clone()));
-    let (sender, receiver) = mpsc::channel::<Sent>(EVENT_BUFFER);
     let drive = Drive {
         events: prepared.stream(cancel.clone()),
         outgoing: Outgoing::new(worker, client_conversation.clone()),
@@ -207,13 +208,6 @@ pub(crate) async fn create_response(
         watch,
         request: approval.map(|_| stored),
     };
-    app.service.runs().spawn(
-        async move {
-            let _permit = permit;
-            drive.run(sender).await;
-        }
-        .instrument(span),
-    );
     let answer = Answer {
         id: response_id,
         request_id: planned.request_id,
@@ -221,10 +215,33 @@ pub(crate) async fn create_response(
         streaming: planned.streaming,
         status: RunStatus::Queued,
     };
-    if planned.background {
-        return Ok(answer.background(receiver));
-    }
-    answer.foreground(receiver, cancel).await
+    let mode = if planned.background {
+        RunMode::Background
+    } else {
+        RunMode::Foreground
+    };
+    let run = Started {
+        drive,
+        mode,
+        slot: permit,
+        span,
+        cancel,
+    };
+    answer.run(app.service.runs(), run).await
+}
+
+/// A run ready to go, with what it holds while it runs.
+pub(crate) struct Started {
+    /// The run and where its events go.
+    pub(crate) drive: Drive,
+    /// Whether it goes on without its client.
+    pub(crate) mode: RunMode,
+    /// The caller's place under its concurrency limit, held until the run ends.
+    pub(crate) slot: Slot,
+    /// The run's span: what it logs carries the request's and the response's ids.
+    pub(crate) span: tracing::Span,
+    /// Cancels the run (a foreground run's answer, dropped, uses it).
+    pub(crate) cancel: CancellationToken,
 }
 
 /// How a run's events are answered to the client that started (or resumed) it.
@@ -242,9 +259,40 @@ pub(crate) struct Answer {
 }
 
 impl Answer {
+    /// Runs `run` and answers with its events. A background run is a task of its own,
+    /// which its client may leave. A foreground run is polled by the connection of the
+    /// client that reads it, so that an event crosses no task boundary on its way out (one
+    /// task wake-up per event fewer), and becomes a task of its own when that client leaves
+    /// (the dropped answer cancels it, and the rest of it ends, is logged and stored there).
+    pub(crate) async fn run(self, runs: &Runs, run: Started) -> Result<Response, ApiError> {
+        let (sender, receiver) = mpsc::channel::<Sent>(EVENT_BUFFER);
+        let Started {
+            drive,
+            mode,
+            slot,
+            span,
+            cancel,
+        } = run;
+        let run = async move {
+            let _slot = slot;
+            drive.run(sender).await;
+        }
+        .instrument(span);
+        match mode {
+            RunMode::Background => {
+                runs.spawn(run);
+                Ok(self.background(receiver))
+            }
+            RunMode::Foreground => {
+                let events = AttachedRun::new(runs.attach(run), receiver);
+                self.foreground(events, cancel).await
+            }
+        }
+    }
+
     /// The answer to a background run: its events, which the client may leave without
     /// stopping it, or at once `202` with its id and status.
-    pub(crate) fn background(self, receiver: mpsc::Receiver<Sent>) -> Response {
+    fn background(self, receiver: mpsc::Receiver<Sent>) -> Response {
         if self.streaming {
             let answer = sse::response(receiver, |sent: Sent, frames| frames.raw(&sent.frame));
             return with_request_id(answer, &self.request_id);
@@ -262,9 +310,9 @@ impl Answer {
     /// The answer to a foreground run: its events, or one JSON body once it ends. Dropping
     /// the answer (the client disconnected, or the handler was dropped) cancels the run
     /// through `cancel`: the model stream is closed and running tools are stopped.
-    pub(crate) async fn foreground(
+    async fn foreground(
         self,
-        receiver: mpsc::Receiver<Sent>,
+        receiver: impl Stream<Item = Sent> + Send + Unpin + 'static,
         cancel: CancellationToken,
     ) -> Result<Response, ApiError> {
         let disconnect = cancel.drop_guard();

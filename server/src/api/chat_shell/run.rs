@@ -3,13 +3,16 @@
 //! handed to the client, if one is attached. What a client that comes back later is replayed
 //! (`GET /v1/response/{id}/events`) is therefore what a live client was sent, byte for byte.
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use agent_loop::{AgentEvent, AgentOutcome, AgentStream, StopReason};
 use axum::body::Bytes;
 use conversation_tree::runs::{Run, RunStatus};
 use conversation_tree::{NodeId, ResponseStatus};
 use futures::channel::mpsc;
-use futures::{SinkExt as _, StreamExt as _};
-use service::{Registration, RunWorker};
+use futures::{SinkExt as _, Stream, StreamExt as _};
+use service::{Attached, Registration, RunWorker};
 use tokio_util::sync::DropGuard;
 
 use crate::api::chat_shell::approval::PausedDocument;
@@ -200,6 +203,43 @@ impl Outgoing {
         }
         if let Err(error) = worker.finish(status, error).await {
             tracing::warn!(%error, %status, "could not record how the run ended");
+        }
+    }
+}
+
+/// A foreground run's events, the run polled by whoever reads them: the connection of its
+/// client ([`service::Runs::attach`]).
+pub(crate) struct AttachedRun {
+    run: Attached,
+    events: mpsc::Receiver<Sent>,
+}
+
+impl AttachedRun {
+    /// The events `run` sends to `events`.
+    pub(crate) fn new(run: Attached, events: mpsc::Receiver<Sent>) -> Self {
+        AttachedRun { run, events }
+    }
+}
+
+impl Stream for AttachedRun {
+    type Item = Sent;
+
+    /// The events are taken without leaving a waker with their channel while the run is
+    /// polled here: each is sent from inside `poll_run`, in this very call, and a waker left
+    /// with the channel would be woken by each to poll the connection once more for nothing.
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Sent>> {
+        let this = self.get_mut();
+        if let Ok(sent) = this.events.try_recv() {
+            return Poll::Ready(Some(sent));
+        }
+        if this.run.poll_run(cx).is_ready() {
+            // Over: the last events drain, then the end (its sender is gone with it).
+            return this.events.poll_next_unpin(cx);
+        }
+        match this.events.try_recv() {
+            Ok(sent) => Poll::Ready(Some(sent)),
+            // The run left its wakers with what it waits for.
+            _ => Poll::Pending,
         }
     }
 }

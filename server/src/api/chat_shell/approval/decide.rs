@@ -14,25 +14,19 @@ use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, State};
 use axum::response::Response;
-use conversation_tree::runs::{RunMode, RunProtocol, RunStatus};
-use futures::channel::mpsc;
+use conversation_tree::runs::{RunProtocol, RunStatus};
 use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
 use serde_json::json;
 use service::{Principal, ServiceError};
-use tracing::Instrument as _;
 use utoipa::ToSchema;
 
 use super::resume::{Paused, document};
-use crate::api::chat_shell::handlers::{Answer, parse, refuse_when_draining};
+use crate::api::chat_shell::handlers::{Answer, Started, parse, refuse_when_draining};
 use crate::api::chat_shell::replay::store_error;
-use crate::api::chat_shell::run::Sent;
 use crate::api::error::ApiError;
 use crate::api::request_log::RequestLog;
 use crate::api::state::App;
-
-/// Events buffered between a run and a slow client before the run waits.
-const EVENT_BUFFER: usize = 64;
 
 /// The body of `POST /v1/response/{id}/approval`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -183,18 +177,14 @@ pub(crate) async fn decide_response(
     };
     let span = tracing::info_span!("response", response_id = %id, approval = true);
     let (drive, cancel) = paused.drive(&app, worker, decisions, Some(log));
-    let (sender, receiver) = mpsc::channel::<Sent>(EVENT_BUFFER);
-    app.service.runs().spawn(
-        async move {
-            let _permit = permit;
-            drive.run(sender).await;
-        }
-        .instrument(span),
-    );
-    if mode == RunMode::Background {
-        return Ok(answer.background(receiver));
-    }
-    answer.foreground(receiver, cancel).await
+    let run = Started {
+        drive,
+        mode,
+        slot: permit,
+        span,
+        cancel,
+    };
+    answer.run(app.service.runs(), run).await
 }
 
 /// The decisions of the body, as the agent takes them, and the calls approved with a
