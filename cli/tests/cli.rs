@@ -890,7 +890,7 @@ fn logs_upgrades_a_log_from_an_older_skein_once_and_lists_it() {
         .unwrap()
         .query_row("PRAGMA user_version", [], |row| row.get(0))
         .unwrap();
-    assert_eq!(version, 11);
+    assert_eq!(version, 12);
     // Its answers read back as completed ones, without a time to first token (none was
     // recorded then), and it continues.
     let shown = stdout_of(skein(dir.path()).args(["logs", "show", "old-one"]));

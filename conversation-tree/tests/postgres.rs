@@ -42,6 +42,10 @@ impl Harness for PostgresHarness {
         )
     }
 
+    fn failing_event_insert() -> String {
+        Self::failing_insert_trigger("run_events")
+    }
+
     fn failing_event_insert_for(run: &str) -> String {
         format!(
             "CREATE FUNCTION fail_events_of_one_run() RETURNS trigger LANGUAGE plpgsql AS \

@@ -44,9 +44,13 @@ impl Harness for SqliteHarness {
         )
     }
 
+    fn failing_event_insert() -> String {
+        Self::failing_insert_trigger("run_event_batches")
+    }
+
     fn failing_event_insert_for(run: &str) -> String {
         format!(
-            "CREATE TRIGGER fail_events_of_one_run BEFORE INSERT ON run_events \
+            "CREATE TRIGGER fail_events_of_one_run BEFORE INSERT ON run_event_batches \
              WHEN NEW.run_id = '{run}' BEGIN SELECT RAISE(ABORT, 'injected failure'); END;"
         )
     }
@@ -142,7 +146,7 @@ async fn a_store_from_a_newer_schema_is_refused_and_left_untouched() {
             err,
             StoreError::NewerSchema {
                 found: 99,
-                supported: 11,
+                supported: 12,
                 ..
             }
         )

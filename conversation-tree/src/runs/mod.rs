@@ -101,9 +101,9 @@ mod record;
 pub(crate) mod row;
 mod store;
 
-pub use events::{EventBatch, MAX_EVENT_PAGE, RunChange, RunChanges, RunEvent};
 #[cfg(feature = "postgres")]
 pub(crate) use events::check_batch;
+pub use events::{EventBatch, MAX_EVENT_PAGE, RunChange, RunChanges, RunEvent};
 pub(crate) use events::{broadcast_changes, check_seqs};
 pub use lease::{Clock, Lease, ManualClock, SystemClock};
 pub(crate) use lease::{add, sub};

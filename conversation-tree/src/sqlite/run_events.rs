@@ -1,10 +1,12 @@
 //! Storing many runs' events in one transaction on SQLite: each run's batch checked and
-//! written within a savepoint of its own, with cached statements.
+//! written within a savepoint of its own, as one row (`run_event_batches`: the events' bytes
+//! back to back and their lengths), so that storing a batch costs one insert whatever its
+//! size, and its bytes fill whole pages.
 
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::Ctx;
-use crate::runs::{self, EventBatch, row};
+use crate::runs::{self, EventBatch, RunEvent, row};
 use crate::{Result, StoreError};
 
 pub(super) const OPERATION: &str = "storing runs' events";
@@ -120,17 +122,23 @@ fn append_batch(
             .map_err(&sql)
     };
     run_statement("SAVEPOINT run_events")?;
+    let first = batch.events.first().map_or(0, |&(seq, _)| seq);
+    let lengths = lengths(&batch.events, from);
     let written = (|| {
-        let mut insert = tx.prepare_cached(
-            "INSERT INTO run_events (run_id, seq, data, created_us) VALUES (?1, ?2, ?3, ?4)",
-        )?;
-        let mut start = from;
-        for &(seq, end) in &batch.events {
-            // `check_seqs` bounds every number by i64::MAX.
-            let seq = i64::try_from(seq).unwrap_or(i64::MAX);
-            insert.execute(params![batch.run, seq, &bytes[start..end], now])?;
-            start = end;
-        }
+        // `check_seqs` bounds every number by i64::MAX.
+        let number = |seq: u64| i64::try_from(seq).unwrap_or(i64::MAX);
+        tx.prepare_cached(
+            "INSERT INTO run_event_batches (run_id, first_seq, last_seq, lengths, data, \
+             created_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )?
+        .execute(params![
+            batch.run,
+            number(first),
+            number(last),
+            lengths,
+            &bytes[from..batch.events.last().map_or(from, |&(_, end)| end)],
+            now
+        ])?;
         tx.prepare_cached("UPDATE runs SET last_seq = ?2, updated_us = ?3 WHERE id = ?1")?
             .execute(params![
                 batch.run,
@@ -149,5 +157,98 @@ fn append_batch(
             run_statement("RELEASE run_events")?;
             Ok(Err(sql(error)))
         }
+    }
+}
+
+/// The stored lengths of a batch's events whose bytes start at `from`: each event's length as
+/// 8 little-endian bytes, or `None` for a batch of one event (its length is the row's).
+fn lengths(events: &[(u64, usize)], from: usize) -> Option<Vec<u8>> {
+    if events.len() < 2 {
+        return None;
+    }
+    let mut lengths = Vec::with_capacity(events.len() * 8);
+    let mut start = from;
+    for &(_, end) in events {
+        lengths.extend_from_slice(&((end - start) as u64).to_le_bytes());
+        start = end;
+    }
+    Some(lengths)
+}
+
+/// The events of a stored batch numbered from `first`, whose bytes are `data` and lengths
+/// `lengths` (see [`lengths`]), after number `after`; `None` when the lengths do not add up
+/// to the bytes (a row this store did not write).
+pub(super) fn split(
+    first: u64,
+    lengths: Option<&[u8]>,
+    data: &[u8],
+    after: Option<u64>,
+    events: &mut Vec<RunEvent>,
+    limit: usize,
+) -> Option<()> {
+    let keep = |seq: u64| after.is_none_or(|after| seq > after);
+    let Some(lengths) = lengths else {
+        if keep(first) && events.len() < limit {
+            events.push(RunEvent {
+                seq: first,
+                data: data.to_vec(),
+            });
+        }
+        return Some(());
+    };
+    if lengths.len() % 8 != 0 {
+        return None;
+    }
+    let mut start = 0usize;
+    for (index, length) in lengths.chunks_exact(8).enumerate() {
+        let length = usize::try_from(u64::from_le_bytes(length.try_into().ok()?)).ok()?;
+        let end = start.checked_add(length).filter(|&end| end <= data.len())?;
+        let seq = first.checked_add(index as u64)?;
+        if keep(seq) && events.len() < limit {
+            events.push(RunEvent {
+                seq,
+                data: data[start..end].to_vec(),
+            });
+        }
+        start = end;
+    }
+    (start == data.len()).then_some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split_all(first: u64, lengths: Option<&[u8]>, data: &[u8]) -> Option<Vec<RunEvent>> {
+        let mut events = Vec::new();
+        split(first, lengths, data, None, &mut events, usize::MAX).map(|()| events)
+    }
+
+    #[test]
+    fn a_batch_splits_into_the_events_it_was_written_from() {
+        let events = [(5, 3), (6, 3), (7, 8)];
+        let stored = lengths(&events, 0).expect("three events have lengths");
+        let read = split_all(5, Some(&stored), b"abcdefgh").expect("they add up");
+        let expected = [
+            RunEvent::new(5, b"abc".to_vec()),
+            RunEvent::new(6, Vec::new()),
+            RunEvent::new(7, b"defgh".to_vec()),
+        ];
+        assert_eq!(read, expected);
+        let mut after_five = Vec::new();
+        split(5, Some(&stored), b"abcdefgh", Some(5), &mut after_five, 1);
+        assert_eq!(after_five, expected[1..2]);
+        assert_eq!(lengths(&[(0, 4)], 0), None, "one event is the whole row");
+    }
+
+    #[test]
+    fn lengths_that_do_not_add_up_are_refused() {
+        let lengths = [2u64, 2].map(u64::to_le_bytes).concat();
+        assert!(split_all(0, Some(&lengths), b"abc").is_none(), "short");
+        assert!(split_all(0, Some(&lengths), b"abcde").is_none(), "long");
+        assert!(split_all(0, Some(&lengths[..7]), b"abcd").is_none(), "cut");
+        let huge = [u64::MAX].map(u64::to_le_bytes).concat();
+        assert!(split_all(0, Some(&huge), b"abcd").is_none());
+        assert!(split_all(0, Some(&lengths), b"abcd").is_some());
     }
 }

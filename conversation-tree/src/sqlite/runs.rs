@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use jiff::Timestamp;
-use rusqlite::types::Type;
+use rusqlite::types::{Type, ValueRef};
 use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 
 use super::{Ctx, SqliteStore, run_events};
@@ -397,21 +397,38 @@ impl RunStore for SqliteStore {
             if known.is_none() {
                 return Err(StoreError::UnknownRun { run: id.clone() });
             }
+            // The batches holding an event after `after`, in order, read until `limit`
+            // events are taken.
             let mut statement = tx
                 .prepare_cached(
-                    "SELECT seq, data FROM run_events WHERE run_id = ?1 AND seq > ?2 \
-                     ORDER BY seq LIMIT ?3",
+                    "SELECT first_seq, lengths, data FROM run_event_batches \
+                     WHERE run_id = ?1 AND last_seq > ?2 ORDER BY first_seq",
                 )
                 .map_err(&sql)?;
-            let events = statement
-                .query_map(params![id, after, limit], |row| {
-                    Ok(RunEvent {
-                        seq: u64::try_from(row.get::<_, i64>(0)?).unwrap_or(0),
-                        data: row.get(1)?,
-                    })
-                })
-                .and_then(Iterator::collect::<rusqlite::Result<Vec<_>>>)
-                .map_err(&sql)?;
+            let mut rows = statement.query(params![id, after]).map_err(&sql)?;
+            let after = u64::try_from(after).ok();
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            let mut events = Vec::new();
+            while events.len() < limit {
+                let Some(row) = rows.next().map_err(&sql)? else {
+                    break;
+                };
+                let first = u64::try_from(row.get::<_, i64>(0).map_err(&sql)?).unwrap_or(0);
+                let corrupt = |reason: &str| StoreError::Corrupt {
+                    what: format!("the events of run {id} from {first}"),
+                    reason: reason.to_owned(),
+                };
+                let (lengths, data) = match (row.get_ref(1), row.get_ref(2)) {
+                    (Ok(ValueRef::Blob(lengths)), Ok(ValueRef::Blob(data))) => {
+                        (Some(lengths), data)
+                    }
+                    (Ok(ValueRef::Null), Ok(ValueRef::Blob(data))) => (None, data),
+                    _ => return Err(corrupt("the row is not a batch of events")),
+                };
+                run_events::split(first, lengths, data, after, &mut events, limit).ok_or_else(
+                    || corrupt("the stored lengths do not add up to the stored bytes"),
+                )?;
+            }
             Ok(events)
         })
         .await
@@ -581,20 +598,27 @@ impl RunStore for SqliteStore {
         let cutoff = runs::sub(self.clock.now(), older_than).as_microsecond();
         self.write(OPERATION, move |conn, ctx| {
             in_write_tx(conn, ctx, OPERATION, |tx| {
-                let events = tx
-                    .execute(
-                        "DELETE FROM run_events WHERE (created_us < ?1 AND run_id NOT IN \
+                // Counted in events, not rows: a row holds a batch of them.
+                let events: u64 = tx
+                    .prepare(
+                        "DELETE FROM run_event_batches WHERE (created_us < ?1 AND run_id NOT IN \
                          (SELECT id FROM runs WHERE status = 'paused')) OR run_id IN \
-                         (SELECT id FROM runs WHERE finished_us < ?1)",
-                        [cutoff],
+                         (SELECT id FROM runs WHERE finished_us < ?1) \
+                         RETURNING last_seq - first_seq + 1",
                     )
+                    .and_then(|mut statement| {
+                        statement
+                            .query_map([cutoff], |row| row.get::<_, i64>(0))?
+                            .map(|events| events.map(|events| events.unsigned_abs()))
+                            .sum::<rusqlite::Result<u64>>()
+                    })
                     .map_err(ctx.sql(OPERATION))?;
                 let runs = tx
                     .execute("DELETE FROM runs WHERE finished_us < ?1", [cutoff])
                     .map_err(ctx.sql(OPERATION))?;
                 Ok(PurgeReport {
                     runs: runs as u64,
-                    events: events as u64,
+                    events,
                 })
             })
         })

@@ -67,6 +67,10 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         version: 11,
         sql: include_str!("migrations/011_paused_runs.sql"),
     },
+    Migration {
+        version: 12,
+        sql: include_str!("migrations/012_event_batches.sql"),
+    },
 ];
 
 /// The schema version this build writes.

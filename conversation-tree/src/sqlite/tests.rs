@@ -261,3 +261,57 @@ async fn a_version_7_file_gains_metadata() -> crate::Result<()> {
     assert!(store.verify().await?.is_ok());
     Ok(())
 }
+
+/// A version 11 file keeps its runs' events, stored a row per event, when it moves to a batch
+/// per row: they read back as they were, and the run takes new events after them.
+#[tokio::test]
+async fn a_version_11_file_keeps_its_events_in_batches() -> crate::Result<()> {
+    use crate::runs::{RunEvent, RunStore as _};
+
+    let dir = tempfile::tempdir().map_err(|source| crate::StoreError::Io {
+        operation: "create",
+        path: "a temporary directory".into(),
+        source,
+    })?;
+    let path = dir.path().join("v11.db");
+    let ctx = ctx(&path);
+    let old = [
+        RunEvent::new(0, b"id: 0\nevent: response.start\n\n".to_vec()),
+        RunEvent::new(1, Vec::new()),
+        RunEvent::new(2, vec![0, 255, 10]),
+    ];
+    {
+        let mut conn = Connection::open(&path).map_err(ctx.sql("test"))?;
+        schema::configure(&conn, &ctx, false)?;
+        assert_eq!(schema::migrate_to(&mut conn, &ctx, 11)?, 0);
+        conn.execute(
+            "INSERT INTO runs (id, owner, protocol, mode, status, spec_json, created_us, \
+             updated_us, last_seq) VALUES ('resp_old', 'shared', 'chat_shell', 'foreground', \
+             'in_progress', '{}', 1, 1, 2)",
+            [],
+        )
+        .map_err(ctx.sql("test"))?;
+        for event in &old {
+            conn.execute(
+                "INSERT INTO run_events (run_id, seq, data, created_us) \
+                 VALUES ('resp_old', ?1, ?2, 1)",
+                rusqlite::params![event.seq as i64, event.data],
+            )
+            .map_err(ctx.sql("test"))?;
+        }
+    }
+    assert_eq!(user_version(&path), 11);
+
+    let store = SqliteStore::open(&path).await?;
+    assert_eq!(user_version(&path), schema::LATEST);
+    assert_eq!(store.events_after("resp_old", None, 100).await?, old);
+    assert_eq!(store.events_after("resp_old", Some(0), 1).await?, old[1..2]);
+    let new = [
+        RunEvent::new(3, b"a".to_vec()),
+        RunEvent::new(4, b"bc".to_vec()),
+    ];
+    store.append_events("resp_old", &new).await?;
+    let all = store.events_after("resp_old", Some(1), 100).await?;
+    assert_eq!(all, [old[2].clone(), new[0].clone(), new[1].clone()]);
+    Ok(())
+}

@@ -34,6 +34,9 @@ pub(crate) trait Harness: Send + Sync + Sized + 'static {
     async fn execute(&self, sql: &str);
     /// SQL that makes every later insert into `table` fail.
     fn failing_insert_trigger(table: &str) -> String;
+    /// SQL that makes every later insert of a run's events fail (into the table that holds
+    /// them, which each backend names and shapes its own way).
+    fn failing_event_insert() -> String;
     /// SQL that makes every later insert of an event of run `run` fail, and no other.
     fn failing_event_insert_for(run: &str) -> String;
     /// What a child process needs to open the same store (see [`open_spec`](Self::open_spec)).

@@ -521,9 +521,7 @@ pub(crate) async fn a_failed_batch_leaves_no_event<H: Harness>(harness: &H) {
         .append_events("resp_atomic", &batch(0..2))
         .await
         .unwrap();
-    harness
-        .execute(&H::failing_insert_trigger("run_events"))
-        .await;
+    harness.execute(&H::failing_event_insert()).await;
     let store = harness.open().await;
     assert!(
         store
