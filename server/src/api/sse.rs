@@ -8,6 +8,7 @@
 //! events of a Responses stream), and the buffer goes out as one chunk when the stream has
 //! nothing more for now, or when it holds [`BATCH_BYTES`].
 
+use std::fmt::Write as _;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -76,9 +77,8 @@ impl Frames {
     /// An event numbered `id` (its `id:` line, which a reconnecting client sends back as
     /// `Last-Event-ID`) named `name`, whose data is `data` as JSON.
     pub(crate) fn numbered_event(&mut self, id: u64, name: &str, data: &impl Serialize) {
-        self.bytes.put_slice(b"id: ");
-        self.bytes.put_slice(id.to_string().as_bytes());
-        self.bytes.put_u8(b'\n');
+        // Writing to a `BytesMut` cannot fail.
+        let _ = writeln!(self.bytes, "id: {id}");
         self.event(name, data);
     }
 
@@ -127,8 +127,14 @@ impl Frames {
         }
     }
 
-    fn len(&self) -> usize {
+    /// How many bytes are written and not taken yet.
+    pub(crate) fn len(&self) -> usize {
         self.bytes.len()
+    }
+
+    /// The bytes written since the buffer held `start` bytes ([`len`](Self::len) then).
+    pub(crate) fn since(&self, start: usize) -> &[u8] {
+        &self.bytes[start..]
     }
 
     /// What was written since the last take, as one chunk; the buffer's spare room (or the

@@ -58,11 +58,6 @@ impl Attached {
         }
         poll
     }
-
-    /// Whether the run is over.
-    pub fn is_over(&self) -> bool {
-        self.run.is_none()
-    }
 }
 
 impl Future for Attached {
@@ -130,7 +125,7 @@ mod tests {
         let runs = Runs::default();
         let mut attached = runs.attach(async {});
         assert!(futures::poll!(&mut attached).is_ready());
-        assert!(attached.is_over());
+        assert!(futures::poll!(&mut attached).is_ready(), "and stays over");
         drop(attached);
         assert_eq!(runs.active(), 0);
     }

@@ -177,6 +177,11 @@ pub(crate) async fn create_response(
         offered_bases: app.service.knowledge_bases(caller).to_vec(),
         ..kept
     };
+    let mode = if planned.background {
+        RunMode::Background
+    } else {
+        RunMode::Foreground
+    };
     let worker = match records {
         Some(records) => {
             let owner = app.service.owner(caller);
@@ -188,7 +193,7 @@ pub(crate) async fn create_response(
                     ..stored.clone()
                 }
             };
-            let run = new_run(&response_id, owner, planned.background, &spec)?;
+            let run = new_run(&response_id, owner, mode, &spec)?;
             Some(start_record(records, run).await?)
         }
         None => None,
@@ -214,11 +219,6 @@ pub(crate) async fn create_response(
         conversation_id: client_conversation,
         streaming: planned.streaming,
         status: RunStatus::Queued,
-    };
-    let mode = if planned.background {
-        RunMode::Background
-    } else {
-        RunMode::Foreground
     };
     let run = Started {
         drive,
@@ -346,14 +346,9 @@ async fn start_record(records: &RunRecords, run: NewRun) -> Result<RunWorker, Ap
 fn new_run(
     id: &str,
     owner: &str,
-    background: bool,
+    mode: RunMode,
     stored: &StoredRequest,
 ) -> Result<NewRun, ApiError> {
-    let mode = if background {
-        RunMode::Background
-    } else {
-        RunMode::Foreground
-    };
     let spec = serde_json::to_value(stored)
         .map_err(|error| ApiError::internal(format!("cannot record the run: {error}")))?;
     Ok(NewRun::new(id, owner, RunProtocol::ChatShell, mode, spec))

@@ -46,6 +46,8 @@ pub(crate) struct Outgoing {
     in_progress: bool,
     /// The last node the run logged, as its end told: recorded on its record when it ends.
     last_node: Option<NodeId>,
+    /// The frames being written.
+    frames: Frames,
 }
 
 impl std::fmt::Debug for Outgoing {
@@ -69,6 +71,7 @@ impl Outgoing {
             continued: false,
             in_progress: false,
             last_node: None,
+            frames: Frames::default(),
         }
     }
 
@@ -83,6 +86,7 @@ impl Outgoing {
             continued: run.last_seq.is_some(),
             in_progress: run.status == RunStatus::InProgress,
             last_node: None,
+            frames: Frames::default(),
         }
     }
 
@@ -103,7 +107,6 @@ impl Outgoing {
         {
             self.last_node = Some(node);
         }
-        let mut bytes = Vec::new();
         for mut frame in self.encoder.encode_all(event) {
             if self.continued && matches!(frame, ChatShellEvent::Start(_)) {
                 // Nothing to send, but the event still reaches a client that folds the
@@ -111,23 +114,28 @@ impl Outgoing {
                 return Some(Bytes::new());
             }
             frame.set_conversation_id(&self.client_conversation);
-            bytes.extend_from_slice(&self.push(&frame));
+            self.write(&frame);
         }
-        Some(Bytes::from(bytes))
+        Some(self.frames.take())
     }
 
-    /// Numbers, writes and stores `frame`.
+    /// Numbers, writes and stores `frame`, and returns its bytes.
     pub(crate) fn push(&mut self, frame: &ChatShellEvent) -> Bytes {
+        self.write(frame);
+        self.frames.take()
+    }
+
+    /// Numbers and stores `frame`, written after the frames not taken yet: every frame is
+    /// written into one buffer, whose room is reused once the bytes taken from it are sent.
+    fn write(&mut self, frame: &ChatShellEvent) {
         let seq = self.next;
         self.next += 1;
-        let mut frames = Frames::default();
-        frames.numbered_event(seq, frame.name(), frame);
-        let bytes = frames.take();
+        let start = self.frames.len();
+        self.frames.numbered_event(seq, frame.name(), frame);
         if let Some(worker) = &self.worker {
-            let stored = worker.push(bytes.to_vec());
+            let stored = worker.push(self.frames.since(start).to_vec());
             debug_assert_eq!(stored, seq, "the run's frames are numbered by one writer");
         }
-        bytes
     }
 
     /// The run's record, until it is finished.
