@@ -189,7 +189,7 @@ impl RunStore for PostgresStore {
                     &run.owner,
                     &run.protocol.as_str(),
                     &run.mode.as_str(),
-                    &RunStatus::Queued.as_str(),
+                    &run.status.as_str(),
                     &run.spec.to_string(),
                     &run.continues_from.map(NodeId::get),
                     &holder,

@@ -177,6 +177,8 @@ pub struct NewRun {
     pub(crate) spec: serde_json::Value,
     pub(crate) continues_from: Option<NodeId>,
     pub(crate) lease: Option<(String, Duration)>,
+    /// Queued, or in progress from the start ([`NewRun::in_progress`]).
+    pub(crate) status: RunStatus,
 }
 
 impl NewRun {
@@ -199,7 +201,17 @@ impl NewRun {
             spec,
             continues_from: None,
             lease: None,
+            status: RunStatus::Queued,
         }
+    }
+
+    /// Creates the run already [`InProgress`](RunStatus::InProgress) instead of queued: for a
+    /// run that starts the moment it is stored, whose client waits for its first event, this
+    /// saves the write that would move it there.
+    #[must_use]
+    pub fn in_progress(mut self) -> Self {
+        self.status = RunStatus::InProgress;
+        self
     }
 
     /// The conversation node the run continues from (`None`: a new conversation).

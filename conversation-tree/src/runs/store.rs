@@ -15,8 +15,9 @@ use crate::{Result, StoreError};
 /// PostgreSQL and the store's [`Clock`](super::Clock) on SQLite.
 #[async_trait]
 pub trait RunStore: Send + Sync {
-    /// Stores a new run, [`Queued`](super::RunStatus::Queued), without events, leased to a
-    /// replica when [`NewRun::leased_to`] says so.
+    /// Stores a new run, [`Queued`](super::RunStatus::Queued) (or in progress, when
+    /// [`NewRun::in_progress`] says so), without events, leased to a replica when
+    /// [`NewRun::leased_to`] says so.
     ///
     /// # Errors
     ///

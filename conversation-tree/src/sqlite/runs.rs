@@ -235,7 +235,7 @@ impl RunStore for SqliteStore {
                             run.owner,
                             run.protocol.as_str(),
                             run.mode.as_str(),
-                            RunStatus::Queued.as_str(),
+                            run.status.as_str(),
                             run.spec.to_string(),
                             run.continues_from.map(crate::NodeId::get),
                             now.as_microsecond(),

@@ -67,6 +67,12 @@ pub(crate) async fn a_run_is_created_read_and_owner_checked(harness: &impl Harne
         .await
         .unwrap();
     assert_eq!(created.status, RunStatus::Queued);
+    let started = store
+        .create_run(new_run("resp_started").in_progress())
+        .await
+        .unwrap();
+    assert_eq!(started.status, RunStatus::InProgress);
+    assert_eq!(store.run("resp_started").await.unwrap(), Some(started));
     assert_eq!(created.protocol, RunProtocol::Responses);
     assert_eq!(created.mode, RunMode::Background);
     assert_eq!(created.continues_from, Some(node.id()));

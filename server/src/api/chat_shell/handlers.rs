@@ -351,7 +351,14 @@ fn new_run(
 ) -> Result<NewRun, ApiError> {
     let spec = serde_json::to_value(stored)
         .map_err(|error| ApiError::internal(format!("cannot record the run: {error}")))?;
-    Ok(NewRun::new(id, owner, RunProtocol::ChatShell, mode, spec))
+    let run = NewRun::new(id, owner, RunProtocol::ChatShell, mode, spec);
+    Ok(match mode {
+        // Its client waits for its first event, which comes once the run is in progress:
+        // stored so at once, that costs no write of its own before the first event.
+        RunMode::Foreground => run.in_progress(),
+        // Queued, as its `202` answer says, until its task starts it.
+        RunMode::Background => run,
+    })
 }
 
 /// A 503 while the server stops: a new run (or a decided one) would be cut off; the client
