@@ -155,6 +155,8 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
     .await;
     let listener = TcpListener::bind(args.listen).await?;
     let address = listener.local_addr()?;
+    // Caught from before the server says it serves: a stop sent on that line is graceful.
+    let stop = crate::signal::interrupted();
     let replica = server
         .service()
         .run_records()
@@ -167,7 +169,7 @@ pub(crate) async fn run(args: &ServeArgs, db: Option<&str>) -> Result<(), CliErr
         "skein: POST /v1/response (Chat Shell), POST /v1/chat/completions, POST /v1/responses, \
          GET /v1/models, POST /v1/embeddings, GET /health, GET /openapi.json; Ctrl-C stops"
     ));
-    server.serve(listener, shutdown_signal()).await?;
+    server.serve(listener, shutdown_signal(stop)).await?;
     say(format_args!("skein: stopped"));
     Ok(())
 }
@@ -280,9 +282,9 @@ fn say(line: std::fmt::Arguments<'_>) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// Ctrl-C, or SIGTERM on Unix (what service managers send).
-async fn shutdown_signal() {
-    crate::signal::interrupted().await;
+/// `stop` (Ctrl-C, or SIGTERM on Unix: what service managers send), said on stderr.
+async fn shutdown_signal(stop: impl Future<Output = ()>) {
+    stop.await;
     say(format_args!(
         "skein: shutting down: finishing the responses in flight"
     ));

@@ -1,27 +1,41 @@
 //! The signals that stop a run or the server: Ctrl-C, and SIGTERM on Unix (what `kill` and
 //! service managers send). Both cancel, so what was said so far is logged before the exit.
 
-/// Resolves at the first Ctrl-C or SIGTERM.
-pub(crate) async fn interrupted() {
-    let interrupt = async {
-        // An error means no handler could be installed: then only SIGTERM can stop us here.
-        if tokio::signal::ctrl_c().await.is_err() {
-            std::future::pending::<()>().await;
-        }
-    };
+/// Catches Ctrl-C and SIGTERM from this call on, and resolves at the first.
+///
+/// The handlers are installed by the call, not when the future is first polled: a server
+/// prints that it is serving before it waits for its stop, and a SIGTERM sent as soon as that
+/// line shows would otherwise meet no handler and end the process at once, without a graceful
+/// stop. A handler that cannot be installed leaves the other signal to stop us.
+pub(crate) fn interrupted() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+    {
+        use tokio::signal::unix::{Signal, SignalKind, signal};
+
+        async fn first(signal: Option<Signal>) {
+            match signal {
+                Some(mut signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
         }
-    };
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        let terminate = signal(SignalKind::terminate()).ok();
+        async move {
+            tokio::select! {
+                () = first(interrupt) => {}
+                () = first(terminate) => {}
+            }
+        }
+    }
     #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {}
-        () = terminate => {}
+    {
+        let interrupt = tokio::signal::ctrl_c();
+        async move {
+            if interrupt.await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! `skein serve` against hostile clients, as a real process: its timeout and browser-safety
 //! flags take effect, SIGTERM stops it within the grace period while a client holds a
-//! half-sent request, and a reader of its stderr that goes away stops neither its serving nor
-//! its shutdown.
+//! half-sent request or the moment it says it serves, and a reader of its stderr that goes
+//! away stops neither its serving nor its shutdown.
 #![cfg(unix)]
 
 use std::io::{Read as _, Write as _};
@@ -119,6 +119,20 @@ fn a_closed_stderr_stops_neither_serving_nor_the_shutdown() {
     let exit = wait_within(&mut served.child, Duration::from_secs(5))
         .expect("skein serve still runs 5 s after SIGTERM");
     assert!(exit.success(), "{exit:?}");
+}
+
+#[test]
+fn a_sigterm_as_soon_as_it_says_it_serves_is_a_graceful_stop() {
+    // A service manager may stop the server the moment it starts: its handler must be in
+    // place by the time it says it serves, or the signal's default action kills it.
+    for _ in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let mut served = serve_command(skein_process(dir.path()), &[], Stderr::Close);
+        signal(served.child.id(), "TERM");
+        let exit = wait_within(&mut served.child, Duration::from_secs(5))
+            .expect("skein serve still runs 5 s after SIGTERM");
+        assert!(exit.success(), "{exit:?}");
+    }
 }
 
 #[test]
