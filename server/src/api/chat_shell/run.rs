@@ -42,8 +42,6 @@ pub(crate) struct Outgoing {
     /// A run continued after a takeover: its stream began on another replica, so its
     /// `response.start` was sent already.
     continued: bool,
-    /// Its record says it is in progress.
-    in_progress: bool,
     /// The last node the run logged, as its end told: recorded on its record when it ends.
     last_node: Option<NodeId>,
     /// The frames being written.
@@ -69,7 +67,6 @@ impl Outgoing {
             next: 0,
             worker,
             continued: false,
-            in_progress: false,
             last_node: None,
             frames: Frames::default(),
         }
@@ -84,7 +81,6 @@ impl Outgoing {
             next: run.last_seq.map_or(0, |last| last + 1),
             worker: Some(worker),
             continued: run.last_seq.is_some(),
-            in_progress: run.status == RunStatus::InProgress,
             last_node: None,
             frames: Frames::default(),
         }
@@ -143,11 +139,9 @@ impl Outgoing {
         self.worker.as_ref()
     }
 
-    /// Marks the run as started on its record (once).
-    pub(crate) async fn started(&mut self) {
-        if std::mem::replace(&mut self.in_progress, true) {
-            return;
-        }
+    /// Marks the run as started on its record; the worker writes nothing for a run whose
+    /// record is in progress already (created so, or taken over).
+    pub(crate) async fn started(&self) {
         if let Some(worker) = &self.worker
             && let Err(error) = worker.in_progress().await
         {
