@@ -3,10 +3,12 @@
 
 /// Catches Ctrl-C and SIGTERM from this call on, and resolves at the first.
 ///
-/// The handlers are installed by the call, not when the future is first polled: a server
-/// prints that it is serving before it waits for its stop, and a SIGTERM sent as soon as that
-/// line shows would otherwise meet no handler and end the process at once, without a graceful
-/// stop. A handler that cannot be installed leaves the other signal to stop us.
+/// On Unix the handlers are installed by the call, not when the future is first polled: a
+/// server prints that it is serving before it waits for its stop, and a SIGTERM sent as soon
+/// as that line shows would otherwise meet no handler and end the process at once, without a
+/// graceful stop. A handler that cannot be installed leaves the other signal to stop us.
+/// Elsewhere only Ctrl-C is caught, from the future's first poll (tokio offers no earlier
+/// hook there).
 pub(crate) fn interrupted() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
