@@ -49,13 +49,15 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     )
 }
 
-/// Builds the release `skein` binary and the `bench` crate's `harness` binary; their paths.
+/// Builds the `skein` binary people deploy (the `dist` profile) and the `bench` crate's
+/// `harness` binary (release); their paths.
 fn release_binaries(harness: &str) -> Result<(PathBuf, PathBuf), String> {
     cmd::step(
-        "build skein (release)",
+        "build skein (dist profile)",
         cmd::cargo().args([
             "build",
-            "--release",
+            "--profile",
+            "dist",
             "--locked",
             "-p",
             "cli",
@@ -75,6 +77,9 @@ fn release_binaries(harness: &str) -> Result<(PathBuf, PathBuf), String> {
             harness,
         ]),
     )?;
-    let release = cmd::target_dir().join("release");
-    Ok((release.join("skein"), release.join(harness)))
+    let target = cmd::target_dir();
+    Ok((
+        target.join("dist").join("skein"),
+        target.join("release").join(harness),
+    ))
 }

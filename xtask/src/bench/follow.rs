@@ -1,11 +1,11 @@
 //! `cargo xtask bench follow [OPTIONS]`: the delay of following a run live from another
 //! replica.
 //!
-//! Builds the release `skein` binary and the `follow` harness of the `bench` crate, starts a
-//! throwaway PostgreSQL cluster, and runs the harness: two replicas on it, background streaming
-//! runs started on one and followed on both (see the harness's documentation). Options
-//! (`--runs N`, `--concurrency N`, `--deltas N`, `--delta-ms MS`) are passed through. Not part
-//! of `cargo xtask ci`: its figures go to BENCHMARKS.md.
+//! Builds the `skein` binary (the `dist` profile) and the `follow` harness of the `bench`
+//! crate, starts a throwaway PostgreSQL cluster, and runs the harness: two replicas on it,
+//! background streaming runs started on one and followed on both (see the harness's
+//! documentation). Options (`--runs N`, `--concurrency N`, `--deltas N`, `--delta-ms MS`) are
+//! passed through. Not part of `cargo xtask ci`: its figures go to BENCHMARKS.md.
 
 use std::fs;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! `cargo xtask bench gateway [OPTIONS]`: `skein serve` beside nginx and LiteLLM's proxy.
 //!
-//! Builds the release `skein` binary and the `gateway` harness of the `bench` crate, finds
-//! nginx (Debian's `nginx-light` is enough) and installs LiteLLM's proxy into a virtualenv
+//! Builds the `skein` binary (the `dist` profile) and the `gateway` harness of the `bench`
+//! crate, finds nginx (Debian's `nginx-light` is enough) and installs LiteLLM's proxy into a virtualenv
 //! under `target/xtask-litellm/venv` (pinned with all its dependencies in
 //! `xtask/litellm-requirements.txt`, reused while that file is unchanged), then runs the
 //! harness: the loopback provider alone (the floor), `skein serve` (`/v1/response`,

@@ -2,9 +2,9 @@
 //! front of the same loopback provider, driven by the same client, beside the provider alone.
 //!
 //! ```text
-//! cargo build --release -p cli --bin skein
+//! cargo build --profile dist -p cli --bin skein
 //! cargo build --release -p bench --bin gateway
-//! target/release/gateway --skein target/release/skein --nginx /usr/sbin/nginx \
+//! target/release/gateway --skein target/dist/skein --nginx /usr/sbin/nginx \
 //!     --litellm target/xtask-litellm/venv/bin/litellm --seconds 20 --concurrency 50,200
 //! ```
 //!
