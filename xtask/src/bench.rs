@@ -51,7 +51,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 
 /// Builds the `skein` binary people deploy (the `dist` profile) and the `bench` crate's
 /// `harness` binary (release); their paths.
-fn release_binaries(harness: &str) -> Result<(PathBuf, PathBuf), String> {
+fn bench_binaries(harness: &str) -> Result<(PathBuf, PathBuf), String> {
     cmd::step(
         "build skein (dist profile)",
         cmd::cargo().args([

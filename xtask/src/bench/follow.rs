@@ -19,7 +19,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if let Some(own) = args.iter().find(|arg| SET_HERE.contains(&arg.as_str())) {
         return Err(format!("bench follow: `{own}` is set by xtask"));
     }
-    let (skein, harness) = super::release_binaries("follow")?;
+    let (skein, harness) = super::bench_binaries("follow")?;
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
         return step("follow --help", Command::new(&harness).arg("--help"));
     }

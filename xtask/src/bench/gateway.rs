@@ -1,8 +1,8 @@
 //! `cargo xtask bench gateway [OPTIONS]`: `skein serve` beside nginx and LiteLLM's proxy.
 //!
 //! Builds the `skein` binary (the `dist` profile) and the `gateway` harness of the `bench`
-//! crate, finds nginx (Debian's `nginx-light` is enough) and installs LiteLLM's proxy into a virtualenv
-//! under `target/xtask-litellm/venv` (pinned with all its dependencies in
+//! crate, finds nginx (Debian's `nginx-light` is enough) and installs LiteLLM's proxy into a
+//! virtualenv under `target/xtask-litellm/venv` (pinned with all its dependencies in
 //! `xtask/litellm-requirements.txt`, reused while that file is unchanged), then runs the
 //! harness: the loopback provider alone (the floor), `skein serve` (`/v1/response`,
 //! `/v1/chat/completions`, `/v1/responses`), nginx and the LiteLLM proxy in front of the same
@@ -75,7 +75,7 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     }
     Options::parse(&passed).map_err(|err| format!("bench gateway: {err}\n\n{USAGE}"))?;
 
-    let (skein, harness) = super::release_binaries("gateway")?;
+    let (skein, harness) = super::bench_binaries("gateway")?;
 
     let nginx = if no_nginx {
         Err("not measured: --no-nginx".to_owned())
