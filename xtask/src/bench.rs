@@ -52,6 +52,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
 /// Builds the `skein` binary people deploy (the `dist` profile) and the `bench` crate's
 /// `harness` binary (release); their paths.
 fn bench_binaries(harness: &str) -> Result<(PathBuf, PathBuf), String> {
+    Ok((dist_skein()?, harness_binary(harness)?))
+}
+
+/// Builds the `skein` binary of the `dist` profile (whole-program optimised: minutes on a cold
+/// target directory); its path.
+fn dist_skein() -> Result<PathBuf, String> {
     cmd::step(
         "build skein (dist profile)",
         cmd::cargo().args([
@@ -65,6 +71,11 @@ fn bench_binaries(harness: &str) -> Result<(PathBuf, PathBuf), String> {
             "skein",
         ]),
     )?;
+    Ok(cmd::target_dir().join("dist").join("skein"))
+}
+
+/// Builds the `bench` crate's `harness` binary (release); its path.
+fn harness_binary(harness: &str) -> Result<PathBuf, String> {
     cmd::step(
         &format!("build the {harness} bench (release)"),
         cmd::cargo().args([
@@ -77,9 +88,5 @@ fn bench_binaries(harness: &str) -> Result<(PathBuf, PathBuf), String> {
             harness,
         ]),
     )?;
-    let target = cmd::target_dir();
-    Ok((
-        target.join("dist").join("skein"),
-        target.join("release").join(harness),
-    ))
+    Ok(cmd::target_dir().join("release").join(harness))
 }

@@ -19,10 +19,12 @@ pub(crate) fn run(args: &[String]) -> Result<(), String> {
     if let Some(own) = args.iter().find(|arg| SET_HERE.contains(&arg.as_str())) {
         return Err(format!("bench follow: `{own}` is set by xtask"));
     }
-    let (skein, harness) = super::bench_binaries("follow")?;
+    let harness = super::harness_binary("follow")?;
     if args.iter().any(|arg| arg == "-h" || arg == "--help") {
+        // The help is the harness's: no need to build skein for it.
         return step("follow --help", Command::new(&harness).arg("--help"));
     }
+    let skein = super::dist_skein()?;
     let dir = target_dir().join("xtask-follow");
     let run_dir = crate::cmd::fresh_run_dir(&dir)?;
     // Dropped (stopped, its data removed) when this function returns.
