@@ -11,6 +11,7 @@
 //! read-only readers (see [`Inner::with_read_only`] for how they reach a file nobody else has
 //! open without creating its `-wal` and `-shm` files).
 
+mod cached;
 mod run_events;
 mod runs;
 mod schema;

@@ -10,6 +10,7 @@ use jiff::Timestamp;
 use rusqlite::types::{Type, ValueRef};
 use rusqlite::{Connection, OptionalExtension as _, TransactionBehavior, params};
 
+use super::cached::Cached as _;
 use super::{Ctx, SqliteStore, run_events};
 use crate::runs::row::{self, RunRow};
 use crate::runs::{
@@ -117,7 +118,7 @@ fn check_node(
 ) -> Result<()> {
     let Some(node) = node else { return Ok(()) };
     let found = conn
-        .query_row(
+        .query_row_cached(
             "SELECT 1 FROM responses WHERE id = ?1",
             [node.get()],
             |_| Ok(()),
@@ -138,7 +139,7 @@ fn claim(
     expires: Timestamp,
 ) -> Result<Option<Lease>> {
     let epoch: Option<i64> = conn
-        .query_row(
+        .query_row_cached(
             &format!(
                 "UPDATE runs SET lease_holder = ?2, lease_epoch = lease_epoch + 1, \
                  lease_expires_us = ?3, updated_us = ?1 WHERE id = ?4 AND {ORPHANED} \
@@ -169,7 +170,7 @@ fn take(
     expires: Timestamp,
 ) -> Result<Option<Run>> {
     let taken = conn
-        .execute(
+        .execute_cached(
             "UPDATE runs SET status = ?5, lease_holder = ?2, lease_epoch = lease_epoch + 1, \
              lease_expires_us = ?3, updated_us = ?1 WHERE id = ?4 AND status = ?6",
             params![
@@ -225,7 +226,7 @@ impl RunStore for SqliteStore {
                     None => (None, 0, None),
                 };
                 let inserted = tx
-                    .execute(
+                    .execute_cached(
                         "INSERT INTO runs (id, owner, protocol, mode, status, spec_json, \
                          continues_from, created_us, updated_us, lease_holder, lease_epoch, \
                          lease_expires_us) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?8, ?9, ?10, ?11) \
@@ -288,7 +289,7 @@ impl RunStore for SqliteStore {
                         .pause
                         .as_ref()
                         .map(|pause| pause.document.to_string());
-                    tx.execute(
+                    tx.execute_cached(
                         "UPDATE runs SET status = COALESCE(?2, status), \
                          last_node = COALESCE(?3, last_node), error = COALESCE(?4, error), \
                          updated_us = ?5, \
@@ -336,7 +337,7 @@ impl RunStore for SqliteStore {
                     if current.status.is_terminal() {
                         return Ok((current, false));
                     }
-                    tx.execute(
+                    tx.execute_cached(
                         "UPDATE runs SET cancel_requested = 1, updated_us = ?2 WHERE id = ?1",
                         params![id, now],
                     )
@@ -391,7 +392,7 @@ impl RunStore for SqliteStore {
             // One snapshot: the run's existence and its events agree.
             let tx = conn.unchecked_transaction().map_err(&sql)?;
             let known = tx
-                .query_row("SELECT 1 FROM runs WHERE id = ?1", [&id], |_| Ok(()))
+                .query_row_cached("SELECT 1 FROM runs WHERE id = ?1", [&id], |_| Ok(()))
                 .optional()
                 .map_err(&sql)?;
             if known.is_none() {
@@ -456,7 +457,7 @@ impl RunStore for SqliteStore {
         let expires = runs::add(now, ttl);
         self.write(OPERATION, move |conn, ctx| {
             let renewed = conn
-                .execute(
+                .execute_cached(
                     "UPDATE runs SET lease_expires_us = ?4 WHERE id = ?1 AND lease_holder = ?2 \
                      AND lease_epoch = ?3 AND finished_us IS NULL AND lease_expires_us > ?5",
                     params![
@@ -483,7 +484,7 @@ impl RunStore for SqliteStore {
         const OPERATION: &str = "releasing a lease";
         let lease = lease.clone();
         self.write(OPERATION, move |conn, ctx| {
-            conn.execute(
+            conn.execute_cached(
                 "UPDATE runs SET lease_holder = NULL, lease_expires_us = NULL \
                  WHERE id = ?1 AND lease_holder = ?2 AND lease_epoch = ?3",
                 params![
@@ -526,7 +527,7 @@ impl RunStore for SqliteStore {
         self.write(OPERATION, move |conn, ctx| {
             in_write_tx(conn, ctx, OPERATION, |tx| {
                 let id: Option<String> = tx
-                    .query_row(
+                    .query_row_cached(
                         &format!(
                             "SELECT id FROM runs WHERE {ORPHANED} \
                              ORDER BY lease_expires_us IS NOT NULL, lease_expires_us, created_us \
@@ -573,7 +574,7 @@ impl RunStore for SqliteStore {
             .write(OPERATION, move |conn, ctx| {
                 in_write_tx(conn, ctx, OPERATION, |tx| {
                     let id: Option<String> = tx
-                        .query_row(
+                        .query_row_cached(
                             "SELECT id FROM runs WHERE status = 'paused' AND decide_by_us <= ?1 \
                              ORDER BY decide_by_us LIMIT 1",
                             [now.as_microsecond()],
@@ -614,7 +615,7 @@ impl RunStore for SqliteStore {
                     })
                     .map_err(ctx.sql(OPERATION))?;
                 let runs = tx
-                    .execute("DELETE FROM runs WHERE finished_us < ?1", [cutoff])
+                    .execute_cached("DELETE FROM runs WHERE finished_us < ?1", [cutoff])
                     .map_err(ctx.sql(OPERATION))?;
                 Ok(PurgeReport {
                     runs: runs as u64,

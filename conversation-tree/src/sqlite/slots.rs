@@ -8,6 +8,7 @@ use async_trait::async_trait;
 use rusqlite::{OptionalExtension as _, TransactionBehavior, params};
 
 use super::SqliteStore;
+use super::cached::Cached as _;
 use crate::slots::{self, Slot, SlotStore};
 use crate::{Result, runs};
 
@@ -30,7 +31,7 @@ impl SlotStore for SqliteStore {
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(ctx.sql(OPERATION))?;
             for index in 0..limit {
-                tx.execute(
+                tx.execute_cached(
                     "INSERT INTO token_slots (owner, slot) VALUES (?1, ?2) \
                      ON CONFLICT DO NOTHING",
                     params![owner, index],
@@ -38,7 +39,7 @@ impl SlotStore for SqliteStore {
                 .map_err(ctx.sql(OPERATION))?;
             }
             let free: Option<u32> = tx
-                .query_row(
+                .query_row_cached(
                     "SELECT slot FROM token_slots WHERE owner = ?1 AND slot < ?2 \
                      AND (expires_us IS NULL OR expires_us <= ?3) ORDER BY slot LIMIT 1",
                     params![owner, limit, now.as_microsecond()],
@@ -50,7 +51,7 @@ impl SlotStore for SqliteStore {
                 return Ok(None);
             };
             let claim = slots::new_claim();
-            tx.execute(
+            tx.execute_cached(
                 "UPDATE token_slots SET holder = ?3, claim = ?4, expires_us = ?5 \
                  WHERE owner = ?1 AND slot = ?2",
                 params![owner, index, holder, claim, expires.as_microsecond()],
@@ -75,7 +76,7 @@ impl SlotStore for SqliteStore {
         let expires = runs::add(now, ttl);
         self.write(OPERATION, move |conn, ctx| {
             let renewed = conn
-                .execute(
+                .execute_cached(
                     "UPDATE token_slots SET expires_us = ?2 WHERE holder = ?1 AND expires_us > ?3",
                     params![holder, expires.as_microsecond(), now.as_microsecond()],
                 )
@@ -89,7 +90,7 @@ impl SlotStore for SqliteStore {
         const OPERATION: &str = "releasing a concurrency slot";
         let slot = slot.clone();
         self.write(OPERATION, move |conn, ctx| {
-            conn.execute(
+            conn.execute_cached(
                 "UPDATE token_slots SET holder = NULL, claim = NULL, expires_us = NULL \
                  WHERE owner = ?1 AND slot = ?2 AND claim = ?3",
                 params![slot.owner, slot.index, slot.claim],
