@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use conversation_tree::{SqliteStore, Store};
+use conversation_tree::{
+    CallOptions, ConversationId, Message, NewResponse, NodeId, SqliteStore, Store,
+};
 use futures::StreamExt as _;
 use service::runs::{NewRun, Run, RunMode, RunProtocol, RunStatus};
 use service::store::StoreKind;
@@ -458,6 +460,79 @@ async fn a_dead_replicas_runs_are_taken_over(a: Service, b: Service) {
             .is_some_and(|error| error.contains("stopped")),
         "{foreground:?}"
     );
+}
+
+/// A run that ends at a node records that node with its end; a node the tree does not hold
+/// is not recorded, and the end still is.
+async fn a_runs_end_records_its_last_node(a: Service, store: Arc<dyn Store>) {
+    let options = CallOptions::new("echo");
+    let node = store
+        .log_response(NewResponse::new(
+            ConversationId::random(),
+            None,
+            vec![Message::human("Hi")],
+            Message::ai("Hello"),
+            &options,
+        ))
+        .await
+        .unwrap();
+    let records = a.run_records().unwrap();
+    let worker = records
+        .start(new_run(&a, "resp_at", RunMode::Foreground))
+        .await
+        .unwrap();
+    worker.in_progress().await.unwrap();
+    worker.push("event: e\n\n");
+    let run = worker
+        .finish_at(node.id(), RunStatus::Completed, None)
+        .await
+        .unwrap();
+    assert_eq!(
+        (run.status, run.last_node, run.last_seq),
+        (RunStatus::Completed, Some(node.id()), Some(0))
+    );
+    assert!(run.lease.is_none(), "an ended run is no replica's");
+
+    let worker = records
+        .start(new_run(&a, "resp_lost_node", RunMode::Foreground))
+        .await
+        .unwrap();
+    worker.in_progress().await.unwrap();
+    let missing: NodeId = (node.id().get() + 1_000).to_string().parse().unwrap();
+    let run = worker
+        .finish_at(missing, RunStatus::Failed, Some("it broke".to_owned()))
+        .await
+        .unwrap();
+    assert_eq!(
+        (run.status, run.last_node, run.error.as_deref()),
+        (RunStatus::Failed, None, Some("it broke"))
+    );
+    let stored = records
+        .get("resp_lost_node", Principal::SHARED)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(stored.status, RunStatus::Failed);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_a_runs_end_records_its_last_node() {
+    let store: Arc<dyn Store> = Arc::new(SqliteStore::open_in_memory().await.unwrap());
+    let a = replica(Arc::clone(&store), StoreKind::Memory);
+    a_runs_end_records_its_last_node(a, store).await;
+}
+
+#[cfg(feature = "postgres")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_a_runs_end_records_its_last_node() {
+    let url = conversation_tree::testing::fresh_postgres_database().await;
+    let store: Arc<dyn Store> = Arc::new(
+        conversation_tree::PostgresStore::connect(&url)
+            .await
+            .unwrap(),
+    );
+    let a = replica(Arc::clone(&store), StoreKind::Postgres);
+    a_runs_end_records_its_last_node(a, store).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -178,13 +178,37 @@ impl RunWorker {
     ///
     /// [`ServiceError::Runs`] when the store fails.
     pub async fn finish(
+        self,
+        status: RunStatus,
+        error: Option<String>,
+    ) -> Result<Run, ServiceError> {
+        self.end_after(None, status, error).await
+    }
+
+    /// [`finish`](Self::finish), recording `last` as the last node the run wrote to the tree
+    /// (as [`recorded`](Self::recorded) does) in the same write as its end.
+    ///
+    /// # Errors
+    ///
+    /// [`ServiceError::Runs`] when the store fails.
+    pub async fn finish_at(
+        self,
+        last: NodeId,
+        status: RunStatus,
+        error: Option<String>,
+    ) -> Result<Run, ServiceError> {
+        self.end_after(Some(last), status, error).await
+    }
+
+    async fn end_after(
         mut self,
+        last: Option<NodeId>,
         status: RunStatus,
         error: Option<String>,
     ) -> Result<Run, ServiceError> {
         self.flush().await;
         self.held.stop_renewing.cancel();
-        let result = self.end(status, error).await;
+        let result = self.end(last, status, error).await;
         self.shared.release(&self.held);
         result
     }
@@ -218,7 +242,12 @@ impl RunWorker {
         result
     }
 
-    async fn end(&mut self, status: RunStatus, error: Option<String>) -> Result<Run, ServiceError> {
+    async fn end(
+        &mut self,
+        last: Option<NodeId>,
+        status: RunStatus,
+        error: Option<String>,
+    ) -> Result<Run, ServiceError> {
         let lease = self
             .lease
             .lock()
@@ -243,6 +272,15 @@ impl RunWorker {
         let mut update = RunUpdate::new().status(status);
         if let Some(error) = error {
             update = update.error(error);
+        }
+        if let Some(last) = last {
+            match self.update(update.clone().last_node(last)).await {
+                // A node the tree does not hold is not recorded, but the end still is.
+                Err(ServiceError::Runs(StoreError::UnknownNode { id })) => {
+                    tracing::warn!(run = %self.held.id, node = %id, "could not record the run's last node: the tree does not hold it");
+                }
+                ended => return ended,
+            }
         }
         self.update(update).await
     }

@@ -103,6 +103,12 @@ impl Outgoing {
         {
             self.last_node = Some(node);
         }
+        let (seq, start) = (self.next, self.frames.len());
+        if self.encoder.write_text_delta(seq, event, &mut self.frames) {
+            self.next += 1;
+            self.store(seq, start);
+            return Some(self.frames.take());
+        }
         for mut frame in self.encoder.encode_all(event) {
             if self.continued && matches!(frame, ChatShellEvent::Start(_)) {
                 // Nothing to send, but the event still reaches a client that folds the
@@ -124,10 +130,14 @@ impl Outgoing {
     /// Numbers and stores `frame`, written after the frames not taken yet: every frame is
     /// written into one buffer, whose room is reused once the bytes taken from it are sent.
     fn write(&mut self, frame: &ChatShellEvent) {
-        let seq = self.next;
+        let (seq, start) = (self.next, self.frames.len());
         self.next += 1;
-        let start = self.frames.len();
         self.frames.numbered_event(seq, frame.name(), frame);
+        self.store(seq, start);
+    }
+
+    /// Stores frame `seq`, the bytes written since the buffer held `start`.
+    fn store(&self, seq: u64, start: usize) {
         if let Some(worker) = &self.worker {
             let stored = worker.push(self.frames.since(start).to_vec());
             debug_assert_eq!(stored, seq, "the run's frames are numbered by one writer");
@@ -193,17 +203,17 @@ impl Outgoing {
         }
     }
 
-    /// Writes the frames still queued, the run's last node and its end on its record.
+    /// Writes the frames still queued, then the run's last node and its end on its record, in
+    /// one write.
     pub(crate) async fn finish(&mut self, status: RunStatus, error: Option<String>) {
         let Some(worker) = self.worker.take() else {
             return;
         };
-        if let Some(node) = self.last_node
-            && let Err(error) = worker.recorded(node).await
-        {
-            tracing::warn!(%error, "could not record the run's last node");
-        }
-        if let Err(error) = worker.finish(status, error).await {
+        let ended = match self.last_node {
+            Some(node) => worker.finish_at(node, status, error).await,
+            None => worker.finish(status, error).await,
+        };
+        if let Err(error) = ended {
             tracing::warn!(%error, %status, "could not record how the run ended");
         }
     }

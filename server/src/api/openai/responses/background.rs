@@ -206,19 +206,21 @@ async fn end(
     finish(app, worker, status, error).await;
 }
 
-/// Records the run's last node (where its label ended in the tree), then how it ended.
+/// Records how the run ended, with its last node (where its label ended in the tree).
 async fn finish(app: &App, worker: RunWorker, status: RunStatus, error: Option<String>) {
     let id = worker.id().to_owned();
-    match app.service.chat().store().node_by_label(&id).await {
-        Ok(Some(node)) => {
-            if let Err(error) = worker.recorded(node.id()).await {
-                tracing::warn!(run = %id, %error, "could not record the run's last node");
-            }
+    let last = match app.service.chat().store().node_by_label(&id).await {
+        Ok(node) => node,
+        Err(error) => {
+            tracing::warn!(run = %id, %error, "could not read the run's last node");
+            None
         }
-        Ok(None) => {}
-        Err(error) => tracing::warn!(run = %id, %error, "could not read the run's last node"),
-    }
-    if let Err(error) = worker.finish(status, error).await {
+    };
+    let ended = match last {
+        Some(node) => worker.finish_at(node.id(), status, error).await,
+        None => worker.finish(status, error).await,
+    };
+    if let Err(error) = ended {
         tracing::warn!(run = %id, %error, "could not record how the run ended");
     }
 }
