@@ -8,7 +8,6 @@
 //! events of a Responses stream), and the buffer goes out as one chunk when the stream has
 //! nothing more for now, or when it holds [`BATCH_BYTES`].
 
-use std::fmt::Write as _;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -77,9 +76,27 @@ impl Frames {
     /// An event numbered `id` (its `id:` line, which a reconnecting client sends back as
     /// `Last-Event-ID`) named `name`, whose data is `data` as JSON.
     pub(crate) fn numbered_event(&mut self, id: u64, name: &str, data: &impl Serialize) {
-        // Writing to a `BytesMut` cannot fail.
-        let _ = writeln!(self.bytes, "id: {id}");
+        self.id(id);
         self.event(name, data);
+    }
+
+    /// The `id: <id>` line that opens a numbered event, whose other lines the caller writes.
+    pub(crate) fn id(&mut self, id: u64) {
+        self.bytes.put_slice(b"id: ");
+        self.number(id);
+        self.bytes.put_u8(b'\n');
+    }
+
+    /// `number` in decimal, inside a line the caller writes.
+    pub(crate) fn number(&mut self, number: impl itoa::Integer) {
+        self.bytes
+            .put_slice(itoa::Buffer::new().format(number).as_bytes());
+    }
+
+    /// `text` as a JSON string, inside a line the caller writes.
+    pub(crate) fn json_string(&mut self, text: &str) {
+        // A string always serialises.
+        let _ = serde_json::to_writer((&mut self.bytes).writer(), text);
     }
 
     /// An unnamed event whose data is `data` as JSON.
@@ -91,8 +108,7 @@ impl Frames {
     pub(crate) fn data_in(&mut self, template: &TextTemplate, text: &str) {
         self.bytes.put_slice(b"data: ");
         self.bytes.put_slice(&template.before);
-        // A string always serialises.
-        let _ = serde_json::to_writer((&mut self.bytes).writer(), text);
+        self.json_string(text);
         self.bytes.put_slice(&template.after);
         self.bytes.put_slice(b"\n\n");
     }

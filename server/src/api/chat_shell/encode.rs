@@ -23,6 +23,7 @@ use serde_json::Value;
 use utoipa::ToSchema;
 
 use crate::api::failure::{FailureKind, provider_error};
+use crate::api::sse::Frames;
 
 mod approval;
 mod blocks;
@@ -86,6 +87,36 @@ impl ChatShellEncoder {
             _ => {}
         }
         frame
+    }
+
+    /// Writes `event`'s frame, numbered `seq`, when it is a piece of answer text (nearly every
+    /// event of a stream): straight from the agent's event, byte for byte what
+    /// [`encode`](Self::encode) and serialising its [`ContentDeltaEvent`] give, without building
+    /// that event. `false`, writing nothing, for any other event.
+    pub(crate) fn write_text_delta(
+        &mut self,
+        seq: u64,
+        event: &AgentEvent,
+        frames: &mut Frames,
+    ) -> bool {
+        let AgentEvent::ContentDelta {
+            text,
+            block_id,
+            block_offset,
+        } = event
+        else {
+            return false;
+        };
+        self.blocks.apply(event);
+        frames.id(seq);
+        frames.raw(b"event: content.delta\ndata: {\"type\":\"text\",\"text\":");
+        frames.json_string(text);
+        frames.raw(b",\"block_id\":");
+        frames.json_string(block_id);
+        frames.raw(b",\"block_offset\":");
+        frames.number(*block_offset);
+        frames.raw(b"}\n\n");
+        true
     }
 
     /// Every frame of `event`, in order: one, but two for a run that paused for approval
@@ -678,5 +709,46 @@ impl ResponseErrorEvent {
                 status: provider.and_then(ProviderError::status),
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        /// A text delta written straight is the very frame its event serialises to, whatever
+        /// its text (quotes, line breaks, control characters, any Unicode), block and numbers.
+        #[test]
+        fn a_text_delta_written_straight_is_its_serialised_frame(
+            text in any::<String>(),
+            block_id in any::<String>(),
+            block_offset in any::<usize>(),
+            seq in any::<u64>(),
+        ) {
+            let event = AgentEvent::ContentDelta { text, block_id, block_offset };
+            let mut served = ChatShellEncoder::default();
+            let mut straight = Frames::default();
+            prop_assert!(served.write_text_delta(seq, &event, &mut straight));
+            let mut serialised = Frames::default();
+            let frame = ChatShellEncoder::default().encode(&event);
+            serialised.numbered_event(seq, frame.name(), &frame);
+            prop_assert_eq!(straight.take(), serialised.take());
+            prop_assert_eq!(
+                served.blocks.snapshot().len(),
+                1,
+                "the delta is in the answer's blocks"
+            );
+        }
+    }
+
+    #[test]
+    fn only_text_deltas_are_written_straight() {
+        let mut frames = Frames::default();
+        let reasoning = AgentEvent::ReasoningDelta { text: "hm".into() };
+        assert!(!ChatShellEncoder::default().write_text_delta(0, &reasoning, &mut frames));
+        assert_eq!(frames.len(), 0, "nothing written");
     }
 }
