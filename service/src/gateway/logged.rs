@@ -1,7 +1,7 @@
 //! A model's answer as it streams, logged as it passes.
 
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll, Waker, ready};
 
 use agent_loop::CancellationToken;
 use conversation_tree::{NodeId, ResponseStatus};
@@ -31,6 +31,7 @@ pub(super) fn logged(
         meter,
         told: Some(told),
         cancelled: Box::pin(cancel.clone().cancelled_owned()),
+        cancelled_waker: None,
         cancel,
         ending: None,
         ended: false,
@@ -48,6 +49,8 @@ struct Logged {
     cancel: CancellationToken,
     /// Wakes the stream when `cancel` is cancelled while the provider is silent.
     cancelled: Pin<Box<WaitForCancellationFutureOwned>>,
+    /// The waker `cancelled` holds, once it is waiting.
+    cancelled_waker: Option<Waker>,
     /// The last item, held until its log is written.
     ending: Option<Ending>,
     ended: bool,
@@ -57,6 +60,30 @@ struct Logged {
 struct Ending {
     item: Result<StreamEvent, Stopped>,
     written: Option<oneshot::Receiver<Option<NodeId>>>,
+}
+
+impl Logged {
+    /// Ready once the answer is cancelled; pending with the task's waker left to wake it then.
+    ///
+    /// Polled after every event the provider is silent after, so it is polled only when the
+    /// waker changed: a poll of the cancellation takes its lock, and the connection polls the
+    /// stream with the same waker from event to event.
+    fn poll_cancelled(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if let Some(waker) = &self.cancelled_waker
+            && waker.will_wake(cx.waker())
+        {
+            return if self.cancel.is_cancelled() {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            };
+        }
+        let polled = self.cancelled.as_mut().poll(cx);
+        if polled.is_pending() {
+            self.cancelled_waker = Some(cx.waker().clone());
+        }
+        polled
+    }
 }
 
 impl Stream for Logged {
@@ -73,7 +100,7 @@ impl Stream for Logged {
                 Poll::Ready(_) if this.cancel.is_cancelled() => None,
                 Poll::Ready(next) => Some(next),
                 Poll::Pending => {
-                    ready!(this.cancelled.as_mut().poll(cx));
+                    ready!(this.poll_cancelled(cx));
                     None
                 }
             };
