@@ -484,7 +484,7 @@ async fn a_runs_end_records_its_last_node(a: Service, store: Arc<dyn Store>) {
     worker.in_progress().await.unwrap();
     worker.push("event: e\n\n");
     let run = worker
-        .finish_at(node.id(), RunStatus::Completed, None)
+        .finish_at(Some(node.id()), RunStatus::Completed, None)
         .await
         .unwrap();
     assert_eq!(
@@ -500,7 +500,11 @@ async fn a_runs_end_records_its_last_node(a: Service, store: Arc<dyn Store>) {
     worker.in_progress().await.unwrap();
     let missing: NodeId = (node.id().get() + 1_000).to_string().parse().unwrap();
     let run = worker
-        .finish_at(missing, RunStatus::Failed, Some("it broke".to_owned()))
+        .finish_at(
+            Some(missing),
+            RunStatus::Failed,
+            Some("it broke".to_owned()),
+        )
         .await
         .unwrap();
     assert_eq!(

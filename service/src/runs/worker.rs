@@ -182,25 +182,16 @@ impl RunWorker {
         status: RunStatus,
         error: Option<String>,
     ) -> Result<Run, ServiceError> {
-        self.end_after(None, status, error).await
+        self.finish_at(None, status, error).await
     }
 
-    /// [`finish`](Self::finish), recording `last` as the last node the run wrote to the tree
-    /// (as [`recorded`](Self::recorded) does) in the same write as its end.
+    /// [`finish`](Self::finish), recording `last` (when there is one) as the last node the run
+    /// wrote to the tree, as [`recorded`](Self::recorded) does, in the same write as its end.
     ///
     /// # Errors
     ///
     /// [`ServiceError::Runs`] when the store fails.
     pub async fn finish_at(
-        self,
-        last: NodeId,
-        status: RunStatus,
-        error: Option<String>,
-    ) -> Result<Run, ServiceError> {
-        self.end_after(Some(last), status, error).await
-    }
-
-    async fn end_after(
         mut self,
         last: Option<NodeId>,
         status: RunStatus,

@@ -209,11 +209,7 @@ impl Outgoing {
         let Some(worker) = self.worker.take() else {
             return;
         };
-        let ended = match self.last_node {
-            Some(node) => worker.finish_at(node, status, error).await,
-            None => worker.finish(status, error).await,
-        };
-        if let Err(error) = ended {
+        if let Err(error) = worker.finish_at(self.last_node, status, error).await {
             tracing::warn!(%error, %status, "could not record how the run ended");
         }
     }

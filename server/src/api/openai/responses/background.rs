@@ -216,11 +216,8 @@ async fn finish(app: &App, worker: RunWorker, status: RunStatus, error: Option<S
             None
         }
     };
-    let ended = match last {
-        Some(node) => worker.finish_at(node.id(), status, error).await,
-        None => worker.finish(status, error).await,
-    };
-    if let Err(error) = ended {
+    let last = last.map(|node| node.id());
+    if let Err(error) = worker.finish_at(last, status, error).await {
         tracing::warn!(run = %id, %error, "could not record how the run ended");
     }
 }
