@@ -23,6 +23,7 @@ mod serve;
 mod signal;
 
 use std::io::Write as _;
+use std::num::NonZeroUsize;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -91,7 +92,13 @@ fn main() -> ExitCode {
             &mut std::io::stderr().lock(),
         )
         .map(|()| Outcome::Done),
-        _ => runtime().and_then(|runtime| runtime.block_on(dispatch(&cli))),
+        command => {
+            let workers = match command {
+                Command::Serve(args) => args.workers(),
+                _ => None,
+            };
+            runtime(workers).and_then(|runtime| runtime.block_on(dispatch(&cli)))
+        }
     };
     match result {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
@@ -146,10 +153,14 @@ pub(crate) enum Outcome {
     Interrupted,
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
-    Ok(tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?)
+/// The runtime commands run on: `workers` threads, else tokio's default (one per core, or
+/// `TOKIO_WORKER_THREADS`).
+fn runtime(workers: Option<NonZeroUsize>) -> Result<tokio::runtime::Runtime, CliError> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(workers) = workers {
+        builder.worker_threads(workers.get());
+    }
+    Ok(builder.enable_all().build()?)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use std::io::IsTerminal as _;
 use std::net::SocketAddr;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -50,6 +51,11 @@ pub(crate) struct ServeArgs {
     /// Largest request body in bytes.
     #[arg(long)]
     body_limit: Option<usize>,
+    /// Threads that serve requests (default: one per CPU core). One thread spends the least
+    /// CPU per streamed token (no hand-offs between threads); more spread a load heavier than
+    /// one core over the cores.
+    #[arg(long, value_name = "N")]
+    workers: Option<NonZeroUsize>,
     /// Seconds in-flight responses may take to finish on shutdown (default 30); the server
     /// stops at most a second after it, whatever the clients do.
     #[arg(long, value_name = "SECS")]
@@ -110,6 +116,13 @@ pub(crate) struct ServeArgs {
     /// Repeat for several.
     #[arg(long = "kb", value_name = "NAME")]
     knowledge_bases: Vec<String>,
+}
+
+impl ServeArgs {
+    /// The threads to serve with, when given.
+    pub(crate) fn workers(&self) -> Option<NonZeroUsize> {
+        self.workers
+    }
 }
 
 /// The log filter: `RUST_LOG` (else `info`), with the MCP SDK (`rmcp`) at `warn` unless

@@ -93,7 +93,10 @@ impl Process {
             .args(["--listen", &address, "--base-url", provider])
             // Every stream of the bench comes from one caller (loopback, no token).
             .args(["--concurrency", "100000", "--max-connections", "100000"])
-            .args(["--shutdown-grace", "2"]);
+            .args(["--shutdown-grace", "2"])
+            // One thread, as nginx runs one worker and LiteLLM one process: the relays are
+            // compared at the same parallelism.
+            .args(["--workers", "1"]);
         Self::spawn(
             "skein serve",
             command,
