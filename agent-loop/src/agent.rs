@@ -17,6 +17,7 @@ use crate::approval::{Decisions, PausedRun};
 use crate::builder::AgentBuilder;
 use crate::compress::TokenCounter;
 use crate::emit::Emitter;
+use crate::gate::WakeGated;
 use crate::react::TextProtocol;
 use crate::{
     AgentError, AgentEvent, AgentInput, AgentOutcome, ChatOptions, ContextPolicy, StopReason,
@@ -213,7 +214,7 @@ impl Agent {
             emitter.send(terminal(id, result));
         };
         AgentStream {
-            driver: Some(Box::pin(driver)),
+            driver: Some(WakeGated::new(Box::pin(driver))),
             events: rx,
             cancel: token,
             finish_on_drop,
@@ -286,7 +287,7 @@ impl Agent {
 /// and what had arrived is logged as a `cancelled` node, so a client that goes away loses
 /// nothing it was shown and leaves a conversation that continues.
 pub struct AgentStream {
-    driver: Option<Pin<Box<dyn Future<Output = ()> + Send>>>,
+    driver: Option<WakeGated<Pin<Box<dyn Future<Output = ()> + Send>>>>,
     events: UnboundedReceiver<AgentEvent>,
     /// The run's own token: cancelled when the stream is dropped mid-run.
     cancel: CancellationToken,
@@ -306,7 +307,7 @@ impl Drop for AgentStream {
         // Outside a runtime (or while it shuts down) the run is dropped as it stands; history
         // loading repairs whatever it left unanswered.
         if let Ok(handle) = tokio::runtime::Handle::try_current() {
-            drop(handle.spawn(driver));
+            drop(handle.spawn(driver.into_inner()));
         }
     }
 }
@@ -323,9 +324,11 @@ impl Stream for AgentStream {
     type Item = AgentEvent;
 
     /// The run's events are taken without leaving a waker with their channel while the run
-    /// is driven here: every event is sent from inside `driver.poll`, in this very call, so a
-    /// waker left there would only be woken by each event to poll the task once more for
-    /// nothing (a whole extra poll of the caller's task per text delta).
+    /// is driven here: every event is sent from inside the driver's poll, in this very call,
+    /// so a waker left there would only be woken by each event to poll the task once more for
+    /// nothing (a whole extra poll of the caller's task per text delta). The driver itself is
+    /// polled only when something woke it: asked for the next event right after one, it is
+    /// still waiting on the provider.
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
         if let Ok(event) = self.events.try_recv() {
             return Poll::Ready(Some(event));
@@ -334,7 +337,7 @@ impl Stream for AgentStream {
             // The run is over and its sender gone: what is left drains, then the end.
             return self.events.poll_next_unpin(cx);
         };
-        match driver.as_mut().poll(cx) {
+        match driver.poll_gated(cx) {
             Poll::Ready(()) => {
                 self.driver = None;
                 self.events.poll_next_unpin(cx)

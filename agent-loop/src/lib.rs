@@ -85,6 +85,7 @@ mod conversation;
 mod emit;
 mod error;
 mod event;
+mod gate;
 #[cfg(feature = "store")]
 pub mod history;
 mod input;
@@ -106,6 +107,7 @@ pub use compress::{
 pub use context::ConversationContext;
 pub use error::AgentError;
 pub use event::{AgentEvent, StopReason};
+pub use gate::WakeGated;
 pub use input::AgentInput;
 pub use notice::{
     MAX_TRUNCATION_RETRIES, TOOL_CALL_NOT_EXECUTED, TOOL_LIMIT_REACHED_MESSAGE,

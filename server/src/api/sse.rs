@@ -9,15 +9,13 @@
 //! nothing more for now, or when it holds [`BATCH_BYTES`].
 
 use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
 
+use agent_loop::WakeGated;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use bytes::{BufMut as _, Bytes, BytesMut};
 use futures::Stream;
-use futures::task::AtomicWaker;
 use http::{HeaderValue, header};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde::Serialize;
@@ -167,15 +165,11 @@ where
     S: Stream + Send + 'static,
     F: FnMut(S::Item, &mut Frames) + Send + Unpin + 'static,
 {
-    let woken = Arc::new(Woken::default());
     let body = EventBody {
-        items: Box::pin(items),
+        items: WakeGated::new(Box::pin(items)),
         encode,
         frames: Frames::default(),
         ended: false,
-        waiting: false,
-        waker: Waker::from(Arc::clone(&woken)),
-        woken,
     };
     let mut response = Body::new(body).into_response();
     let headers = response.headers_mut();
@@ -194,33 +188,10 @@ where
 /// agent's run is polled through every layer down to the provider's socket). So once the items
 /// are pending, they are polled again only after they have woken the task.
 struct EventBody<S, F> {
-    items: Pin<Box<S>>,
+    items: WakeGated<Pin<Box<S>>>,
     encode: F,
     frames: Frames,
     ended: bool,
-    /// The items were pending when last polled.
-    waiting: bool,
-    /// The waker the items are polled with: notes the wake, then wakes the connection's task.
-    waker: Waker,
-    woken: Arc<Woken>,
-}
-
-/// Whether the items woke the task since they were last polled, and the task to wake.
-#[derive(Debug, Default)]
-struct Woken {
-    since_poll: AtomicBool,
-    task: AtomicWaker,
-}
-
-impl Wake for Woken {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.since_poll.store(true, Ordering::Release);
-        self.task.wake();
-    }
 }
 
 impl<S, F> HttpBody for EventBody<S, F>
@@ -236,26 +207,16 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         let this = self.get_mut();
-        this.woken.task.register(cx.waker());
-        // Cleared before the items are polled: a wake that comes while they are is kept for
-        // the next call.
-        let woken = this.woken.since_poll.swap(false, Ordering::AcqRel);
-        if this.waiting && !woken {
-            return Poll::Pending;
-        }
-        this.waiting = false;
-        if this.frames.len() == 0 {
-            this.frames.bytes.reserve(EVENT_BYTES);
-        }
-        let mut items_cx = Context::from_waker(&this.waker);
         while !this.ended && this.frames.len() < BATCH_BYTES {
-            match this.items.as_mut().poll_next(&mut items_cx) {
-                Poll::Ready(Some(item)) => (this.encode)(item, &mut this.frames),
-                Poll::Ready(None) => this.ended = true,
-                Poll::Pending => {
-                    this.waiting = true;
-                    break;
+            match this.items.poll_next_gated(cx) {
+                Poll::Ready(Some(item)) => {
+                    if this.frames.len() == 0 {
+                        this.frames.bytes.reserve(EVENT_BYTES);
+                    }
+                    (this.encode)(item, &mut this.frames);
                 }
+                Poll::Ready(None) => this.ended = true,
+                Poll::Pending => break,
             }
         }
         if this.frames.len() > 0 {
@@ -278,6 +239,9 @@ where
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
     use futures::StreamExt as _;
     use http_body_util::BodyExt as _;
 
@@ -349,8 +313,6 @@ mod tests {
 
     #[test]
     fn pending_items_are_polled_again_only_once_they_woke_the_task() {
-        use std::sync::atomic::AtomicUsize;
-
         let polls = Arc::new(AtomicUsize::new(0));
         let (sender, mut receiver) = futures::channel::mpsc::unbounded::<u32>();
         let counted = futures::stream::poll_fn({

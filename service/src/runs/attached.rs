@@ -12,6 +12,7 @@ use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use agent_loop::WakeGated;
 use futures::future::BoxFuture;
 use tokio_util::task::TaskTracker;
 use tokio_util::task::task_tracker::TaskTrackerToken;
@@ -21,7 +22,7 @@ use super::Runs;
 /// A run driven by whoever polls it ([`Attached::poll_run`]); dropping it before the run's end
 /// spawns the rest as a tracked run ([`Runs::spawn`]).
 pub struct Attached {
-    run: Option<BoxFuture<'static, ()>>,
+    run: Option<WakeGated<BoxFuture<'static, ()>>>,
     tracker: TaskTracker,
     /// Counts the run as in flight for [`Runs::shutdown`] while it is polled here.
     _counted: TaskTrackerToken,
@@ -39,7 +40,7 @@ impl Runs {
     /// `run` as a tracked run that its caller polls itself until it ends or is dropped.
     pub fn attach(&self, run: impl Future<Output = ()> + Send + 'static) -> Attached {
         Attached {
-            run: Some(Box::pin(run)),
+            run: Some(WakeGated::new(Box::pin(run))),
             tracker: self.tracker().clone(),
             _counted: self.tracker().token(),
         }
@@ -47,12 +48,14 @@ impl Runs {
 }
 
 impl Attached {
-    /// Polls the run; `Ready` once it is over (and from then on).
+    /// Polls the run if something woke it since its last poll; `Ready` once it is over (and
+    /// from then on). Its reader asks again right after each event the run handed over,
+    /// while the run still waits where it left its wakers.
     pub fn poll_run(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         let Some(run) = self.run.as_mut() else {
             return Poll::Ready(());
         };
-        let poll = run.as_mut().poll(cx);
+        let poll = run.poll_gated(cx);
         if poll.is_ready() {
             self.run = None;
         }
@@ -76,7 +79,7 @@ impl Drop for Attached {
         // Outside a runtime (or while it shuts down) the run is dropped where it stands, as
         // a spawned one would be.
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            self.tracker.spawn_on(run, &runtime);
+            self.tracker.spawn_on(run.into_inner(), &runtime);
         }
     }
 }
