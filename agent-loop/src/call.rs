@@ -11,6 +11,7 @@ use providers::{
 use tokio_util::sync::CancellationToken;
 
 use crate::emit::Emitter;
+use crate::gate::until_cancelled;
 
 /// How a model call ended.
 pub(crate) enum Asked {
@@ -38,10 +39,7 @@ pub(crate) async fn ask(
 ) -> (Asked, Option<Duration>) {
     emitter.next_answer();
     let started = Instant::now();
-    let stream = match cancel
-        .run_until_cancelled(model.stream_borrowed(request))
-        .await
-    {
+    let stream = match until_cancelled(cancel, model.stream_borrowed(request)).await {
         None => return (Asked::Cancelled(None), None),
         Some(Err(error)) => return (Asked::Failed(error, None), None),
         Some(Ok(stream)) => stream,
@@ -53,7 +51,7 @@ pub(crate) async fn ask(
         started,
     };
     let read = reading.read(stream, emitter, stream_text);
-    let result = cancel.run_until_cancelled(read).await;
+    let result = until_cancelled(cancel, read).await;
     let ttft = reading.first_output;
     let asked = match result {
         Some(Ok(())) => reading.end(),

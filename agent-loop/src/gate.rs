@@ -8,6 +8,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 use futures::Stream;
 use futures::task::AtomicWaker;
+use tokio_util::sync::CancellationToken;
 
 /// `F`, polled only when it was woken since it last returned `Pending`: a future through
 /// [`poll_gated`](Self::poll_gated), a stream through
@@ -36,6 +37,10 @@ pub struct WakeGated<F> {
     woken: Arc<Woken>,
     /// `woken`'s waker, which the inner value is polled with.
     waker: Waker,
+    /// The task's waker last left with `woken` (a wake takes it from there).
+    registered: Option<Waker>,
+    /// The stream gave an item last time: it is asked again, woken or not.
+    again: bool,
 }
 
 impl<F> std::fmt::Debug for WakeGated<F> {
@@ -75,6 +80,8 @@ impl<F> WakeGated<F> {
             inner,
             waker: Waker::from(Arc::clone(&woken)),
             woken,
+            registered: None,
+            again: false,
         }
     }
 
@@ -86,9 +93,21 @@ impl<F> WakeGated<F> {
     /// Whether to poll: the task in `cx` is left to be woken with the inner value, and the
     /// mark of a wake is cleared before the poll (a wake that comes during it is kept for the
     /// next one).
-    fn open(&self, cx: &Context<'_>) -> bool {
-        self.woken.task.register(cx.waker());
-        self.woken.since_poll.swap(false, Ordering::AcqRel)
+    fn open(&mut self, cx: &Context<'_>) -> bool {
+        let woken = self.woken.since_poll.swap(false, Ordering::AcqRel);
+        let same = self
+            .registered
+            .as_ref()
+            .is_some_and(|registered| registered.will_wake(cx.waker()));
+        if !same {
+            self.registered = Some(cx.waker().clone());
+        }
+        // Left again only when a wake took it or the task changed: each registration is a
+        // round of atomic operations, and a stream is asked once per item.
+        if woken || !same {
+            self.woken.task.register(cx.waker());
+        }
+        woken || std::mem::take(&mut self.again)
     }
 }
 
@@ -111,12 +130,30 @@ impl<S: Stream + Unpin> WakeGated<S> {
             return Poll::Pending;
         }
         let polled = Pin::new(&mut self.inner).poll_next(&mut Context::from_waker(&self.waker));
-        if polled.is_ready() {
-            // Another item may be ready at once.
-            self.woken.since_poll.store(true, Ordering::Release);
-        }
+        // Another item may be ready at once.
+        self.again = polled.is_ready();
         polled
     }
+}
+
+/// `future`'s output, or `None` once `cancel` is cancelled (checked first at each poll, as
+/// [`CancellationToken::run_until_cancelled`] does).
+///
+/// For a future polled once per streamed delta: the token's own future takes its lock at each
+/// poll, while here it is polled only when the cancellation woke it.
+pub(crate) async fn until_cancelled<F: Future>(
+    cancel: &CancellationToken,
+    future: F,
+) -> Option<F::Output> {
+    let mut cancelled = WakeGated::new(Box::pin(cancel.cancelled()));
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(|cx| {
+        if cancelled.poll_gated(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        future.as_mut().poll(cx).map(Some)
+    })
+    .await
 }
 
 #[cfg(test)]
@@ -231,5 +268,24 @@ mod tests {
         assert_eq!(gated.poll_gated(&mut cx), Poll::Ready(Some(7)));
         assert_eq!(probe.polls(), 2);
         drop(gated.into_inner());
+    }
+
+    #[tokio::test]
+    async fn until_cancelled_gives_the_output_or_none_once_cancelled() {
+        let cancel = CancellationToken::new();
+        assert_eq!(until_cancelled(&cancel, async { 5 }).await, Some(5));
+
+        let (tx, rx) = tokio::sync::oneshot::channel::<u32>();
+        let waiting = tokio::spawn({
+            let cancel = cancel.clone();
+            async move { until_cancelled(&cancel, rx).await }
+        });
+        tokio::task::yield_now().await;
+        cancel.cancel();
+        assert_eq!(waiting.await.unwrap(), None);
+        drop(tx);
+
+        // Already cancelled: none, even for a future that is ready.
+        assert_eq!(until_cancelled(&cancel, async { 5 }).await, None);
     }
 }
