@@ -20,33 +20,68 @@ use tokio::runtime::{self, Handle};
 
 use crate::ProviderError;
 
-/// The clients of live runtimes, by runtime and connect timeout. A process has few runtimes
-/// alive at once and few distinct connect timeouts: the list stays short.
+/// The clients of live runtimes, by runtime, connect timeout and transport. A process has few
+/// runtimes alive at once and few distinct connect timeouts: the list stays short.
 static CLIENTS: Mutex<Vec<Client>> = Mutex::new(Vec::new());
 
-/// One runtime's client for one connect timeout.
+/// One runtime's client for one connect timeout and transport.
 struct Client {
     runtime: runtime::Id,
     connect: Duration,
+    transport: Transport,
     client: reqwest::Client,
 }
 
-/// The client for requests on the current tokio runtime with this connect timeout.
-pub(super) fn for_current_runtime(connect: Duration) -> Result<reqwest::Client, ProviderError> {
+/// Whether a request's URL needs TLS. A model served over plain HTTP (a local server) is
+/// called by a client that never reads the system's root certificates: they cost several
+/// milliseconds of CPU at the first request, and no redirect is followed that could lead
+/// to an `https://` URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Transport {
+    /// `http://`.
+    Plain,
+    /// `https://` (and anything else, which the client then refuses).
+    Tls,
+}
+
+impl Transport {
+    /// The transport `url` is sent over.
+    pub(super) fn of(url: &str) -> Self {
+        let plain = url
+            .get(..7)
+            .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"));
+        if plain {
+            Transport::Plain
+        } else {
+            Transport::Tls
+        }
+    }
+}
+
+/// The client for requests over `transport` on the current tokio runtime with this connect
+/// timeout.
+pub(super) fn for_current_runtime(
+    connect: Duration,
+    transport: Transport,
+) -> Result<reqwest::Client, ProviderError> {
     let handle = Handle::try_current().map_err(|_| {
         ProviderError::config(
             "a model call needs a tokio runtime with I/O and timers enabled; run it inside one",
         )
     })?;
     let runtime = handle.id();
-    if let Some(client) = find(&lock(), runtime, connect) {
+    if let Some(client) = find(&lock(), runtime, connect, transport) {
         return Ok(client);
     }
     // Built without the lock held: the first TLS setup reads the system's root certificates.
-    let built = build(tls_config()?, connect)?;
+    let tls = match transport {
+        Transport::Plain => plain_tls_config()?,
+        Transport::Tls => tls_config()?,
+    };
+    let built = build(tls, connect)?;
     let (client, first_of_runtime) = {
         let mut clients = lock();
-        if let Some(client) = find(&clients, runtime, connect) {
+        if let Some(client) = find(&clients, runtime, connect, transport) {
             // Another request of this runtime got there first; use its client and pool.
             return Ok(client);
         }
@@ -54,6 +89,7 @@ pub(super) fn for_current_runtime(connect: Duration) -> Result<reqwest::Client, 
         clients.push(Client {
             runtime,
             connect,
+            transport,
             client: built.clone(),
         });
         (built, first)
@@ -76,10 +112,17 @@ fn lock() -> std::sync::MutexGuard<'static, Vec<Client>> {
     CLIENTS.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn find(clients: &[Client], runtime: runtime::Id, connect: Duration) -> Option<reqwest::Client> {
+fn find(
+    clients: &[Client],
+    runtime: runtime::Id,
+    connect: Duration,
+    transport: Transport,
+) -> Option<reqwest::Client> {
     clients
         .iter()
-        .find(|entry| entry.runtime == runtime && entry.connect == connect)
+        .find(|entry| {
+            entry.runtime == runtime && entry.connect == connect && entry.transport == transport
+        })
         .map(|entry| entry.client.clone())
 }
 
@@ -112,6 +155,33 @@ pub(super) fn tls_config() -> Result<Arc<rustls::ClientConfig>, ProviderError> {
             ProviderError::config(format!(
                 "cannot build the HTTP client's TLS setup: {reason}"
             ))
+        })
+}
+
+/// The TLS configuration of a client for `http://` URLs only: no root certificates, so none
+/// are read (reqwest would otherwise build its own configuration, with them).
+fn plain_tls_config() -> Result<Arc<rustls::ClientConfig>, ProviderError> {
+    static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            super::install_crypto_provider();
+            let provider = rustls::crypto::CryptoProvider::get_default()
+                .cloned()
+                .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+            rustls::ClientConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .map(|builder| {
+                    Arc::new(
+                        builder
+                            .with_root_certificates(rustls::RootCertStore::empty())
+                            .with_no_client_auth(),
+                    )
+                })
+                .map_err(|err| err.to_string())
+        })
+        .clone()
+        .map_err(|reason| {
+            ProviderError::config(format!("cannot build the HTTP client's setup: {reason}"))
         })
 }
 
@@ -156,6 +226,43 @@ mod tests {
     }
 
     #[test]
+    fn only_http_urls_go_without_tls() {
+        for plain in ["http://127.0.0.1:8080/v1", "HTTP://localhost/v1/chat"] {
+            assert_eq!(Transport::of(plain), Transport::Plain, "{plain}");
+        }
+        for tls in [
+            "https://api.openai.com/v1",
+            "http:/x",
+            "",
+            "ftp://x",
+            "httpx://y",
+        ] {
+            assert_eq!(Transport::of(tls), Transport::Tls, "{tls}");
+        }
+    }
+
+    #[test]
+    fn plain_and_tls_clients_are_kept_apart() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let connect = Duration::from_secs(4);
+        runtime.block_on(async {
+            for_current_runtime(connect, Transport::Plain).expect("a plain client");
+            for_current_runtime(connect, Transport::Tls).expect("a TLS client");
+            for_current_runtime(connect, Transport::Plain).expect("the plain client again");
+        });
+        let id = runtime.handle().id();
+        let kept: Vec<Transport> = lock()
+            .iter()
+            .filter(|entry| entry.runtime == id && entry.connect == connect)
+            .map(|entry| entry.transport)
+            .collect();
+        assert_eq!(kept, [Transport::Plain, Transport::Tls]);
+    }
+
+    #[test]
     fn a_runtime_has_its_own_clients_until_it_shuts_down() {
         let runtime = || {
             tokio::runtime::Builder::new_current_thread()
@@ -166,7 +273,9 @@ mod tests {
         let (first, second) = (runtime(), runtime());
         let connect = Duration::from_secs(3);
         let client_of = |runtime: &tokio::runtime::Runtime| {
-            runtime.block_on(async { for_current_runtime(connect).expect("a client") });
+            runtime.block_on(async {
+                for_current_runtime(connect, Transport::Tls).expect("a client")
+            });
             runtime.handle().id()
         };
         let first_id = client_of(&first);

@@ -129,8 +129,15 @@ impl HttpClient {
         retryable_status: fn(u16) -> bool,
     ) -> Result<Self, ProviderError> {
         config.check_headers()?;
-        // A TLS setup that cannot be built fails the configuration, not its first request.
-        client::tls_config()?;
+        // A TLS setup that cannot be built fails the configuration, not its first request
+        // (a model served over plain HTTP needs none).
+        let plain = config
+            .base_url
+            .as_deref()
+            .is_some_and(|base| client::Transport::of(base) == client::Transport::Plain);
+        if !plain {
+            client::tls_config()?;
+        }
         let mut headers = HeaderMap::new();
         let auth = auth_headers
             .iter()
@@ -232,7 +239,8 @@ impl HttpClient {
         request: &WireRequest,
         errors: ErrorParser,
     ) -> Result<reqwest::Response, ProviderError> {
-        let mut builder = client::for_current_runtime(self.timeouts.connect)?
+        let transport = client::Transport::of(&request.url);
+        let mut builder = client::for_current_runtime(self.timeouts.connect, transport)?
             .post(&request.url)
             .headers(self.headers.clone())
             .header(CONTENT_TYPE, "application/json")
