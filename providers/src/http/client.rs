@@ -164,11 +164,7 @@ fn plain_tls_config() -> Result<Arc<rustls::ClientConfig>, ProviderError> {
     static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
     CONFIG
         .get_or_init(|| {
-            super::install_crypto_provider();
-            let provider = rustls::crypto::CryptoProvider::get_default()
-                .cloned()
-                .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
-            rustls::ClientConfig::builder_with_provider(provider)
+            rustls::ClientConfig::builder_with_provider(crypto_provider())
                 .with_safe_default_protocol_versions()
                 .map(|builder| {
                     Arc::new(
@@ -185,12 +181,18 @@ fn plain_tls_config() -> Result<Arc<rustls::ClientConfig>, ProviderError> {
         })
 }
 
+/// The process's crypto provider (rustls's `ring` one, installed as the default unless
+/// another was).
+fn crypto_provider() -> Arc<rustls::crypto::CryptoProvider> {
+    super::install_crypto_provider();
+    rustls::crypto::CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()))
+}
+
 fn build_tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
     use rustls_platform_verifier::BuilderVerifierExt as _;
-    super::install_crypto_provider();
-    let provider = rustls::crypto::CryptoProvider::get_default()
-        .cloned()
-        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
+    let provider = crypto_provider();
     let mut config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .and_then(|builder| builder.with_platform_verifier())
