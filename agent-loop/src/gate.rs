@@ -37,8 +37,6 @@ pub struct WakeGated<F> {
     woken: Arc<Woken>,
     /// `woken`'s waker, which the inner value is polled with.
     waker: Waker,
-    /// The task's waker last left with `woken` (a wake takes it from there).
-    registered: Option<Waker>,
     /// The stream gave an item last time: it is asked again, woken or not.
     again: bool,
 }
@@ -80,7 +78,6 @@ impl<F> WakeGated<F> {
             inner,
             waker: Waker::from(Arc::clone(&woken)),
             woken,
-            registered: None,
             again: false,
         }
     }
@@ -94,20 +91,8 @@ impl<F> WakeGated<F> {
     /// mark of a wake is cleared before the poll (a wake that comes during it is kept for the
     /// next one).
     fn open(&mut self, cx: &Context<'_>) -> bool {
-        let woken = self.woken.since_poll.swap(false, Ordering::AcqRel);
-        let same = self
-            .registered
-            .as_ref()
-            .is_some_and(|registered| registered.will_wake(cx.waker()));
-        if !same {
-            self.registered = Some(cx.waker().clone());
-        }
-        // Left again only when a wake took it or the task changed: each registration is a
-        // round of atomic operations, and a stream is asked once per item.
-        if woken || !same {
-            self.woken.task.register(cx.waker());
-        }
-        woken || std::mem::take(&mut self.again)
+        self.woken.task.register(cx.waker());
+        self.woken.since_poll.swap(false, Ordering::AcqRel) || std::mem::take(&mut self.again)
     }
 }
 
