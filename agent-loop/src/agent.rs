@@ -6,8 +6,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use futures::channel::mpsc::{self, UnboundedReceiver};
-use futures::{Stream, StreamExt};
+use futures::Stream;
 use providers::ChatModel;
 use tokio_util::sync::CancellationToken;
 use toolchain::ToolSet;
@@ -18,6 +17,7 @@ use crate::builder::AgentBuilder;
 use crate::compress::TokenCounter;
 use crate::emit::Emitter;
 use crate::gate::WakeGated;
+use crate::handoff::{Taker, handoff};
 use crate::react::TextProtocol;
 use crate::{
     AgentError, AgentEvent, AgentInput, AgentOutcome, ChatOptions, ContextPolicy, StopReason,
@@ -184,7 +184,7 @@ impl Agent {
 
     fn stream_job(&self, id: String, job: Job, cancel: CancellationToken) -> AgentStream {
         let inner = Arc::clone(&self.inner);
-        let (tx, rx) = mpsc::unbounded();
+        let (tx, rx) = handoff();
         let emitter = Arc::new(Emitter::new(Some(tx)));
         let run_cancel = cancel.child_token();
         let token = run_cancel.clone();
@@ -288,7 +288,7 @@ impl Agent {
 /// nothing it was shown and leaves a conversation that continues.
 pub struct AgentStream {
     driver: Option<WakeGated<Pin<Box<dyn Future<Output = ()> + Send>>>>,
-    events: UnboundedReceiver<AgentEvent>,
+    events: Taker<AgentEvent>,
     /// The run's own token: cancelled when the stream is dropped mid-run.
     cancel: CancellationToken,
     /// Whether a dropped run is finished in the background to log its end.
@@ -323,30 +323,28 @@ impl fmt::Debug for AgentStream {
 impl Stream for AgentStream {
     type Item = AgentEvent;
 
-    /// The run's events are taken without leaving a waker with their channel while the run
-    /// is driven here: every event is sent from inside the driver's poll, in this very call,
-    /// so a waker left there would only be woken by each event to poll the task once more for
-    /// nothing (a whole extra poll of the caller's task per text delta). The driver itself is
-    /// polled only when something woke it: asked for the next event right after one, it is
-    /// still waiting on the provider.
+    /// The run's events are handed over inside the driver's poll, in this very call, and
+    /// taken right after (a [`handoff`]: no waker, which each event would only wake to poll
+    /// the caller's task once more for nothing). The driver itself is polled only when
+    /// something woke it: asked for the next event right after one, it is still waiting on
+    /// the provider.
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
-        if let Ok(event) = self.events.try_recv() {
+        if let Some(event) = self.events.take() {
             return Poll::Ready(Some(event));
         }
         let Some(driver) = self.driver.as_mut() else {
-            // The run is over and its sender gone: what is left drains, then the end.
-            return self.events.poll_next_unpin(cx);
+            // The run is over and everything it handed over taken.
+            return Poll::Ready(None);
         };
-        match driver.poll_gated(cx) {
-            Poll::Ready(()) => {
-                self.driver = None;
-                self.events.poll_next_unpin(cx)
-            }
-            // The driver left its wakers with what it waits for.
-            Poll::Pending => match self.events.try_recv() {
-                Ok(event) => Poll::Ready(Some(event)),
-                _ => Poll::Pending,
-            },
+        if driver.poll_gated(cx).is_ready() {
+            self.driver = None;
+        }
+        // Pending: the driver left its wakers with what it waits for. Over: what it handed
+        // over last is taken, then the end.
+        match self.events.take() {
+            Some(event) => Poll::Ready(Some(event)),
+            None if self.driver.is_none() => Poll::Ready(None),
+            None => Poll::Pending,
         }
     }
 }

@@ -4,17 +4,17 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::channel::mpsc::UnboundedSender;
 use messages::ToolCall;
 use serde_json::Value;
 use toolchain::{ToolEvent, ToolObserver, ToolSet};
 
 use crate::AgentEvent;
+use crate::handoff::Giver;
 
 /// Sends a run's events to its stream; `run` has no stream and builds no events.
 #[derive(Debug, Default)]
 pub(crate) struct Emitter {
-    tx: Option<UnboundedSender<AgentEvent>>,
+    tx: Option<Giver<AgentEvent>>,
     text: Mutex<TextState>,
 }
 
@@ -24,13 +24,14 @@ pub(crate) struct Emitter {
 struct TextState {
     /// Text blocks started so far.
     blocks: usize,
-    /// The block of the current model answer, once it has text, and its length in characters.
-    current: Option<(usize, usize)>,
+    /// The block of the current model answer, once it has text: its id (`text-3`), written
+    /// once and copied into each delta's event, and its length in characters.
+    current: Option<(String, usize)>,
 }
 
 impl Emitter {
     /// An emitter feeding `tx`, or one that drops everything.
-    pub(crate) fn new(tx: Option<UnboundedSender<AgentEvent>>) -> Self {
+    pub(crate) fn new(tx: Option<Giver<AgentEvent>>) -> Self {
         Emitter {
             tx,
             text: Mutex::default(),
@@ -45,8 +46,9 @@ impl Emitter {
     /// Sends an event.
     pub(crate) fn send(&self, event: AgentEvent) {
         if let Some(tx) = &self.tx {
-            // A closed receiver means the stream was dropped; the run is being dropped too.
-            let _ = tx.unbounded_send(event);
+            // A gone reader means the stream was dropped: the run is being dropped, or finished
+            // on its own to log its end, and its events have nobody to go to.
+            tx.give(event);
         }
     }
 
@@ -63,19 +65,18 @@ impl Emitter {
         }
         let chars = text.as_ref().chars().count();
         let mut state = self.state();
-        let (block, offset) = match state.current {
-            Some(current) => current,
-            None => {
-                state.blocks += 1;
-                (state.blocks, 0)
-            }
-        };
-        state.current = Some((block, offset + chars));
+        let TextState { blocks, current } = &mut *state;
+        let (block, offset) = current.get_or_insert_with(|| {
+            *blocks += 1;
+            (format!("text-{blocks}"), 0)
+        });
+        let (block_id, block_offset) = (block.clone(), *offset);
+        *offset += chars;
         drop(state);
         self.send(AgentEvent::ContentDelta {
             text: text.into(),
-            block_id: format!("text-{block}"),
-            block_offset: offset,
+            block_id,
+            block_offset,
         });
     }
 

@@ -86,6 +86,7 @@ mod emit;
 mod error;
 mod event;
 mod gate;
+mod handoff;
 #[cfg(feature = "store")]
 pub mod history;
 mod input;
@@ -108,6 +109,7 @@ pub use context::ConversationContext;
 pub use error::AgentError;
 pub use event::{AgentEvent, StopReason};
 pub use gate::WakeGated;
+pub use handoff::{Giver, Taker, handoff};
 pub use input::AgentInput;
 pub use notice::{
     MAX_TRUNCATION_RETRIES, TOOL_CALL_NOT_EXECUTED, TOOL_LIMIT_REACHED_MESSAGE,
