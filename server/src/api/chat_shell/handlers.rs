@@ -11,14 +11,14 @@ use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
 use axum::response::{IntoResponse, Response};
 use conversation_tree::runs::{NewRun, RunMode, RunProtocol, RunStatus};
-use futures::channel::mpsc;
-use futures::{Stream, StreamExt as _};
+use futures::{Stream, StreamExt as _, stream};
 use http::{HeaderMap, HeaderValue, StatusCode, header};
 use providers::ProviderError;
 use serde_json::json;
 use service::{
     CancellationToken, OwnerError, Principal, RunError, RunRecords, RunWorker, Runs, Slot,
 };
+use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 use tracing::Instrument as _;
 
@@ -30,7 +30,7 @@ use crate::api::chat_shell::encode::{
 };
 use crate::api::chat_shell::plan::plan;
 use crate::api::chat_shell::record::StoredRequest;
-use crate::api::chat_shell::run::{AttachedRun, Drive, Outgoing, Sent};
+use crate::api::chat_shell::run::{AttachedRun, Client, Drive, Outgoing};
 use crate::api::chat_shell::schema::{
     BackgroundResponse, ResponseBody, ResponseRequest, ToolActivity,
 };
@@ -265,7 +265,6 @@ impl Answer {
     /// task wake-up per event fewer), and becomes a task of its own when that client leaves
     /// (the dropped answer cancels it, and the rest of it ends, is logged and stored there).
     pub(crate) async fn run(self, runs: &Runs, run: Started) -> Result<Response, ApiError> {
-        let (sender, receiver) = mpsc::channel::<Sent>(EVENT_BUFFER);
         let Started {
             drive,
             mode,
@@ -273,64 +272,62 @@ impl Answer {
             span,
             cancel,
         } = run;
-        let run = async move {
-            let _slot = slot;
-            drive.run(sender).await;
-        }
-        .instrument(span);
+        let run = |client: Client| {
+            async move {
+                let _slot = slot;
+                drive.run(client).await;
+            }
+            .instrument(span)
+        };
         match mode {
+            RunMode::Background if self.streaming => {
+                let (sender, mut receiver) = mpsc::channel::<Bytes>(EVENT_BUFFER);
+                runs.spawn(run(Client::Task(sender)));
+                let frames = stream::poll_fn(move |cx| receiver.poll_recv(cx));
+                let answer = sse::response(frames, |frame: Bytes, frames| frames.raw(&frame));
+                Ok(with_request_id(answer, &self.request_id))
+            }
             RunMode::Background => {
-                runs.spawn(run);
-                Ok(self.background(receiver))
+                // Nobody reads the events here: the run stores them and goes on.
+                runs.spawn(run(Client::Nobody));
+                Ok(self.accepted())
+            }
+            RunMode::Foreground if self.streaming => {
+                let (giver, taker) = agent_loop::handoff();
+                let run = runs.attach(run(Client::Frames(giver)));
+                // Dropping the answer (the client disconnected) cancels the run: the model
+                // stream is closed and running tools are stopped.
+                let disconnect = cancel.drop_guard();
+                let answer = sse::response(AttachedRun::new(run, taker), move |frame, frames| {
+                    let _keep_until_the_stream_is_dropped = &disconnect;
+                    frames.raw(&frame);
+                });
+                Ok(with_request_id(answer, &self.request_id))
             }
             RunMode::Foreground => {
-                let events = AttachedRun::new(runs.attach(run), receiver);
-                self.foreground(events, cancel).await
+                let (giver, taker) = agent_loop::handoff();
+                let run = runs.attach(run(Client::Events(giver)));
+                let disconnect = cancel.drop_guard();
+                let answer = collect(AttachedRun::new(run, taker)).await;
+                drop(disconnect);
+                answer.map(|mut body| {
+                    if body.conversation_id.is_some() {
+                        body.conversation_id = Some(self.conversation_id);
+                    }
+                    with_request_id(axum::Json(body), &self.request_id)
+                })
             }
         }
     }
 
-    /// The answer to a background run: its events, which the client may leave without
-    /// stopping it, or at once `202` with its id and status.
-    fn background(self, receiver: mpsc::Receiver<Sent>) -> Response {
-        if self.streaming {
-            let answer = sse::response(receiver, |sent: Sent, frames| frames.raw(&sent.frame));
-            return with_request_id(answer, &self.request_id);
-        }
-        // Nobody reads the events here: the run stores them and goes on.
-        drop(receiver);
+    /// `202` with the id and status of a background run whose client does not stream.
+    fn accepted(self) -> Response {
         let body = BackgroundResponse {
             id: self.id,
             status: self.status.as_str().to_owned(),
             conversation_id: self.conversation_id,
         };
         with_request_id((StatusCode::ACCEPTED, axum::Json(body)), &self.request_id)
-    }
-
-    /// The answer to a foreground run: its events, or one JSON body once it ends. Dropping
-    /// the answer (the client disconnected, or the handler was dropped) cancels the run
-    /// through `cancel`: the model stream is closed and running tools are stopped.
-    async fn foreground(
-        self,
-        receiver: impl Stream<Item = Sent> + Send + Unpin + 'static,
-        cancel: CancellationToken,
-    ) -> Result<Response, ApiError> {
-        let disconnect = cancel.drop_guard();
-        if !self.streaming {
-            let answer = collect(receiver.map(|sent| sent.event)).await;
-            drop(disconnect);
-            return answer.map(|mut body| {
-                if body.conversation_id.is_some() {
-                    body.conversation_id = Some(self.conversation_id);
-                }
-                with_request_id(axum::Json(body), &self.request_id)
-            });
-        }
-        let answer = sse::response(receiver, move |sent: Sent, frames| {
-            let _keep_until_the_stream_is_dropped = &disconnect;
-            frames.raw(&sent.frame);
-        });
-        Ok(with_request_id(answer, &self.request_id))
     }
 }
 

@@ -6,13 +6,13 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use agent_loop::{AgentEvent, AgentOutcome, AgentStream, StopReason};
+use agent_loop::{AgentEvent, AgentOutcome, AgentStream, Giver, StopReason, Taker};
 use axum::body::Bytes;
 use conversation_tree::runs::{Run, RunStatus};
 use conversation_tree::{NodeId, ResponseStatus};
-use futures::channel::mpsc;
-use futures::{SinkExt as _, Stream, StreamExt as _};
+use futures::{Stream, StreamExt as _};
 use service::{Attached, Registration, RunWorker};
+use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
 
 use crate::api::chat_shell::approval::PausedDocument;
@@ -20,15 +20,6 @@ use crate::api::chat_shell::encode::{ChatShellEncoder, ChatShellEvent};
 use crate::api::chat_shell::record::StoredRequest;
 use crate::api::request_log::RequestLog;
 use crate::api::sse::Frames;
-
-/// One event of a run for its client: the agent's event and the frame it was sent as.
-#[derive(Debug)]
-pub(crate) struct Sent {
-    /// The event.
-    pub(crate) event: AgentEvent,
-    /// Its SSE frame, `id:` line included.
-    pub(crate) frame: Bytes,
-}
 
 /// Numbers, encodes and stores a run's frames.
 pub(crate) struct Outgoing {
@@ -215,39 +206,56 @@ impl Outgoing {
     }
 }
 
-/// A foreground run's events, the run polled by whoever reads them: the connection of its
-/// client ([`service::Runs::attach`]).
-pub(crate) struct AttachedRun {
-    run: Attached,
-    events: mpsc::Receiver<Sent>,
+/// Where a run hands its events: a streaming reader takes their frames, a reader that folds
+/// them into one answer takes the events themselves.
+pub(crate) enum Client {
+    /// A streaming reader in a task of its own (a background run's client), which the run
+    /// waits for when it falls the channel's capacity behind.
+    Task(mpsc::Sender<Bytes>),
+    /// The streaming reader that polls the run itself ([`AttachedRun`]): it takes every
+    /// frame handed over before it polls the run again, so no more pile up than one poll
+    /// makes.
+    Frames(Giver<Bytes>),
+    /// The reader that polls the run itself and folds its events into one JSON answer.
+    Events(Giver<AgentEvent>),
+    /// Nobody: the events are only stored (a background run whose client did not stream, a
+    /// run continued after a takeover or an expired approval).
+    Nobody,
 }
 
-impl AttachedRun {
-    /// The events `run` sends to `events`.
-    pub(crate) fn new(run: Attached, events: mpsc::Receiver<Sent>) -> Self {
-        AttachedRun { run, events }
+/// A foreground run's frames or events, the run polled by whoever reads them: the connection
+/// of its client ([`service::Runs::attach`]).
+pub(crate) struct AttachedRun<T> {
+    run: Attached,
+    handed: Taker<T>,
+}
+
+impl<T> AttachedRun<T> {
+    /// `run`, polled here, and what it hands to the [`Client`] whose [`Giver`] goes with
+    /// `handed`.
+    pub(crate) fn new(run: Attached, handed: Taker<T>) -> Self {
+        AttachedRun { run, handed }
     }
 }
 
-impl Stream for AttachedRun {
-    type Item = Sent;
+impl<T> Stream for AttachedRun<T> {
+    type Item = T;
 
-    /// The events are taken without leaving a waker with their channel while the run is
-    /// polled here: each is sent from inside `poll_run`, in this very call, and a waker left
-    /// with the channel would be woken by each to poll the connection once more for nothing.
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Sent>> {
+    /// The run hands its frames over inside `poll_run`, in this very call, and they are taken
+    /// right after (an [`agent_loop::handoff`]: no waker, which each frame would only wake to
+    /// poll the connection once more for nothing).
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let this = self.get_mut();
-        if let Ok(sent) = this.events.try_recv() {
-            return Poll::Ready(Some(sent));
+        if let Some(item) = this.handed.take() {
+            return Poll::Ready(Some(item));
         }
-        if this.run.poll_run(cx).is_ready() {
-            // Over: the last events drain, then the end (its sender is gone with it).
-            return this.events.poll_next_unpin(cx);
-        }
-        match this.events.try_recv() {
-            Ok(sent) => Poll::Ready(Some(sent)),
-            // The run left its wakers with what it waits for.
-            _ => Poll::Pending,
+        // Pending: the run left its wakers with what it waits for. Over: what it handed over
+        // last is taken, then the end.
+        let over = this.run.poll_run(cx).is_ready();
+        match this.handed.take() {
+            Some(item) => Poll::Ready(Some(item)),
+            None if over => Poll::Ready(None),
+            None => Poll::Pending,
         }
     }
 }
@@ -271,10 +279,10 @@ pub(crate) struct Drive {
 }
 
 impl Drive {
-    /// Runs to the end, sending each event to `client`. A client that went away stops
+    /// Runs to the end, handing each event to `client`. A client that went away stops
     /// nothing here: a foreground run is cancelled by its answer being dropped, a background
     /// one goes on; either is driven to its end so that what it did is logged and stored.
-    pub(crate) async fn run(mut self, mut client: mpsc::Sender<Sent>) {
+    pub(crate) async fn run(mut self, mut client: Client) {
         self.outgoing.started().await;
         let mut output_seen = false;
         let mut ended = false;
@@ -298,8 +306,20 @@ impl Drive {
                 self.outgoing.finish(status, error).await;
                 ended = true;
             }
-            if let Some(frame) = frame {
-                let _ = client.send(Sent { event, frame }).await;
+            // An event with no frame is one this replica no longer sends (see `frame`).
+            let Some(frame) = frame else { continue };
+            match &mut client {
+                Client::Task(sender) => {
+                    // A reader that left is no error: the run goes on without it.
+                    let _ = sender.send(frame).await;
+                }
+                Client::Frames(giver) => {
+                    giver.give(frame);
+                }
+                Client::Events(giver) => {
+                    giver.give(event);
+                }
+                Client::Nobody => {}
             }
         }
         if !ended {

@@ -15,7 +15,6 @@ use std::sync::{Arc, Weak};
 
 use conversation_tree::runs::{Run, RunMode, RunStatus};
 use conversation_tree::{ConversationId, NodeId};
-use futures::channel::mpsc;
 use service::runs::{self, Continuing};
 use service::{CancellationToken, Principal, Registration, Resume, RunWorker};
 use tokio_util::sync::DropGuard;
@@ -29,7 +28,7 @@ use crate::api::chat_shell::encode::{
 use crate::api::chat_shell::handlers::follow_cancels;
 use crate::api::chat_shell::plan::{Planned, plan};
 use crate::api::chat_shell::record::StoredRequest;
-use crate::api::chat_shell::run::{Drive, Outgoing};
+use crate::api::chat_shell::run::{Client, Drive, Outgoing};
 use crate::api::chat_shell::schema::ResponseRequest;
 use crate::api::state::App;
 
@@ -118,9 +117,7 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
                 request: prepared.pausable.then_some(stored),
             };
             // No client: the events are stored, and read with `GET /v1/response/{id}/events`.
-            let (sender, receiver) = mpsc::channel(1);
-            drop(receiver);
-            drive.run(sender).await;
+            drive.run(Client::Nobody).await;
         }
         Ok(Next::Answered(node)) => {
             outgoing.push(&ChatShellEvent::Done(ResponseDoneEvent {

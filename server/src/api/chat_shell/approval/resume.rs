@@ -9,13 +9,12 @@ use std::sync::Arc;
 
 use agent_loop::approval::{ApprovalGrants, Decisions};
 use conversation_tree::runs::Run;
-use futures::channel::mpsc;
 use service::runs::TIMED_OUT_REASON;
 use service::{CancellationToken, PreparedRun, RunWorker};
 
 use super::PausedDocument;
 use crate::api::chat_shell::plan::Planned;
-use crate::api::chat_shell::run::{Drive, Outgoing};
+use crate::api::chat_shell::run::{Client, Drive, Outgoing};
 use crate::api::chat_shell::takeover::{fail, register_continued, replan};
 use crate::api::request_log::RequestLog;
 use crate::api::state::App;
@@ -163,7 +162,5 @@ pub(crate) async fn expired(app: Arc<App>, run: Run, worker: RunWorker) {
     let decisions = Decisions::reject_all(&paused.document.paused.pending, TIMED_OUT_REASON);
     let (drive, _cancel) = paused.drive(&app, worker, decisions, None);
     // No client: the events are stored, and read with `GET /v1/response/{id}/events`.
-    let (sender, receiver) = mpsc::channel(1);
-    drop(receiver);
-    drive.run(sender).await;
+    drive.run(Client::Nobody).await;
 }
