@@ -124,6 +124,10 @@ impl Agent {
     /// closed and running tools are cancelled (they run on the stream's task; nothing is
     /// spawned). After a cancellation the stream ends with `ResponseCancelled`, whose outcome
     /// holds a valid chain: calls cut short are answered.
+    ///
+    /// The run's `agent_run` span is made here, a child of the span current at this call, and
+    /// entered whenever the stream polls the run: a caller that streams inside a span of its
+    /// own makes the stream in it, rather than entering it around every poll too.
     pub fn stream(&self, input: impl Into<AgentInput>, cancel: CancellationToken) -> AgentStream {
         let input = input.into();
         let id = input
@@ -188,6 +192,7 @@ impl Agent {
         let emitter = Arc::new(Emitter::new(Some(tx)));
         let run_cancel = cancel.child_token();
         let token = run_cancel.clone();
+        let span = inner.span();
         #[cfg(feature = "store")]
         let finish_on_drop = inner.store.is_some();
         #[cfg(not(feature = "store"))]
@@ -210,7 +215,7 @@ impl Agent {
                         Box::pin(inner.resume(*paused, decisions, &run_cancel, &emitter))
                     }
                 };
-            let result = work.instrument(inner.span()).await;
+            let result = work.instrument(span).await;
             emitter.send(terminal(id, result));
         };
         AgentStream {

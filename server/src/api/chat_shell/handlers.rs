@@ -206,12 +206,14 @@ pub(crate) async fn create_response(
         .as_ref()
         .map(|worker| follow_cancels(worker.cancel_token().clone(), cancel.clone()));
     let drive = Drive {
-        events: prepared.stream(cancel.clone()),
+        // Made in the run's span: the agent's span, entered at each poll, is its child.
+        events: span.in_scope(|| prepared.stream(cancel.clone())),
         outgoing: Outgoing::new(worker, client_conversation.clone()),
         registration,
         log: Some(log),
         watch,
         request: approval.map(|_| stored),
+        span,
     };
     let answer = Answer {
         id: response_id,
@@ -224,7 +226,6 @@ pub(crate) async fn create_response(
         drive,
         mode,
         slot: permit,
-        span,
         cancel,
     };
     answer.run(app.service.runs(), run).await
@@ -238,8 +239,6 @@ pub(crate) struct Started {
     pub(crate) mode: RunMode,
     /// The caller's place under its concurrency limit, held until the run ends.
     pub(crate) slot: Slot,
-    /// The run's span: what it logs carries the request's and the response's ids.
-    pub(crate) span: tracing::Span,
     /// Cancels the run (a foreground run's answer, dropped, uses it).
     pub(crate) cancel: CancellationToken,
 }
@@ -269,15 +268,13 @@ impl Answer {
             drive,
             mode,
             slot,
-            span,
             cancel,
         } = run;
-        let run = |client: Client| {
-            async move {
-                let _slot = slot;
-                drive.run(client).await;
-            }
-            .instrument(span)
+        // Not entered around every poll of the run: the agent's span, a child of the run's,
+        // is (see `Drive::span`).
+        let run = |client: Client| async move {
+            let _slot = slot;
+            drive.run(client).await;
         };
         match mode {
             RunMode::Background if self.streaming => {

@@ -14,6 +14,7 @@ use futures::{Stream, StreamExt as _};
 use service::{Attached, Registration, RunWorker};
 use tokio::sync::mpsc;
 use tokio_util::sync::DropGuard;
+use tracing::Instrument as _;
 
 use crate::api::chat_shell::approval::PausedDocument;
 use crate::api::chat_shell::encode::{ChatShellEncoder, ChatShellEvent};
@@ -276,6 +277,11 @@ pub(crate) struct Drive {
     /// The request as its record keeps it, body included: what a pause for approval stores
     /// to resume the run (`None` when no call of the run can wait).
     pub(crate) request: Option<StoredRequest>,
+    /// The run's span (the request's and the response's ids), current where `events` was
+    /// made and so the parent of the agent's span, which every poll of the run enters (what
+    /// the model call and the tools log carries both). Entered here only where the run logs
+    /// itself: its record's writes.
+    pub(crate) span: tracing::Span,
 }
 
 impl Drive {
@@ -283,7 +289,7 @@ impl Drive {
     /// nothing here: a foreground run is cancelled by its answer being dropped, a background
     /// one goes on; either is driven to its end so that what it did is logged and stored.
     pub(crate) async fn run(mut self, mut client: Client) {
-        self.outgoing.started().await;
+        self.outgoing.started().instrument(self.span.clone()).await;
         let mut output_seen = false;
         let mut ended = false;
         while let Some(event) = self.events.next().await {
@@ -296,14 +302,20 @@ impl Drive {
                 // decisions it sends at once find the run paused. The paused answer is logged
                 // whole.
                 self.registration.settle(ResponseStatus::Completed);
-                self.outgoing.pause(self.request.as_ref(), outcome).await;
+                self.outgoing
+                    .pause(self.request.as_ref(), outcome)
+                    .instrument(self.span.clone())
+                    .await;
                 ended = true;
             } else if let Some((logged, status, error)) = end_of(&event) {
                 // The run logs its end before its last event: a cancel racing it is told how
                 // it really ended, and a client that comes back as soon as it has the last
                 // event finds every event stored.
                 self.registration.settle(logged);
-                self.outgoing.finish(status, error).await;
+                self.outgoing
+                    .finish(status, error)
+                    .instrument(self.span.clone())
+                    .await;
                 ended = true;
             }
             // An event with no frame is one this replica no longer sends (see `frame`).
@@ -328,6 +340,7 @@ impl Drive {
                     RunStatus::Failed,
                     Some("the run ended without a final event".to_owned()),
                 )
+                .instrument(self.span.clone())
                 .await;
         }
         // The run is over: nothing is left to cancel.

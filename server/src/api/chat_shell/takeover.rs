@@ -115,6 +115,7 @@ async fn continue_run(app: Arc<App>, run: Run, worker: RunWorker) {
                 log: None,
                 watch,
                 request: prepared.pausable.then_some(stored),
+                span: tracing::Span::current(),
             };
             // No client: the events are stored, and read with `GET /v1/response/{id}/events`.
             drive.run(Client::Nobody).await;

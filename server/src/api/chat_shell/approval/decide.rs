@@ -176,12 +176,11 @@ pub(crate) async fn decide_response(
         status: RunStatus::InProgress,
     };
     let span = tracing::info_span!("response", response_id = %id, approval = true);
-    let (drive, cancel) = paused.drive(&app, worker, decisions, Some(log));
+    let (drive, cancel) = span.in_scope(|| paused.drive(&app, worker, decisions, Some(log)));
     let run = Started {
         drive,
         mode,
         slot: permit,
-        span,
         cancel,
     };
     answer.run(app.service.runs(), run).await

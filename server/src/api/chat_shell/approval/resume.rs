@@ -106,7 +106,8 @@ impl Paused {
     }
 
     /// The run going on with `decisions`, held through `worker`: its drive and its cancel
-    /// token. `log` is the request's log line, when a request resumed it.
+    /// token. `log` is the request's log line, when a request resumed it. Made in the run's
+    /// span, the current one here.
     pub(crate) fn drive(
         self,
         app: &App,
@@ -140,6 +141,7 @@ impl Paused {
             watch,
             // It may pause again: the record keeps the request for that pause too.
             request: Some(request),
+            span: tracing::Span::current(),
         };
         (drive, cancel)
     }
