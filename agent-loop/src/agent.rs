@@ -333,24 +333,18 @@ impl Stream for AgentStream {
     /// the caller's task once more for nothing). The driver itself is polled only when
     /// something woke it: asked for the next event right after one, it is still waiting on
     /// the provider.
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
-        if let Some(event) = self.events.take() {
-            return Poll::Ready(Some(event));
-        }
-        let Some(driver) = self.driver.as_mut() else {
-            // The run is over and everything it handed over taken.
-            return Poll::Ready(None);
-        };
-        if driver.poll_gated(cx).is_ready() {
-            self.driver = None;
-        }
-        // Pending: the driver left its wakers with what it waits for. Over: what it handed
-        // over last is taken, then the end.
-        match self.events.take() {
-            Some(event) => Poll::Ready(Some(event)),
-            None if self.driver.is_none() => Poll::Ready(None),
-            None => Poll::Pending,
-        }
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
+        let this = self.get_mut();
+        this.events.poll_take(cx, |cx| {
+            let Some(driver) = this.driver.as_mut() else {
+                return Poll::Ready(());
+            };
+            let poll = driver.poll_gated(cx);
+            if poll.is_ready() {
+                this.driver = None;
+            }
+            poll
+        })
     }
 }
 

@@ -14,7 +14,7 @@ use crate::handoff::Giver;
 /// Sends a run's events to its stream; `run` has no stream and builds no events.
 #[derive(Debug, Default)]
 pub(crate) struct Emitter {
-    tx: Option<Giver<AgentEvent>>,
+    stream: Option<Giver<AgentEvent>>,
     text: Mutex<TextState>,
 }
 
@@ -30,25 +30,25 @@ struct TextState {
 }
 
 impl Emitter {
-    /// An emitter feeding `tx`, or one that drops everything.
-    pub(crate) fn new(tx: Option<Giver<AgentEvent>>) -> Self {
+    /// An emitter feeding `stream`, or one that drops everything.
+    pub(crate) fn new(stream: Option<Giver<AgentEvent>>) -> Self {
         Emitter {
-            tx,
+            stream,
             text: Mutex::default(),
         }
     }
 
     /// Whether anyone listens.
     pub(crate) fn is_enabled(&self) -> bool {
-        self.tx.is_some()
+        self.stream.is_some()
     }
 
     /// Sends an event.
     pub(crate) fn send(&self, event: AgentEvent) {
-        if let Some(tx) = &self.tx {
+        if let Some(stream) = &self.stream {
             // A gone reader means the stream was dropped: the run is being dropped, or finished
             // on its own to log its end, and its events have nobody to go to.
-            tx.give(event);
+            stream.give(event);
         }
     }
 

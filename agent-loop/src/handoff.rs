@@ -3,6 +3,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{Context, Poll};
 
 /// A queue from a producer to the reader that drives it: the producer (a run's driver) gives
 /// its items while the reader polls it, and the reader takes them right after, in the same
@@ -75,6 +76,26 @@ impl<T> Taker<T> {
     pub fn take(&self) -> Option<T> {
         lock(&self.queue).pop_front()
     }
+
+    /// The next item of a producer polled by `produce`: one it gave earlier (a poll may give
+    /// several), else what it gives when polled now; `None` once `produce` is `Ready` (the
+    /// producer is over) and everything it gave is taken. While the producer is pending it has
+    /// left its wakers with what it waits for, and so has the caller's task.
+    pub fn poll_take(
+        &self,
+        cx: &mut Context<'_>,
+        produce: impl FnOnce(&mut Context<'_>) -> Poll<()>,
+    ) -> Poll<Option<T>> {
+        if let Some(item) = self.take() {
+            return Poll::Ready(Some(item));
+        }
+        let over = produce(cx).is_ready();
+        match self.take() {
+            Some(item) => Poll::Ready(Some(item)),
+            None if over => Poll::Ready(None),
+            None => Poll::Pending,
+        }
+    }
 }
 
 impl<T> fmt::Debug for Taker<T> {
@@ -104,6 +125,42 @@ mod tests {
         assert!(giver.give("c"));
         let taken: Vec<_> = std::iter::from_fn(|| taker.take()).collect();
         assert_eq!(taken, ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn a_producer_is_polled_only_once_what_it_gave_is_taken_and_ends_the_items() {
+        let (giver, taker) = handoff();
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut polls = 0;
+        let mut produce = |cx: &mut Context<'_>, over: bool| {
+            let _ = cx;
+            polls += 1;
+            giver.give(polls);
+            giver.give(polls * 10);
+            if over { Poll::Ready(()) } else { Poll::Pending }
+        };
+        assert_eq!(
+            taker.poll_take(&mut cx, |cx| produce(cx, false)),
+            Poll::Ready(Some(1))
+        );
+        assert_eq!(
+            taker.poll_take(&mut cx, |cx| produce(cx, false)),
+            Poll::Ready(Some(10))
+        );
+        assert_eq!(
+            taker.poll_take(&mut cx, |cx| produce(cx, true)),
+            Poll::Ready(Some(2))
+        );
+        assert_eq!(
+            taker.poll_take(&mut cx, |_| Poll::Ready(())),
+            Poll::Ready(Some(20))
+        );
+        assert_eq!(
+            taker.poll_take(&mut cx, |_| Poll::Ready(())),
+            Poll::Ready(None)
+        );
+        assert_eq!(polls, 2, "polled only when nothing was left to take");
+        assert_eq!(taker.poll_take(&mut cx, |_| Poll::Pending), Poll::Pending);
     }
 
     #[test]

@@ -247,17 +247,7 @@ impl<T> Stream for AttachedRun<T> {
     /// poll the connection once more for nothing).
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let this = self.get_mut();
-        if let Some(item) = this.handed.take() {
-            return Poll::Ready(Some(item));
-        }
-        // Pending: the run left its wakers with what it waits for. Over: what it handed over
-        // last is taken, then the end.
-        let over = this.run.poll_run(cx).is_ready();
-        match this.handed.take() {
-            Some(item) => Poll::Ready(Some(item)),
-            None if over => Poll::Ready(None),
-            None => Poll::Pending,
-        }
+        this.handed.poll_take(cx, |cx| this.run.poll_run(cx))
     }
 }
 
