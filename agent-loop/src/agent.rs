@@ -335,16 +335,8 @@ impl Stream for AgentStream {
     /// the provider.
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<AgentEvent>> {
         let this = self.get_mut();
-        this.events.poll_take(cx, |cx| {
-            let Some(driver) = this.driver.as_mut() else {
-                return Poll::Ready(());
-            };
-            let poll = driver.poll_gated(cx);
-            if poll.is_ready() {
-                this.driver = None;
-            }
-            poll
-        })
+        this.events
+            .poll_take(cx, |cx| WakeGated::poll_slot(&mut this.driver, cx))
     }
 }
 

@@ -107,6 +107,35 @@ impl<F: Future + Unpin> WakeGated<F> {
     }
 }
 
+impl<F: Future<Output = ()> + Unpin> WakeGated<F> {
+    /// Polls the work in `slot` as [`poll_gated`](Self::poll_gated) does and empties the slot
+    /// once it is over: `Ready` then, and at every poll after, so whoever keeps the slot reads
+    /// from it whether the work is done (a run that is dropped while still in its slot is
+    /// one that did not end).
+    ///
+    /// ```
+    /// use std::task::{Context, Poll, Waker};
+    ///
+    /// use agent_loop::WakeGated;
+    ///
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// let mut slot = Some(WakeGated::new(std::future::ready(())));
+    /// assert_eq!(WakeGated::poll_slot(&mut slot, &mut cx), Poll::Ready(()));
+    /// assert!(slot.is_none());
+    /// assert_eq!(WakeGated::poll_slot(&mut slot, &mut cx), Poll::Ready(()));
+    /// ```
+    pub fn poll_slot(slot: &mut Option<Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(work) = slot.as_mut() else {
+            return Poll::Ready(());
+        };
+        let poll = work.poll_gated(cx);
+        if poll.is_ready() {
+            *slot = None;
+        }
+        poll
+    }
+}
+
 impl<S: Stream + Unpin> WakeGated<S> {
     /// Polls the stream if it gave an item last time or was woken since; `Pending`
     /// otherwise, the task in `cx` to be woken with it.

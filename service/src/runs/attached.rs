@@ -52,14 +52,7 @@ impl Attached {
     /// from then on). Its reader asks again right after each event the run handed over,
     /// while the run still waits where it left its wakers.
     pub fn poll_run(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        let Some(run) = self.run.as_mut() else {
-            return Poll::Ready(());
-        };
-        let poll = run.poll_gated(cx);
-        if poll.is_ready() {
-            self.run = None;
-        }
-        poll
+        WakeGated::poll_slot(&mut self.run, cx)
     }
 }
 
