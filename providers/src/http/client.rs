@@ -148,37 +148,35 @@ impl Drop for ForgetOnDrop {
 /// built on first use. Blocking the first time: it reads the system's root certificates.
 pub(super) fn tls_config() -> Result<Arc<rustls::ClientConfig>, ProviderError> {
     static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
-    CONFIG
-        .get_or_init(build_tls_config)
-        .clone()
-        .map_err(|reason| {
-            ProviderError::config(format!(
-                "cannot build the HTTP client's TLS setup: {reason}"
-            ))
-        })
+    built_once(&CONFIG, build_tls_config)
 }
 
 /// The TLS configuration of a client for `http://` URLs only: no root certificates, so none
 /// are read (reqwest would otherwise build its own configuration, with them).
 fn plain_tls_config() -> Result<Arc<rustls::ClientConfig>, ProviderError> {
     static CONFIG: OnceLock<Result<Arc<rustls::ClientConfig>, String>> = OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            rustls::ClientConfig::builder_with_provider(crypto_provider())
-                .with_safe_default_protocol_versions()
-                .map(|builder| {
-                    Arc::new(
-                        builder
-                            .with_root_certificates(rustls::RootCertStore::empty())
-                            .with_no_client_auth(),
-                    )
-                })
-                .map_err(|err| err.to_string())
-        })
-        .clone()
-        .map_err(|reason| {
-            ProviderError::config(format!("cannot build the HTTP client's setup: {reason}"))
-        })
+    built_once(&CONFIG, || {
+        rustls::ClientConfig::builder_with_provider(crypto_provider())
+            .with_safe_default_protocol_versions()
+            .map(|builder| {
+                let builder = builder.with_root_certificates(rustls::RootCertStore::empty());
+                Arc::new(builder.with_no_client_auth())
+            })
+            .map_err(|err| err.to_string())
+    })
+}
+
+/// The configuration `config` keeps, built by `build` on first use; a setup that cannot be
+/// built fails every call the same way.
+fn built_once(
+    config: &'static OnceLock<Result<Arc<rustls::ClientConfig>, String>>,
+    build: impl FnOnce() -> Result<Arc<rustls::ClientConfig>, String>,
+) -> Result<Arc<rustls::ClientConfig>, ProviderError> {
+    config.get_or_init(build).clone().map_err(|reason| {
+        ProviderError::config(format!(
+            "cannot build the HTTP client's TLS setup: {reason}"
+        ))
+    })
 }
 
 /// The process's crypto provider (rustls's `ring` one, installed as the default unless

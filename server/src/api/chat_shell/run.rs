@@ -242,9 +242,9 @@ impl<T> AttachedRun<T> {
 impl<T> Stream for AttachedRun<T> {
     type Item = T;
 
-    /// The run hands its frames over inside `poll_run`, in this very call, and they are taken
-    /// right after (an [`agent_loop::handoff`]: no waker, which each frame would only wake to
-    /// poll the connection once more for nothing).
+    /// The run hands its frames (or events) over inside `poll_run`, in this very call, and
+    /// they are taken right after (an [`agent_loop::handoff`]: no waker, which each would only
+    /// wake to poll the connection once more for nothing).
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let this = self.get_mut();
         this.handed.poll_take(cx, |cx| this.run.poll_run(cx))
