@@ -6,7 +6,11 @@
 //! written here as `event: <name>\ndata: <json>\n\n` into one buffer while the stream has more
 //! ready (a burst of deltas one read of the provider brought, a replayed answer, the first
 //! events of a Responses stream), and the buffer goes out as one chunk when the stream has
-//! nothing more for now, or when it holds [`BATCH_BYTES`].
+//! nothing more for now, or when it holds [`BATCH_BYTES`]. When the relay is busy, a chunk
+//! that is ready waits one turn of the scheduler for the rest of what the provider's last read
+//! brought ([`Gather`]).
+
+mod gather;
 
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -19,6 +23,8 @@ use futures::Stream;
 use http::{HeaderValue, header};
 use hyper::body::{Body as HttpBody, Frame, SizeHint};
 use serde::Serialize;
+
+use self::gather::Gather;
 
 /// A chunk grows to at most about this many bytes while more events are ready (one event may
 /// pass it): the connection's unsent bytes are bounded near this size anyway, and a client
@@ -170,6 +176,7 @@ where
         encode,
         frames: Frames::default(),
         ended: false,
+        gather: Gather::new(),
     };
     let mut response = Body::new(body).into_response();
     let headers = response.headers_mut();
@@ -192,6 +199,7 @@ struct EventBody<S, F> {
     encode: F,
     frames: Frames,
     ended: bool,
+    gather: Gather,
 }
 
 impl<S, F> HttpBody for EventBody<S, F>
@@ -212,6 +220,8 @@ where
                 Poll::Ready(Some(item)) => {
                     if this.frames.len() == 0 {
                         this.frames.bytes.reserve(EVENT_BYTES);
+                    } else {
+                        this.gather.joined();
                     }
                     (this.encode)(item, &mut this.frames);
                 }
@@ -220,6 +230,11 @@ where
             }
         }
         if this.frames.len() > 0 {
+            if this.ended || this.frames.len() >= BATCH_BYTES {
+                this.gather.send();
+            } else if this.gather.wait(cx) {
+                return Poll::Pending;
+            }
             Poll::Ready(Some(Ok(Frame::data(this.frames.take()))))
         } else if this.ended {
             Poll::Ready(None)
@@ -309,6 +324,73 @@ mod tests {
         let second = body.frame().await.expect("a frame").expect("infallible");
         assert_eq!(second.into_data().expect("data"), "data: 2\n\n");
         assert!(body.frame().await.is_none());
+    }
+
+    /// A stream that a task of its own fills one item at a time, through a one-slot channel
+    /// (as a provider's connection hands over what one read brought); the items after the
+    /// first are sent only once `go` is sent, and the stream ends after `last`.
+    fn handed_over(last: u32) -> (tokio::sync::oneshot::Sender<()>, impl Stream<Item = u32>) {
+        let (go, wait) = tokio::sync::oneshot::channel();
+        let (sender, mut receiver) = tokio::sync::mpsc::channel(1);
+        tokio::spawn(async move {
+            sender.send(1).await.expect("open");
+            wait.await.expect("told to go on");
+            for n in 2..=last {
+                sender.send(n).await.expect("open");
+            }
+        });
+        (
+            go,
+            futures::stream::poll_fn(move |cx| receiver.poll_recv(cx)),
+        )
+    }
+
+    /// On one worker, as `skein serve --workers 1` runs, and read by a task of its own, as
+    /// a connection reads its response's body.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_burst_handed_over_one_at_a_time_goes_out_as_one_chunk() {
+        let (go, items) = handed_over(7);
+        let mut body = response(items, |n, frames| frames.data(&n)).into_body();
+        let reader = tokio::spawn(async move {
+            let mut go = Some(go);
+            let mut chunks = Vec::new();
+            while let Some(frame) = body.frame().await {
+                chunks.push(frame.expect("infallible").into_data().expect("data"));
+                if let Some(go) = go.take() {
+                    go.send(()).expect("the producer waits");
+                }
+            }
+            chunks
+        });
+        let chunks = reader.await.expect("the reader ends");
+        // The first two chunks go at once (an answer's opening and its first delta).
+        assert_eq!(
+            chunks,
+            [
+                "data: 1\n\n",
+                "data: 2\n\n",
+                "data: 3\n\ndata: 4\n\ndata: 5\n\ndata: 6\n\ndata: 7\n\n"
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_held_chunk_goes_out_when_nothing_more_comes() {
+        async fn next_chunk(body: &mut Body) -> Bytes {
+            tokio::time::timeout(std::time::Duration::from_secs(10), body.frame())
+                .await
+                .expect("a chunk is not held until more comes")
+                .expect("a frame")
+                .expect("infallible")
+                .into_data()
+                .expect("data")
+        }
+        let (go, items) = handed_over(2);
+        let never_ends = items.chain(futures::stream::pending());
+        let mut body = response(never_ends, |n, frames| frames.data(&n)).into_body();
+        assert_eq!(next_chunk(&mut body).await, "data: 1\n\n");
+        go.send(()).expect("the producer waits");
+        assert_eq!(next_chunk(&mut body).await, "data: 2\n\n");
     }
 
     #[test]
