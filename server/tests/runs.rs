@@ -82,7 +82,7 @@ async fn follow_all(service: &Service, id: &str, after: Option<u64>) -> Vec<(u64
             .follow(id, Principal::SHARED, after)
             .map(|event| {
                 let event = event.expect("an event");
-                (event.seq, event.data)
+                (event.seq, event.data.to_vec())
             })
             .collect(),
     )
@@ -232,7 +232,7 @@ async fn a_pause_is_decided_once_on_any_replica(
         Duration::from_secs(5),
         records_b
             .follow("resp_pause", alpha, None)
-            .map(|event| event.map(|event| (event.seq, event.data)).unwrap())
+            .map(|event| event.map(|event| (event.seq, event.data.to_vec())).unwrap())
             .collect(),
     )
     .await
@@ -271,7 +271,7 @@ async fn a_pause_is_decided_once_on_any_replica(
     worker.finish(RunStatus::Completed, None).await.unwrap();
     let events: Vec<(u64, Vec<u8>)> = records_b
         .follow("resp_pause", alpha, None)
-        .map(|event| event.map(|event| (event.seq, event.data)).unwrap())
+        .map(|event| event.map(|event| (event.seq, event.data.to_vec())).unwrap())
         .collect()
         .await;
     assert_eq!(events.len(), 2);

@@ -338,7 +338,7 @@ impl RunStore for PostgresStore {
             let Some(seq) = seq else { continue };
             events.push(RunEvent {
                 seq: u64::try_from(seq).unwrap_or(0),
-                data: row.try_get(1).map_err(pg(OPERATION))?,
+                data: row.try_get::<_, Vec<u8>>(1).map_err(pg(OPERATION))?.into(),
             });
         }
         Ok(events)

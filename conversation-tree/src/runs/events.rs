@@ -1,5 +1,6 @@
 //! A run's stored events, and the notifications that tell followers a run changed.
 
+use bytes::Bytes;
 use futures::stream::BoxStream;
 use serde::{Deserialize, Serialize};
 
@@ -15,13 +16,13 @@ pub const MAX_EVENT_PAGE: usize = 1000;
 pub struct RunEvent {
     /// Its place in the run's stream: 0 for the first event, then one more each time.
     pub seq: u64,
-    /// The bytes as sent.
-    pub data: Vec<u8>,
+    /// The bytes as sent: shared with the frame that went out, not a copy of it.
+    pub data: Bytes,
 }
 
 impl RunEvent {
     /// Event `seq` holding `data`.
-    pub fn new(seq: u64, data: impl Into<Vec<u8>>) -> Self {
+    pub fn new(seq: u64, data: impl Into<Bytes>) -> Self {
         RunEvent {
             seq,
             data: data.into(),

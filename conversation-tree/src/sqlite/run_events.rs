@@ -3,6 +3,7 @@
 //! back to back and their lengths), so that storing a batch costs one insert whatever its
 //! size, and its bytes fill whole pages.
 
+use bytes::Bytes;
 use rusqlite::{Connection, OptionalExtension as _, params};
 
 use super::Ctx;
@@ -191,7 +192,7 @@ pub(super) fn split(
         if keep(first) && events.len() < limit {
             events.push(RunEvent {
                 seq: first,
-                data: data.to_vec(),
+                data: Bytes::copy_from_slice(data),
             });
         }
         return Some(());
@@ -207,7 +208,7 @@ pub(super) fn split(
         if keep(seq) && events.len() < limit {
             events.push(RunEvent {
                 seq,
-                data: data[start..end].to_vec(),
+                data: Bytes::copy_from_slice(&data[start..end]),
             });
         }
         start = end;

@@ -295,7 +295,7 @@ async fn a_version_11_file_keeps_its_events_in_batches() -> crate::Result<()> {
             conn.execute(
                 "INSERT INTO run_events (run_id, seq, data, created_us) \
                  VALUES ('resp_old', ?1, ?2, 1)",
-                rusqlite::params![event.seq as i64, event.data],
+                rusqlite::params![event.seq as i64, &event.data[..]],
             )
             .map_err(ctx.sql("test"))?;
         }

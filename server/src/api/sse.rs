@@ -34,6 +34,9 @@ pub(crate) const BATCH_BYTES: usize = 16 * 1024;
 /// Room reserved before a batch is written: a text delta's event in any protocol fits.
 const EVENT_BYTES: usize = 512;
 
+/// A buffer made by [`Frames::make_room`]: the frames of a few dozen text deltas.
+const BUFFER_BYTES: usize = 4096;
+
 /// An event whose JSON is the same every time but for one string (a text delta's chunk):
 /// rendered once around a mark, so that each event costs the escaping of its string alone
 /// instead of the serialisation of the whole value.
@@ -147,14 +150,18 @@ impl Frames {
         }
     }
 
+    /// Room for at least one more event in the buffer, made a [`BUFFER_BYTES`] buffer at a
+    /// time: for a writer whose taken bytes are kept a while (a run's record keeps its frames
+    /// until they are stored), so that the buffer is not outgrown an event at a time.
+    pub(crate) fn make_room(&mut self) {
+        if self.bytes.capacity() - self.bytes.len() < EVENT_BYTES {
+            self.bytes.reserve(BUFFER_BYTES);
+        }
+    }
+
     /// How many bytes are written and not taken yet.
     pub(crate) fn len(&self) -> usize {
         self.bytes.len()
-    }
-
-    /// The bytes written since the buffer held `start` bytes ([`len`](Self::len) then).
-    pub(crate) fn since(&self, start: usize) -> &[u8] {
-        &self.bytes[start..]
     }
 
     /// What was written since the last take, as one chunk; the buffer's spare room (or the

@@ -132,7 +132,7 @@ impl RunWorker {
     /// in one transaction (a background run's within `runs.batch`, a foreground run's within
     /// 250 ms, both at once when the run ends or pauses), so the caller never waits for the
     /// store.
-    pub fn push(&self, frame: impl Into<Vec<u8>>) -> u64 {
+    pub fn push(&self, frame: impl Into<bytes::Bytes>) -> u64 {
         let seq = self.next_seq.fetch_add(1, Ordering::SeqCst);
         if !self.is_abandoned() {
             self.writer.push(&self.held, RunEvent::new(seq, frame));

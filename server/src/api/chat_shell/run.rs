@@ -95,12 +95,13 @@ impl Outgoing {
         {
             self.last_node = Some(node);
         }
-        let (seq, start) = (self.next, self.frames.len());
+        let seq = self.next;
+        self.frames.make_room();
         if self.encoder.write_text_delta(seq, event, &mut self.frames) {
             self.next += 1;
-            self.store(seq, start);
-            return Some(self.frames.take());
+            return Some(self.store(seq));
         }
+        let mut written: Option<Bytes> = None;
         for mut frame in self.encoder.encode_all(event) {
             if self.continued && matches!(frame, ChatShellEvent::Start(_)) {
                 // Nothing to send, but the event still reaches a client that folds the
@@ -108,32 +109,35 @@ impl Outgoing {
                 return Some(Bytes::new());
             }
             frame.set_conversation_id(&self.client_conversation);
-            self.write(&frame);
+            let bytes = self.push(&frame);
+            written = Some(match written {
+                None => bytes,
+                // A tool's end and the text after it, say: rare, and sent as one chunk.
+                Some(before) => [before, bytes].concat().into(),
+            });
         }
-        Some(self.frames.take())
+        Some(written.unwrap_or_default())
     }
 
     /// Numbers, writes and stores `frame`, and returns its bytes.
     pub(crate) fn push(&mut self, frame: &ChatShellEvent) -> Bytes {
-        self.write(frame);
-        self.frames.take()
-    }
-
-    /// Numbers and stores `frame`, written after the frames not taken yet: every frame is
-    /// written into one buffer, whose room is reused once the bytes taken from it are sent.
-    fn write(&mut self, frame: &ChatShellEvent) {
-        let (seq, start) = (self.next, self.frames.len());
+        let seq = self.next;
         self.next += 1;
+        self.frames.make_room();
         self.frames.numbered_event(seq, frame.name(), frame);
-        self.store(seq, start);
+        self.store(seq)
     }
 
-    /// Stores frame `seq`, the bytes written since the buffer held `start`.
-    fn store(&self, seq: u64, start: usize) {
+    /// Takes frame `seq`, the bytes written since the last take, and stores it: the record
+    /// keeps the very bytes sent (shared, not copied). Every frame is written into one buffer,
+    /// whose room is reused once no one holds the bytes taken from it.
+    fn store(&mut self, seq: u64) -> Bytes {
+        let frame = self.frames.take();
         if let Some(worker) = &self.worker {
-            let stored = worker.push(self.frames.since(start).to_vec());
+            let stored = worker.push(frame.clone());
             debug_assert_eq!(stored, seq, "the run's frames are numbered by one writer");
         }
+        frame
     }
 
     /// The run's record, until it is finished.

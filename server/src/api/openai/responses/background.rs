@@ -227,7 +227,7 @@ fn push(worker: &RunWorker, events: Vec<ResponseEvent>) {
     for event in events {
         let mut frames = Frames::default();
         frames.event(event.name(), &event);
-        let seq = worker.push(frames.take().to_vec());
+        let seq = worker.push(frames.take());
         debug_assert_eq!(seq, event.sequence_number, "an event's number is its place");
     }
 }
