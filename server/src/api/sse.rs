@@ -6,9 +6,9 @@
 //! written here as `event: <name>\ndata: <json>\n\n` into one buffer while the stream has more
 //! ready (a burst of deltas one read of the provider brought, a replayed answer, the first
 //! events of a Responses stream), and the buffer goes out as one chunk when the stream has
-//! nothing more for now, or when it holds [`BATCH_BYTES`]. When the relay is busy, a chunk
-//! that is ready waits one turn of the scheduler for the rest of what the provider's last read
-//! brought ([`Gather`]).
+//! nothing more for now, or when it holds [`BATCH_BYTES`]. A chunk that is ready may wait one
+//! turn of the scheduler for the rest of what the provider's last read brought ([`Gather`]);
+//! where waiting gains nothing (a relay with time to spare), chunks go at once.
 
 mod gather;
 

@@ -112,7 +112,7 @@ impl Outgoing {
             let bytes = self.push(&frame);
             written = Some(match written {
                 None => bytes,
-                // A tool's end and the text after it, say: rare, and sent as one chunk.
+                // A pause's `tool.approval` and `response.done`, sent as one chunk.
                 Some(before) => [before, bytes].concat().into(),
             });
         }
