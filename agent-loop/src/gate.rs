@@ -34,9 +34,8 @@ use tokio_util::sync::CancellationToken;
 /// ```
 pub struct WakeGated<F> {
     inner: F,
-    woken: Arc<Woken>,
-    /// `woken`'s waker, which the inner value is polled with.
-    waker: Waker,
+    /// The waker the inner value is polled with.
+    mark: WakeMark,
     /// The stream gave an item last time: it is asked again, woken or not.
     again: bool,
 }
@@ -44,40 +43,17 @@ pub struct WakeGated<F> {
 impl<F> std::fmt::Debug for WakeGated<F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WakeGated")
-            .field("woken", &self.woken.since_poll.load(Ordering::Acquire))
+            .field("mark", &self.mark)
             .finish_non_exhaustive()
-    }
-}
-
-/// Whether the inner future or stream was woken since its last poll, and the task to wake then.
-#[derive(Debug)]
-struct Woken {
-    since_poll: AtomicBool,
-    task: AtomicWaker,
-}
-
-impl Wake for Woken {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.since_poll.store(true, Ordering::Release);
-        self.task.wake();
     }
 }
 
 impl<F> WakeGated<F> {
     /// `inner`, polled the first time it is asked.
     pub fn new(inner: F) -> Self {
-        let woken = Arc::new(Woken {
-            since_poll: AtomicBool::new(true),
-            task: AtomicWaker::new(),
-        });
         WakeGated {
             inner,
-            waker: Waker::from(Arc::clone(&woken)),
-            woken,
+            mark: WakeMark::marked(),
             again: false,
         }
     }
@@ -91,8 +67,92 @@ impl<F> WakeGated<F> {
     /// mark of a wake is cleared before the poll (a wake that comes during it is kept for the
     /// next one).
     fn open(&mut self, cx: &Context<'_>) -> bool {
-        self.woken.task.register(cx.waker());
-        self.woken.since_poll.swap(false, Ordering::AcqRel) || std::mem::take(&mut self.again)
+        self.mark.register(cx);
+        self.mark.take() || std::mem::take(&mut self.again)
+    }
+}
+
+/// A waker that marks that it fired and then wakes the task last registered with it: how a
+/// poll tells whether *this* waker fired, when what wakes its task may be many things.
+///
+/// ```
+/// use std::task::{Context, Waker};
+///
+/// use agent_loop::WakeMark;
+///
+/// let mark = WakeMark::unmarked();
+/// mark.register(&Context::from_waker(Waker::noop()));
+/// assert!(!mark.take());
+/// mark.waker().wake_by_ref();
+/// assert!(mark.take(), "it fired");
+/// assert!(!mark.take(), "taking the mark clears it");
+/// ```
+pub struct WakeMark {
+    shared: Arc<Mark>,
+    waker: Waker,
+}
+
+impl std::fmt::Debug for WakeMark {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WakeMark")
+            .field("fired", &self.shared.fired.load(Ordering::Acquire))
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether a [`WakeMark`]'s waker fired since the mark was taken, and the task to wake then.
+#[derive(Debug)]
+struct Mark {
+    fired: AtomicBool,
+    task: AtomicWaker,
+}
+
+impl Wake for Mark {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.fired.store(true, Ordering::Release);
+        self.task.wake();
+    }
+}
+
+impl WakeMark {
+    /// A mark not fired yet.
+    pub fn unmarked() -> Self {
+        Self::with(false)
+    }
+
+    /// A mark taken as fired once: what it guards runs the first time it is asked.
+    pub fn marked() -> Self {
+        Self::with(true)
+    }
+
+    fn with(fired: bool) -> Self {
+        let shared = Arc::new(Mark {
+            fired: AtomicBool::new(fired),
+            task: AtomicWaker::new(),
+        });
+        WakeMark {
+            waker: Waker::from(Arc::clone(&shared)),
+            shared,
+        }
+    }
+
+    /// The waker that marks, to hand to what will wake the task.
+    pub fn waker(&self) -> &Waker {
+        &self.waker
+    }
+
+    /// Makes the task in `cx` the one the waker wakes.
+    pub fn register(&self, cx: &Context<'_>) {
+        self.shared.task.register(cx.waker());
+    }
+
+    /// Whether the waker fired since the mark was last taken; clears the mark.
+    pub fn take(&self) -> bool {
+        self.shared.fired.swap(false, Ordering::AcqRel)
     }
 }
 
@@ -103,7 +163,7 @@ impl<F: Future + Unpin> WakeGated<F> {
         if !self.open(cx) {
             return Poll::Pending;
         }
-        Pin::new(&mut self.inner).poll(&mut Context::from_waker(&self.waker))
+        Pin::new(&mut self.inner).poll(&mut Context::from_waker(self.mark.waker()))
     }
 }
 
@@ -143,7 +203,8 @@ impl<S: Stream + Unpin> WakeGated<S> {
         if !self.open(cx) {
             return Poll::Pending;
         }
-        let polled = Pin::new(&mut self.inner).poll_next(&mut Context::from_waker(&self.waker));
+        let polled =
+            Pin::new(&mut self.inner).poll_next(&mut Context::from_waker(self.mark.waker()));
         // Another item may be ready at once.
         self.again = polled.is_ready();
         polled

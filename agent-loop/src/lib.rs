@@ -108,7 +108,7 @@ pub use compress::{
 pub use context::ConversationContext;
 pub use error::AgentError;
 pub use event::{AgentEvent, StopReason};
-pub use gate::WakeGated;
+pub use gate::{WakeGated, WakeMark};
 pub use handoff::{Giver, Taker, handoff};
 pub use input::AgentInput;
 pub use notice::{

@@ -3,11 +3,9 @@
 
 use std::future::Future as _;
 use std::pin::pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Wake, Waker};
+use std::task::Context;
 
-use futures::task::AtomicWaker;
+use agent_loop::WakeMark;
 
 /// At most this many chunks go out at once between two holds that gained nothing.
 const MAX_SKIP: u8 = 63;
@@ -21,15 +19,17 @@ const MAX_SKIP: u8 = 63;
 /// have run (the provider's connection among them), a chunk takes the deltas that come in the
 /// meantime and they go out in one write.
 ///
+/// The hold ends when the scheduler wakes the hold's own waker, not at the body's next poll:
+/// a connection polls its body again at once when it answered pending.
+///
 /// A hold costs a wake and a poll of the connection, so it is not made where it gains nothing:
 /// the first two chunks go out at once (an answer's opening and its first delta, which a
-/// client is waiting for), and after a hold that no
-/// delta joined (a relay with time to spare reads each delta as it comes) the next chunk goes
-/// out at once, then the next 3, 7, … up to [`MAX_SKIP`], until a hold gains again.
+/// client is waiting for), and after a hold that no delta joined (a relay with time to spare
+/// reads each delta as it comes) the next chunk goes out at once, then the next 3, 7, … up to
+/// [`MAX_SKIP`], until a hold gains again.
 pub(super) struct Gather {
-    release: Arc<Release>,
-    /// `release`'s waker, which the scheduler is given to wake at the end of its turn.
-    waker: Waker,
+    /// Fired when the scheduler's turn is over.
+    turn_over: WakeMark,
     hold: Hold,
     pace: Pace,
 }
@@ -41,33 +41,11 @@ enum Hold {
     Holding { gained: bool },
 }
 
-/// Set when the scheduler's turn is over; wakes the body's task then.
-struct Release {
-    over: AtomicBool,
-    task: AtomicWaker,
-}
-
-impl Wake for Release {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.over.store(true, Ordering::Release);
-        self.task.wake();
-    }
-}
-
 impl Gather {
     /// A gather whose first chunks go out at once.
     pub(super) fn new() -> Self {
-        let release = Arc::new(Release {
-            over: AtomicBool::new(false),
-            task: AtomicWaker::new(),
-        });
         Gather {
-            waker: Waker::from(Arc::clone(&release)),
-            release,
+            turn_over: WakeMark::unmarked(),
             hold: Hold::Open,
             pace: Pace::new(),
         }
@@ -88,14 +66,16 @@ impl Gather {
                 if !self.pace.hold_next() {
                     return false;
                 }
-                self.release.over.store(false, Ordering::Release);
-                self.release.task.register(cx.waker());
+                // A wake left over from a hold that ended early is not this one's.
+                self.turn_over.take();
+                self.turn_over.register(cx);
                 // tokio wakes a yielding task only once the tasks woken before it have run
-                // and it has looked at the sockets again; yielding with the release's waker
+                // and it has looked at the sockets again; yielding with the mark's waker
                 // asks that wake for the hold alone. Outside tokio the wake comes at once,
                 // and the chunk goes.
-                let _ = pin!(tokio::task::yield_now()).poll(&mut Context::from_waker(&self.waker));
-                if self.release.over.load(Ordering::Acquire) {
+                let _ = pin!(tokio::task::yield_now())
+                    .poll(&mut Context::from_waker(self.turn_over.waker()));
+                if self.turn_over.take() {
                     self.pace.held(false);
                     return false;
                 }
@@ -103,11 +83,11 @@ impl Gather {
                 true
             }
             Hold::Holding { gained } => {
-                if self.release.over.load(Ordering::Acquire) {
+                if self.turn_over.take() {
                     self.end(gained);
                     return false;
                 }
-                self.release.task.register(cx.waker());
+                self.turn_over.register(cx);
                 true
             }
         }
@@ -198,7 +178,7 @@ mod tests {
     fn outside_tokio_nothing_is_held() {
         let mut gather = Gather::new();
         gather.pace.skip = 0;
-        let cx = Context::from_waker(Waker::noop());
+        let cx = Context::from_waker(std::task::Waker::noop());
         assert!(!gather.wait(&cx));
         assert_eq!(gather.hold, Hold::Open);
     }
