@@ -78,7 +78,7 @@
 //! // Any replica replays it to its owner, from where the client left.
 //! let replay: Vec<_> = records.follow("resp_1", Principal::SHARED, Some(0)).collect().await;
 //! assert_eq!(replay.len(), 1);
-//! assert_eq!(replay[0].as_ref().unwrap().data, b"event: b\n\n");
+//! assert_eq!(replay[0].as_ref().unwrap().data, &b"event: b\n\n"[..]);
 //! let run = records.get("resp_1", Principal::SHARED).await?.expect("kept");
 //! assert_eq!(run.status, RunStatus::Completed);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
